@@ -1,0 +1,126 @@
+import path from "node:path";
+
+/** Everything the service reads from its environment. The only reader of process.env is main.ts,
+ * which hands the environment to `loadConfig`; the result is validated, frozen and passed down. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Unset: the embedded PostgreSQL (PGlite) under `dataDir` (or in memory for "memory://"). */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Unset: live events fan out inside the process only. */
+  readonly redisUrl: string | undefined;
+  readonly carrierSegment: string;
+  readonly bootstrap: {
+    readonly apiKey: string | undefined;
+    readonly signingSecret: string | undefined;
+    readonly callbackPrefixes: readonly string[];
+  };
+  readonly allowPrivateCallbacks: boolean;
+  readonly awbCheckDigit: "off" | "enforce";
+  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  readonly graphqlIntrospection: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${reason}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, "is not a URL");
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(" or ")}`);
+  }
+  return raw;
+}
+
+/** `memory://` keeps the embedded database in memory only (nothing survives a restart). */
+export const IN_MEMORY_DATA_DIR = "memory://";
+
+function dataDir(raw: string, cwd: string): string {
+  return raw === IN_MEMORY_DATA_DIR ? raw : path.resolve(cwd, raw);
+}
+
+export function loadConfig(env: Env, cwd = process.cwd()): Config {
+  const carrierSegment = text(env, "CARRIER_SEGMENT") ?? "carrier";
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(carrierSegment)) {
+    throw new ConfigError("CARRIER_SEGMENT", "must be one path segment of letters, digits, '-' or '_'");
+  }
+  const signingSecret = text(env, "BOOTSTRAP_SIGNING_SECRET");
+  if (signingSecret !== undefined && !/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/.test(signingSecret)) {
+    throw new ConfigError("BOOTSTRAP_SIGNING_SECRET", 'must be "whsec_" followed by base64 of at least 12 bytes');
+  }
+  const apiKey = text(env, "BOOTSTRAP_API_KEY");
+  if (apiKey !== undefined && !/^[\x21-\x7e]{16,256}$/.test(apiKey)) {
+    throw new ConfigError("BOOTSTRAP_API_KEY", "must be 16 to 256 printable characters without spaces");
+  }
+  const prefixes = (text(env, "BOOTSTRAP_CALLBACK_PREFIXES") ?? "*")
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+  for (const prefix of prefixes) {
+    if (prefix !== "*" && !/^https?:\/\/[^\s]+$/.test(prefix)) {
+      throw new ConfigError("BOOTSTRAP_CALLBACK_PREFIXES", `has "${prefix}", which is neither "*" nor an http(s) URL prefix`);
+    }
+  }
+
+  return Object.freeze({
+    port: integer(env, "PORT", 8080, 0, 65535),
+    host: text(env, "HOST") ?? "127.0.0.1",
+    databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    dataDir: dataDir(text(env, "DATA_DIR") ?? "./data", cwd),
+    redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
+    carrierSegment,
+    bootstrap: Object.freeze({ apiKey, signingSecret, callbackPrefixes: Object.freeze(prefixes) }),
+    allowPrivateCallbacks: boolean(env, "ALLOW_PRIVATE_CALLBACKS", false),
+    awbCheckDigit: oneOf(env, "AWB_CHECK_DIGIT", ["off", "enforce"] as const, "off"),
+    logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    graphqlIntrospection: boolean(env, "GRAPHQL_INTROSPECTION", true),
+  });
+}

@@ -1,0 +1,71 @@
+import { mkdir } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client";
+import { applyPendingMigrations } from "./migrations";
+
+export type Prisma = PrismaClient;
+
+/** Where the data lives: a PostgreSQL server, or the embedded PGlite in a folder ("memory://": in memory). */
+export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string };
+
+export interface Database {
+  readonly prisma: Prisma;
+  readonly kind: "postgres" | "pglite";
+  /** Migrations applied by this open, in order. */
+  readonly appliedMigrations: readonly string[];
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const POOL_SIZE = 10;
+const POOL_CONNECT_TIMEOUT_MS = 5_000;
+
+function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverAdapterFactory; pglite?: PGlite } {
+  if (target.kind === "postgres") {
+    // A connection timeout keeps a dead server from hanging requests; see TOOLCHAIN.md on pool size.
+    return {
+      factory: new PrismaPg({
+        connectionString: target.url,
+        max: POOL_SIZE,
+        connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
+      }),
+    };
+  }
+  const pglite = new PGlite(target.dataDir);
+  return { factory: new PrismaPGlite(pglite), pglite };
+}
+
+/** Opens the database, applies pending migrations, and returns a Prisma client over it. */
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target.kind === "pglite" && !target.dataDir.startsWith("memory://")) await mkdir(target.dataDir, { recursive: true });
+  const { factory, pglite } = adapterFor(target);
+  let appliedMigrations: string[];
+  try {
+    appliedMigrations = await applyPendingMigrations(factory);
+  } catch (error) {
+    await pglite?.close();
+    throw error;
+  }
+  const prisma = new PrismaClient({ adapter: factory });
+  return {
+    prisma,
+    kind: target.kind === "postgres" ? "postgres" : "pglite",
+    appliedMigrations,
+    async ping() {
+      try {
+        await prisma.$queryRawUnsafe("SELECT 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pglite?.close();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The one table of error codes. Each code has one HTTP status (REST), is the GraphQL
+ * `extensions.code`, and has one websocket close code (graphql-ws). test/errors.test.ts pins this
+ * table: clients are written against these codes, so a change here must be deliberate.
+ */
+export const ERROR_TABLE = {
+  VALIDATION_FAILED: { status: 400, close: 4400, title: "The request is not valid" },
+  MALFORMED_JSON: { status: 400, close: 4400, title: "The body is not valid JSON" },
+  UNAUTHENTICATED: { status: 401, close: 4401, title: "A valid API key is required" },
+  INSUFFICIENT_SCOPE: { status: 403, close: 4403, title: "The API key lacks the scope for this operation" },
+  CALLBACK_NOT_REGISTERED: { status: 403, close: 4403, title: "The callback is outside the client's registered prefixes" },
+  NOT_FOUND: { status: 404, close: 4404, title: "No such resource" },
+  SUBSCRIPTION_NOT_FOUND: { status: 404, close: 4404, title: "No such subscription" },
+  STATION_NOT_FOUND: { status: 404, close: 4404, title: "No such station" },
+  DELIVERY_NOT_FOUND: { status: 404, close: 4404, title: "No such delivery" },
+  CLIENT_NOT_FOUND: { status: 404, close: 4404, title: "No such client" },
+  METHOD_NOT_ALLOWED: { status: 405, close: 4405, title: "The method is not allowed on this resource" },
+  SUBSCRIPTION_EXISTS: { status: 409, close: 4409, title: "The subscription already exists" },
+  SUBSCRIPTION_LIMIT_REACHED: { status: 409, close: 4409, title: "The client has reached its subscription limit" },
+  PAYLOAD_TOO_LARGE: { status: 413, close: 4413, title: "The body is too large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, close: 4415, title: "The body must be application/json" },
+  CALLBACK_INVALID: { status: 422, close: 4422, title: "The callback cannot receive notifications" },
+  CALLBACK_UNREACHABLE: { status: 424, close: 4424, title: "The callback could not be reached" },
+  QUERY_TOO_COMPLEX: { status: 400, close: 4400, title: "The GraphQL operation exceeds the depth or cost limits" },
+  RATE_LIMITED: { status: 429, close: 4429, title: "Too many requests" },
+  SERVICE_UNAVAILABLE: { status: 503, close: 4503, title: "A dependency is unavailable; try again shortly" },
+  INTERNAL: { status: 500, close: 4500, title: "Internal error" },
+} as const satisfies Record<string, { status: number; close: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** The one error type the services throw; transports turn it into problem+json or a GraphQL error. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly errors: readonly FieldError[] | undefined;
+  /** Extra members for the problem body (for example the existing subscription's id on a 409). */
+  readonly extensions: Readonly<Record<string, unknown>> | undefined;
+  /** Seconds, for 429 and 503 answers. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { errors?: FieldError[]; extensions?: Record<string, unknown>; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.errors = options.errors;
+    this.extensions = options.extensions;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+
+  get title(): string {
+    return ERROR_TABLE[this.code].title;
+  }
+}
+
+export function validationError(errors: FieldError[]): AppError {
+  const detail = errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join("; ");
+  return new AppError("VALIDATION_FAILED", detail, { errors });
+}
+
+/** An RFC 9457 problem type for a code: a stable URN, documented in docs/API.md. */
+export function problemType(code: ErrorCode): string {
+  return `urn:cargo-gateway:problem:${code.toLowerCase().replace(/_/g, "-")}`;
+}
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+  requestId?: string;
+  [extension: string]: unknown;
+}
+
+export function toProblem(error: AppError, requestId?: string): ProblemDetails {
+  return {
+    ...error.extensions,
+    type: problemType(error.code),
+    title: error.title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    ...(error.errors === undefined ? {} : { errors: [...error.errors] }),
+    ...(requestId === undefined ? {} : { requestId }),
+  };
+}

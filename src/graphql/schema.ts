@@ -1,0 +1,17 @@
+import "reflect-metadata";
+import { createPubSub } from "@graphql-yoga/subscription";
+import { type GraphQLSchema, lexicographicSortSchema, printSchema } from "graphql";
+import { buildSchema, type PubSub } from "type-graphql";
+import { HealthResolver } from "../health/health.resolver";
+
+const RESOLVERS = [HealthResolver] as const;
+
+export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
+  return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });
+}
+
+/** The SDL committed as schema.graphql (a test keeps the two equal). */
+export async function printGatewaySchema(): Promise<string> {
+  const schema = await buildGatewaySchema(createPubSub());
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

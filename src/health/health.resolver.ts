@@ -1,0 +1,11 @@
+import { Ctx, Query, Resolver } from "type-graphql";
+import type { GraphQLContext } from "../graphql/context";
+import { Health } from "./health.type";
+
+@Resolver()
+export class HealthResolver {
+  @Query(() => Health, { description: "Readiness of this instance, as GET /readyz reports it." })
+  async health(@Ctx() ctx: GraphQLContext): Promise<Health> {
+    return ctx.services.health.readiness();
+  }
+}

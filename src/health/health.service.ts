@@ -1,0 +1,26 @@
+import type { Database } from "../db/database";
+
+export interface HealthReport {
+  status: "ready" | "unavailable";
+  database: "up" | "down";
+  databaseKind: "postgres" | "pglite";
+  migrationsApplied: boolean;
+}
+
+/** Readiness: the database answers and this process applied every migration at start. */
+export function createHealthService(database: Database, migrationsApplied: () => boolean) {
+  return {
+    async readiness(): Promise<HealthReport> {
+      const databaseUp = await database.ping();
+      const applied = migrationsApplied();
+      return {
+        status: databaseUp && applied ? "ready" : "unavailable",
+        database: databaseUp ? "up" : "down",
+        databaseKind: database.kind,
+        migrationsApplied: applied,
+      };
+    },
+  };
+}
+
+export type HealthService = ReturnType<typeof createHealthService>;

@@ -1,0 +1,16 @@
+import { Field, ObjectType } from "type-graphql";
+
+@ObjectType({ description: "Whether this gateway instance can serve requests." })
+export class Health {
+  @Field({ description: '"ready" or "unavailable"' })
+  status!: string;
+
+  @Field({ description: '"up" or "down"' })
+  database!: string;
+
+  @Field({ description: '"postgres" or "pglite" (embedded)' })
+  databaseKind!: string;
+
+  @Field()
+  migrationsApplied!: boolean;
+}

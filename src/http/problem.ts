@@ -1,0 +1,50 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, toProblem, validationError } from "../errors";
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
+
+export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(Math.ceil(error.retryAfterSeconds)));
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(toProblem(error, String(reply.request.id)));
+}
+
+/** Maps anything thrown in a route to the contract's error shape; unknown failures become INTERNAL. */
+export function asAppError(error: unknown, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }> };
+  if (fastifyError.validation) {
+    return validationError(
+      fastifyError.validation.map((v) => ({
+        field: fieldOf(v.instancePath, v.params, fastifyError.validationContext),
+        message: v.message ?? "is invalid",
+      })),
+    );
+  }
+  switch (fastifyError.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new AppError("PAYLOAD_TOO_LARGE", "The body exceeds 1 MiB");
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new AppError("UNSUPPORTED_MEDIA_TYPE", `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send application/json`);
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return new AppError("MALFORMED_JSON", "The body is not valid JSON");
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new AppError("MALFORMED_JSON", "The body is empty; send a JSON document");
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new AppError("VALIDATION_FAILED", "Content-Length does not match the body");
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new AppError("MALFORMED_JSON", `The body is not valid JSON: ${error.message}`);
+  }
+  if (typeof fastifyError.statusCode === "number" && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    // Other client errors Fastify raises itself (bad URL encoding, header limits...).
+    return new AppError("VALIDATION_FAILED", fastifyError.message ?? "The request is not valid");
+  }
+  return new AppError("INTERNAL", "An unexpected error occurred; quote the request id when reporting it", { cause: error });
+}
+
+function fieldOf(instancePath: string | undefined, params: Record<string, unknown> | undefined, context: string | undefined): string {
+  const base = (instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
+  const missing = params?.missingProperty ?? params?.additionalProperty;
+  const field = typeof missing === "string" ? (base ? `${base}.${missing}` : missing) : base;
+  return field || (context ?? "body");
+}

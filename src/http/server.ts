@@ -1,0 +1,44 @@
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { AppError } from "../errors";
+import { asAppError, sendProblem } from "./problem";
+
+/** JSON bodies up to 1 MiB (CONTRACT §10). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The Fastify instance with the contract's error handling; routes are registered by the caller. */
+export function createHttpServer(logger: Logger): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Keep-alive sockets with nothing in flight are closed at once on shutdown; busy ones drain.
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+    requestTimeout: 30_000,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = asAppError(error, request);
+    if (appError.code === "INTERNAL") request.log.error({ err: error }, "unexpected failure");
+    else if (appError.status >= 500) request.log.warn({ err: error, code: appError.code }, appError.message);
+    return sendProblem(reply, appError);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new AppError("NOT_FOUND", `No route for ${request.method} ${request.url.split("?")[0]}`)),
+  );
+
+  return app;
+}

@@ -1,0 +1,75 @@
+import type { Server as HttpServer, IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { type ExecutionResult, type GraphQLSchema } from "graphql";
+import type { Context as WsContext } from "graphql-ws";
+import { useServer } from "graphql-ws/use/ws";
+import type { Logger } from "pino";
+import { WebSocketServer } from "ws";
+import type { GraphQLContext } from "../graphql/context";
+import { formatGraphQLError } from "../graphql/errors";
+
+export const GRAPHQL_PATH = "/graphql";
+/** graphql-ws pings idle sockets this often so proxies keep them and dead peers are noticed. */
+const KEEP_ALIVE_MS = 12_000;
+const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
+
+export interface GraphQLWebsocket {
+  /** Closes every socket (1001 going away) and stops accepting new ones. */
+  dispose(): Promise<void>;
+  readonly clientCount: () => number;
+}
+
+/**
+ * graphql-ws on the HTTP server's `upgrade` event at /graphql, next to Fastify and Apollo on the same port.
+ * `createContext` builds the resolver context for each operation from the connection's init payload.
+ */
+export function attachGraphQLWebsocket(options: {
+  httpServer: HttpServer;
+  schema: GraphQLSchema;
+  log: Logger;
+  createContext: (ws: WsContext<Record<string, unknown> | undefined>) => Promise<GraphQLContext> | GraphQLContext;
+}): GraphQLWebsocket {
+  const { httpServer, schema, log, createContext } = options;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const pathname = (request.url ?? "").split("?")[0];
+    if (pathname !== GRAPHQL_PATH) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit("connection", ws, request));
+  };
+  httpServer.on("upgrade", onUpgrade);
+
+  const server = useServer<Record<string, unknown> | undefined>(
+    {
+      schema,
+      connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
+      context: (ctx) => createContext(ctx),
+      onNext: (_ctx, _id, _payload, _args, result) => formatResult(result as ExecutionResult, log),
+      onError: (_ctx, _id, _payload, errors) =>
+        errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed"))) as never,
+    },
+    wss,
+    KEEP_ALIVE_MS,
+  );
+
+  return {
+    clientCount: () => wss.clients.size,
+    async dispose() {
+      httpServer.off("upgrade", onUpgrade);
+      for (const client of wss.clients) client.close(1001, "Server shutting down");
+      await server.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+function formatResult(result: ExecutionResult, log: Logger): ExecutionResult | void {
+  if (!result.errors?.length) return;
+  return {
+    ...result,
+    errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed"))) as never,
+  };
+}

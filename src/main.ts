@@ -1,0 +1,45 @@
+import "reflect-metadata";
+import { createApp } from "./app";
+import { ConfigError, loadConfig } from "./config";
+import { createLogger } from "./log";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  const app = await createApp(config, log);
+  const url = await app.listen();
+  log.info({ url, graphql: `${url}/graphql` }, "gateway listening");
+
+  let signalled = false;
+  const shutdown = (signal: string) => {
+    if (signalled) return;
+    signalled = true;
+    log.info({ signal }, "stopping: draining requests and websockets");
+    app.stop().then(
+      () => {
+        log.info("stopped");
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, "unclean stop");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

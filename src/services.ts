@@ -1,0 +1,6 @@
+import type { HealthService } from "./health/health.service";
+
+/** Everything the transports (REST routes, GraphQL resolvers, websocket) call into. Built in app.ts. */
+export interface Services {
+  readonly health: HealthService;
+}

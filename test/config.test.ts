@@ -1,0 +1,72 @@
+import { ConfigError, loadConfig } from "../src/config";
+
+describe("configuration", () => {
+  it("has the contract's defaults when nothing is set", () => {
+    const config = loadConfig({}, "/srv/gw");
+    expect(config).toEqual({
+      port: 8080,
+      host: "127.0.0.1",
+      databaseUrl: undefined,
+      dataDir: "/srv/gw/data",
+      redisUrl: undefined,
+      carrierSegment: "carrier",
+      bootstrap: { apiKey: undefined, signingSecret: undefined, callbackPrefixes: ["*"] },
+      allowPrivateCallbacks: false,
+      awbCheckDigit: "off",
+      logLevel: "info",
+      graphqlIntrospection: true,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("reads every variable", () => {
+    const config = loadConfig({
+      PORT: "9090",
+      HOST: "0.0.0.0",
+      DATABASE_URL: "postgres://u@db:5432/gw",
+      DATA_DIR: "memory://",
+      REDIS_URL: "redis://cache:6379",
+      CARRIER_SEGMENT: "lh",
+      BOOTSTRAP_API_KEY: "k".repeat(32),
+      BOOTSTRAP_SIGNING_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+      BOOTSTRAP_CALLBACK_PREFIXES: "https://a.example/hooks/, https://b.example/",
+      ALLOW_PRIVATE_CALLBACKS: "true",
+      AWB_CHECK_DIGIT: "enforce",
+    });
+    expect(config).toMatchObject({
+      port: 9090,
+      host: "0.0.0.0",
+      databaseUrl: "postgres://u@db:5432/gw",
+      dataDir: "memory://",
+      redisUrl: "redis://cache:6379",
+      carrierSegment: "lh",
+      bootstrap: { callbackPrefixes: ["https://a.example/hooks/", "https://b.example/"] },
+      allowPrivateCallbacks: true,
+      awbCheckDigit: "enforce",
+    });
+  });
+
+  it.each([
+    ["PORT", "eighty", /PORT must be a whole number/],
+    ["PORT", "70000", /PORT must be between 0 and 65535/],
+    ["DATABASE_URL", "mysql://x@y/z", /DATABASE_URL must start with postgres:\/\//],
+    ["DATABASE_URL", "not a url", /DATABASE_URL is not a URL/],
+    ["REDIS_URL", "http://cache", /REDIS_URL must start with redis:\/\//],
+    ["CARRIER_SEGMENT", "a/b", /CARRIER_SEGMENT must be one path segment/],
+    ["ALLOW_PRIVATE_CALLBACKS", "yes", /ALLOW_PRIVATE_CALLBACKS must be true or false/],
+    ["AWB_CHECK_DIGIT", "strict", /AWB_CHECK_DIGIT must be one of off, enforce/],
+    ["BOOTSTRAP_SIGNING_SECRET", "secret", /BOOTSTRAP_SIGNING_SECRET must be "whsec_"/],
+    ["BOOTSTRAP_API_KEY", "short", /BOOTSTRAP_API_KEY must be 16 to 256/],
+    ["BOOTSTRAP_CALLBACK_PREFIXES", "ftp://x", /BOOTSTRAP_CALLBACK_PREFIXES has "ftp:\/\/x"/],
+  ])("fails fast naming %s when it is %p", (variable, value, message) => {
+    let thrown: unknown;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).variable).toBe(variable);
+    expect((thrown as ConfigError).message).toMatch(message);
+  });
+});

@@ -1,0 +1,25 @@
+import { Client } from "pg";
+import { POSTGRES_ADMIN_URL_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
+
+/**
+ * Decides once per run whether the PostgreSQL half of the database tests can run. The answer reaches
+ * the test workers through the environment. With REQUIRE_POSTGRES=1 (CI) an absent server fails the run.
+ */
+export default async function globalSetup(): Promise<void> {
+  const url = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    // Databases left behind by an earlier run that was killed.
+    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'gw_test_%'");
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    process.env[POSTGRES_ADMIN_URL_ENV] = url;
+  } catch (error) {
+    const reason = `PostgreSQL at ${url} is not reachable (${(error as Error).message})`;
+    if (process.env.REQUIRE_POSTGRES === "1") throw new Error(`${reason}; REQUIRE_POSTGRES=1 makes that fatal`);
+    process.env[POSTGRES_UNAVAILABLE_ENV] = reason;
+    console.warn(`\n[tests] ${reason}: every PostgreSQL variant is SKIPPED; the same tests run on the embedded PGlite only.\n`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,53 @@
+import "reflect-metadata";
+import type { Logger } from "pino";
+import pino from "pino";
+import { type App, createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { createPostgresDatabase, postgresAvailable, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
+
+export type Backend = "pglite" | "postgres";
+
+/** Both backends, for `describe.each`; PostgreSQL's is skipped (and says why) when no server answers. */
+export const BACKENDS: Backend[] = ["pglite", "postgres"];
+
+export function describeBackend(backend: Backend): jest.Describe {
+  if (backend === "postgres" && !postgresAvailable()) {
+    // Named so the skip and its reason show in the test report.
+    return ((name: string, fn: () => void) =>
+      describe.skip(`${name} — SKIPPED: ${process.env[POSTGRES_UNAVAILABLE_ENV]}`, fn)) as unknown as jest.Describe;
+  }
+  return describe;
+}
+
+type Disposer = () => Promise<void> | void;
+
+/** Collects what a test file starts so that `afterAll` stops all of it, last started first. */
+export class Disposers {
+  private readonly stack: Disposer[] = [];
+  add(dispose: Disposer): void {
+    this.stack.push(dispose);
+  }
+  async disposeAll(): Promise<void> {
+    while (this.stack.length > 0) await this.stack.pop()!();
+  }
+}
+
+export const silentLogger: Logger = pino({ level: "silent" });
+
+/** Environment for an app under test on the given backend; returns it with a cleanup for the database. */
+export async function testEnvironment(backend: Backend, env: Record<string, string> = {}): Promise<{ env: Record<string, string>; cleanup: Disposer }> {
+  const base = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env };
+  if (backend === "pglite") return { env: { DATA_DIR: "memory://", ...base }, cleanup: () => {} };
+  const database = await createPostgresDatabase();
+  return { env: { DATABASE_URL: database.url, ...base }, cleanup: database.drop };
+}
+
+/** Starts the whole gateway in this process on a free port. */
+export async function startApp(backend: Backend, disposers: Disposers, env: Record<string, string> = {}): Promise<{ app: App; url: string }> {
+  const environment = await testEnvironment(backend, env);
+  disposers.add(environment.cleanup);
+  const app = await createApp(loadConfig(environment.env), silentLogger);
+  disposers.add(() => app.stop());
+  const url = await app.listen();
+  return { app, url };
+}

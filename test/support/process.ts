@@ -1,0 +1,49 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import readline from "node:readline";
+
+export const MAIN_JS = path.resolve(__dirname, "../../dist/src/main.js");
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** Every JSON log line so far. */
+  readonly logs: Array<Record<string, unknown>>;
+  /** Resolves with the exit code (or the signal's name). */
+  readonly exited: Promise<number | string>;
+}
+
+/**
+ * Runs the built server (`npm start`'s entry point) as its own process and waits until it listens.
+ * Tests that kill, signal or restart the server need a real process, not an in-process app.
+ */
+export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN_JS], {
+    env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not listen within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (entry.msg === "gateway listening") {
+          clearTimeout(timer);
+          resolve(String(entry.url));
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}) before listening; stderr: ${stderr}`));
+    });
+  });
+  return { child, url, logs, exited };
+}
