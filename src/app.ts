@@ -9,7 +9,12 @@ import type { GraphQLContext } from "./graphql/context";
 import { buildGatewaySchema } from "./graphql/schema";
 import { registerHealthRoutes } from "./health/health.routes";
 import { createHealthService } from "./health/health.service";
+import { registerOpenApi } from "./http/openapi";
 import { createHttpServer } from "./http/server";
+import { registerStationRoutes } from "./stations/station.routes";
+import { problemSchema, stationSchema, temperatureProductsSchema } from "./stations/station.schemas";
+import { createStationService } from "./stations/station.service";
+import { createStationStore } from "./stations/station.store";
 import { attachGraphQLWebsocket } from "./live/graphql-websocket";
 import type { Services } from "./services";
 
@@ -32,12 +37,17 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   if (database.appliedMigrations.length > 0) log.info({ migrations: database.appliedMigrations }, "applied database migrations");
   log.info({ database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) }, "database ready");
 
+  const stations = createStationService({ store: createStationStore(database.prisma), log });
+  await stations.start({ refreshIntervalMs: config.stationRefreshMs });
   const services: Services = {
     health: createHealthService(database, () => true),
+    stations,
   };
 
   const http = createHttpServer(log);
+  await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   registerHealthRoutes(http, services.health);
+  registerStationRoutes(http, { stations, carrier: config.carrierSegment });
 
   const pubSub = createPubSub();
   const schema = await buildGatewaySchema(pubSub);
@@ -80,6 +90,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         // Fastify's close runs Apollo's drain (which disposes the websocket server) and waits for
         // in-flight requests; only then is the database closed under them.
         await http.close();
+        stations.stop();
         await database.close();
       })();
       return stopping;

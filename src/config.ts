@@ -20,6 +20,8 @@ export interface Config {
   readonly awbCheckDigit: "off" | "enforce";
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly graphqlIntrospection: boolean;
+  /** How often an instance checks for a station import made by another instance; 0 turns it off. */
+  readonly stationRefreshMs: number;
 }
 
 export class ConfigError extends Error {
@@ -122,5 +124,6 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     awbCheckDigit: oneOf(env, "AWB_CHECK_DIGIT", ["off", "enforce"] as const, "off"),
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
     graphqlIntrospection: boolean(env, "GRAPHQL_INTROSPECTION", true),
+    stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
   });
 }

@@ -86,15 +86,18 @@ export interface ProblemDetails {
   [extension: string]: unknown;
 }
 
+const STANDARD_MEMBERS = new Set(["type", "title", "status", "detail", "code", "errors", "requestId"]);
+
 export function toProblem(error: AppError, requestId?: string): ProblemDetails {
+  const extensions = Object.entries(error.extensions ?? {}).filter(([key]) => !STANDARD_MEMBERS.has(key));
   return {
-    ...error.extensions,
     type: problemType(error.code),
     title: error.title,
     status: error.status,
     detail: error.message,
     code: error.code,
     ...(error.errors === undefined ? {} : { errors: [...error.errors] }),
+    ...Object.fromEntries(extensions),
     ...(requestId === undefined ? {} : { requestId }),
   };
 }

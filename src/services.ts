@@ -1,6 +1,8 @@
 import type { HealthService } from "./health/health.service";
+import type { StationService } from "./stations/station.service";
 
 /** Everything the transports (REST routes, GraphQL resolvers, websocket) call into. Built in app.ts. */
 export interface Services {
   readonly health: HealthService;
+  readonly stations: StationService;
 }

@@ -15,6 +15,7 @@ describe("configuration", () => {
       awbCheckDigit: "off",
       logLevel: "info",
       graphqlIntrospection: true,
+      stationRefreshMs: 5000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

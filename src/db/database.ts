@@ -4,6 +4,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client";
+import { lockDataDir } from "./data-dir-lock";
 import { applyPendingMigrations } from "./migrations";
 
 export type Prisma = PrismaClient;
@@ -41,13 +42,18 @@ function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverA
 
 /** Opens the database, applies pending migrations, and returns a Prisma client over it. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  if (target.kind === "pglite" && !target.dataDir.startsWith("memory://")) await mkdir(target.dataDir, { recursive: true });
+  let unlock = async () => {};
+  if (target.kind === "pglite" && !target.dataDir.startsWith("memory://")) {
+    await mkdir(target.dataDir, { recursive: true });
+    unlock = await lockDataDir(target.dataDir);
+  }
   const { factory, pglite } = adapterFor(target);
   let appliedMigrations: string[];
   try {
     appliedMigrations = await applyPendingMigrations(factory);
   } catch (error) {
     await pglite?.close();
+    await unlock();
     throw error;
   }
   const prisma = new PrismaClient({ adapter: factory });
@@ -66,6 +72,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     async close() {
       await prisma.$disconnect();
       await pglite?.close();
+      await unlock();
     },
   };
 }

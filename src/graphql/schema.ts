@@ -3,8 +3,9 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import { type GraphQLSchema, lexicographicSortSchema, printSchema } from "graphql";
 import { buildSchema, type PubSub } from "type-graphql";
 import { HealthResolver } from "../health/health.resolver";
+import { StationResolver } from "../stations/station.resolver";
 
-const RESOLVERS = [HealthResolver] as const;
+const RESOLVERS = [HealthResolver, StationResolver] as const;
 
 export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });

@@ -1,0 +1,26 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+
+/**
+ * The OpenAPI document at /openapi.json and a browsable page at /docs, built from the route schemas.
+ * Swagger UI's assets ship inside its npm package, so the page needs no internet.
+ * Must be registered before the routes it describes.
+ */
+export async function registerOpenApi(app: FastifyInstance, schemas: ReadonlyArray<{ $id: string }>): Promise<void> {
+  for (const schema of schemas) app.addSchema(schema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Cargo milestone & station gateway",
+        version: "1.0.0",
+        description: "REST routes of the shipment-milestone and station service. Errors are application/problem+json (RFC 9457). GraphQL is at /graphql.",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key" } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
+  app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+}

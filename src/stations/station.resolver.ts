@@ -1,0 +1,40 @@
+import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from "type-graphql";
+import { isOpenAt } from "../domain/opening-hours";
+import type { GraphQLContext } from "../graphql/context";
+import type { StationView } from "./station.snapshot";
+import { StationSide, StationType } from "./station.types";
+
+@Resolver(() => StationType)
+export class StationResolver {
+  @Query(() => [String], { description: "Every station code, sorted." })
+  stationCodes(@Ctx() ctx: GraphQLContext): readonly string[] {
+    return ctx.services.stations.snapshot().codes;
+  }
+
+  @Query(() => StationType, { nullable: true, description: "One station; null when the code is unknown." })
+  station(@Arg("code", () => String) code: string, @Ctx() ctx: GraphQLContext): StationView | null {
+    return ctx.services.stations.find(code)?.view ?? null;
+  }
+
+  @Query(() => [StationType], { nullable: "items", description: "Stations in the order asked (at most 100; duplicates kept); null where a code is unknown. Without codes: every station." })
+  stations(@Arg("codes", () => [String], { nullable: true }) codes: string[] | null, @Ctx() ctx: GraphQLContext): ReadonlyArray<StationView | null> {
+    const service = ctx.services.stations;
+    if (codes === null) return service.snapshot().all;
+    const valid = service.parseCodeList(codes, "codes");
+    const byCode = new Map(valid.map((c) => [c, service.snapshot().get(c)?.view ?? null]));
+    return codes.map((c) => byCode.get(c) ?? null);
+  }
+
+  @FieldResolver(() => Boolean, {
+    nullable: true,
+    description: "Whether the import or export counter is open at the instant (default: now), from its opening hours in the station's time zone; null when either is unknown.",
+  })
+  openAt(
+    @Root() station: StationView,
+    @Arg("side", () => StationSide, { defaultValue: StationSide.EXPORT }) side: StationSide,
+    @Arg("at", () => Date, { nullable: true }) at: Date | null,
+  ): boolean | null {
+    const hours = side === StationSide.IMPORT ? station.import.openingHours : station.export.openingHours;
+    return isOpenAt(hours, station.timeZone, at ?? new Date());
+  }
+}

@@ -1,0 +1,173 @@
+import { readFileSync } from "node:fs";
+import { BUNDLED_STATIONS_FILE } from "../src/stations/station.service";
+import type { StationRecord } from "../src/stations/station.model";
+import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { getJson, graphql, postJson } from "./support/http";
+
+const bundled = (JSON.parse(readFileSync(BUNDLED_STATIONS_FILE, "utf8")) as { stations: StationRecord[] }).stations;
+const withoutImportAddress = bundled.find((s) => s.import.address === null && s.export.address !== null)!;
+const withoutProducts = bundled.find((s) => s.temperatureProducts === null)!;
+const withActiveProducts = bundled.find((s) => s.temperatureProducts?.active.available)!;
+
+const STATION_KEYS = ["code", "name", "freighterHandling", "passengerAircraftHandling", "truckHandling", "countryShort", "countryLong", "import", "export"];
+const IMPORT_KEYS = ["address", "contact", "firmsCode", "ciscFee", "storage", "externalComment", "openingHours"];
+const EXPORT_KEYS = ["address", "contact", "openingHours"];
+
+/** Every value reachable in `value` is defined (null allowed), never absent or undefined. */
+function expectNoUndefined(value: unknown, path = "$"): void {
+  expect([path, value]).not.toEqual([path, undefined]);
+  if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) expectNoUndefined(v, `${path}.${k}`);
+}
+
+describe.each(BACKENDS)("station routes on %s", (backend) => {
+  describeBackend(backend)(`over ${backend}`, () => {
+    const disposers = new Disposers();
+    let url: string;
+    let base: string;
+    beforeAll(async () => {
+      ({ url } = await startApp(backend, disposers));
+      base = `${url}/carrier/stations`;
+    });
+    afterAll(() => disposers.disposeAll());
+
+    it("lists every bundled station code, sorted, on a fresh start", async () => {
+      const { status, body } = await getJson(`${base}/stationcodes`);
+      expect(status).toBe(200);
+      expect(body.length).toBeGreaterThanOrEqual(250);
+      expect(body).toEqual(bundled.map((s) => s.code).sort());
+    });
+
+    it("returns one station with exactly the specification's fields, nulls never absent", async () => {
+      const { status, headers, body } = await getJson(`${base}/station/FRA`);
+      expect(status).toBe(200);
+      expect(headers.get("content-type")).toMatch(/^application\/json/);
+      expect(Object.keys(body)).toEqual(STATION_KEYS);
+      expect(Object.keys(body.import)).toEqual(IMPORT_KEYS);
+      expect(Object.keys(body.export)).toEqual(EXPORT_KEYS);
+      expect(body).toMatchObject({ code: "FRA", name: "Frankfurt Airport", countryShort: "DE", countryLong: "Germany" });
+      expectNoUndefined(body);
+    });
+
+    it("serves the export address as the import address where a station gives none", async () => {
+      const { body } = await getJson(`${base}/station/${withoutImportAddress.code}`);
+      expect(body.import.address).toEqual(withoutImportAddress.export.address);
+    });
+
+    it("answers a batch in the order asked with duplicates collapsed", async () => {
+      const { status, body } = await postJson(`${base}/station`, { stationCodes: ["JFK", "FRA", "JFK", "SIN"] });
+      expect(status).toBe(200);
+      expect(body.map((s: { code: string }) => s.code)).toEqual(["JFK", "FRA", "SIN"]);
+    });
+
+    it("serves all stations through the batch route, each complete", async () => {
+      const codes = bundled.map((s) => s.code);
+      for (let i = 0; i < codes.length; i += 100) {
+        const { status, body } = await postJson(`${base}/station`, { stationCodes: codes.slice(i, i + 100) });
+        expect(status).toBe(200);
+        for (const station of body) {
+          expect(Object.keys(station)).toEqual(STATION_KEYS);
+          expectNoUndefined(station);
+        }
+      }
+    });
+
+    it("answers 404 naming every unknown code in a batch", async () => {
+      const { status, body } = await postJson(`${base}/station`, { stationCodes: ["FRA", "QQQ", "XXZ"] });
+      expect(status).toBe(404);
+      expect(body).toMatchObject({ code: "STATION_NOT_FOUND", unknownCodes: ["QQQ", "XXZ"] });
+      expect(body.detail).toContain("QQQ, XXZ");
+    });
+
+    it.each([
+      ["an empty list", { stationCodes: [] }, "stationCodes"],
+      ["over 100 codes", { stationCodes: Array.from({ length: 101 }, () => "FRA") }, "stationCodes"],
+      ["a lower-case code", { stationCodes: ["FRA", "fra"] }, "stationCodes[1]"],
+      ["a code of four letters", { stationCodes: ["FRAX"] }, "stationCodes[0]"],
+      ["a number for a code", { stationCodes: [123] }, "stationCodes[0]"],
+      ["codes that are not a list", { stationCodes: "FRA" }, "stationCodes"],
+      ["a missing list", {}, "body.stationCodes"],
+      ["an extra field", { stationCodes: ["FRA"], extra: 1 }, "body.extra"],
+      ["a body that is a list", ["FRA"], "body"],
+    ])("answers 400 for %s", async (_name, payload, field) => {
+      const { status, headers, body } = await postJson(`${base}/station`, payload);
+      expect(status).toBe(400);
+      expect(headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(body.code).toBe("VALIDATION_FAILED");
+      expect(body.errors.map((e: { field: string }) => e.field)).toContain(field);
+    });
+
+    it("answers 400 for a malformed code and 404 for an unknown one", async () => {
+      expect(await getJson(`${base}/station/fra`)).toMatchObject({ status: 400, body: { code: "VALIDATION_FAILED", errors: [{ field: "IATACode" }] } });
+      expect(await getJson(`${base}/station/FRAN`)).toMatchObject({ status: 400 });
+      expect(await getJson(`${base}/station/QQQ`)).toMatchObject({ status: 404, body: { code: "STATION_NOT_FOUND" } });
+      expect(await getJson(`${base}/products/qqq`)).toMatchObject({ status: 400 });
+      expect(await getJson(`${base}/products/QQQ`)).toMatchObject({ status: 404, body: { code: "STATION_NOT_FOUND" } });
+    });
+
+    it("returns temperature-controlled products, and available: false where a station has none", async () => {
+      const none = await getJson(`${base}/products/${withoutProducts.code}`);
+      expect(none.body).toEqual({
+        code: withoutProducts.code,
+        active: { available: false, temperatureRanges: [], containerTypes: [], services: [], contact: { email: null, phone: null }, comment: null },
+        passive: { available: false, temperatureRanges: [], containerTypes: [], services: [], contact: { email: null, phone: null }, comment: null },
+      });
+      const some = await getJson(`${base}/products/${withActiveProducts.code}`);
+      expect(some.body).toEqual({ code: withActiveProducts.code, ...withActiveProducts.temperatureProducts });
+    });
+
+    it("answers the GraphQL station queries like REST", async () => {
+      const rest = (await getJson(`${base}/station/SIN`)).body;
+      const result = await graphql(
+        url,
+        `{ stationCodes station(code: "SIN") { code name freighterHandling passengerAircraftHandling truckHandling countryShort countryLong
+             import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } }
+             export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } } }
+           unknown: station(code: "QQQ") { code }
+           stations(codes: ["JFK", "QQQ", "JFK"]) { code timeZone temperatureProducts { active { available } } } }`,
+      );
+      expect(result.errors).toBeUndefined();
+      expect(result.data.stationCodes).toEqual(bundled.map((s) => s.code).sort());
+      expect(result.data.station).toEqual(rest);
+      expect(result.data.unknown).toBeNull();
+      expect(result.data.stations).toEqual([
+        { code: "JFK", timeZone: "America/New_York", temperatureProducts: expect.any(Object) },
+        null,
+        { code: "JFK", timeZone: "America/New_York", temperatureProducts: expect.any(Object) },
+      ]);
+    });
+
+    it("gives VALIDATION_FAILED for a malformed code in GraphQL", async () => {
+      const result = await graphql(url, `{ station(code: "fra") { code } }`);
+      expect(result.errors![0].extensions.code).toBe("VALIDATION_FAILED");
+      const many = await graphql(url, `query($c: [String!]!) { stations(codes: $c) { code } }`, { c: Array.from({ length: 101 }, () => "FRA") });
+      expect(many.errors![0].extensions.code).toBe("VALIDATION_FAILED");
+    });
+
+    it("tells whether a station is open at an instant in its own time zone", async () => {
+      const station = bundled.find((s) => s.timeZone === "Europe/Berlin" && s.export.openingHours?.some((d) => d.day === "SUNDAY" && d.hours.length === 0))!;
+      expect(station).toBeDefined();
+      const monday = station.export.openingHours!.find((d) => d.day === "MONDAY")!.hours[0]!;
+      // 2026-11-23 is a Monday; Berlin is UTC+1 in November.
+      const [h, m] = monday.open.split(":").map(Number) as [number, number];
+      const justOpen = new Date(Date.UTC(2026, 10, 23, h - 1, m)).toISOString();
+      const justBefore = new Date(Date.UTC(2026, 10, 23, h - 1, m) - 60_000).toISOString();
+      const sunday = "2026-11-22T11:00:00.000Z";
+      const result = await graphql(
+        url,
+        `query($code: String!, $a: DateTimeISO, $b: DateTimeISO, $c: DateTimeISO) { station(code: $code) { a: openAt(at: $a) b: openAt(at: $b) c: openAt(at: $c) } }`,
+        { code: station.code, a: justOpen, b: justBefore, c: sunday },
+      );
+      expect(result.errors).toBeUndefined();
+      expect(result.data.station).toEqual({ a: true, b: false, c: false });
+    });
+
+    it("serves an OpenAPI document and a browsable page for the routes", async () => {
+      const { status, body } = await getJson(`${url}/openapi.json`);
+      expect(status).toBe(200);
+      expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(["/carrier/stations/stationcodes", "/carrier/stations/station", "/carrier/stations/station/{IATACode}", "/carrier/stations/products/{IATACode}"]));
+      const page = await fetch(`${url}/docs/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("swagger-ui");
+    });
+  });
+});
