@@ -38,16 +38,17 @@ export const silentLogger: Logger = pino({ level: "silent" });
 export async function testEnvironment(backend: Backend, env: Record<string, string> = {}): Promise<{ env: Record<string, string>; cleanup: Disposer }> {
   const base = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env };
   if (backend === "pglite") return { env: { DATA_DIR: "memory://", ...base }, cleanup: () => {} };
+  if (env.DATABASE_URL) return { env: base, cleanup: () => {} }; // sharing another app's database
   const database = await createPostgresDatabase();
   return { env: { DATABASE_URL: database.url, ...base }, cleanup: database.drop };
 }
 
 /** Starts the whole gateway in this process on a free port. */
-export async function startApp(backend: Backend, disposers: Disposers, env: Record<string, string> = {}): Promise<{ app: App; url: string }> {
+export async function startApp(backend: Backend, disposers: Disposers, env: Record<string, string> = {}): Promise<{ app: App; url: string; env: Record<string, string> }> {
   const environment = await testEnvironment(backend, env);
   disposers.add(environment.cleanup);
   const app = await createApp(loadConfig(environment.env), silentLogger);
   disposers.add(() => app.stop());
   const url = await app.listen();
-  return { app, url };
+  return { app, url, env: environment.env };
 }
