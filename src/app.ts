@@ -6,7 +6,9 @@ import type { Config } from "./config";
 import { type Database, openDatabase } from "./db/database";
 import { mountApollo } from "./graphql/apollo";
 import type { GraphQLContext } from "./graphql/context";
+import { createResponseCache } from "./graphql/response-cache";
 import { buildGatewaySchema } from "./graphql/schema";
+import { STATION_CACHE_POLICY } from "./stations/station.resolver";
 import { registerHealthRoutes } from "./health/health.routes";
 import { createHealthService } from "./health/health.service";
 import { registerOpenApi } from "./http/openapi";
@@ -67,6 +69,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     introspection: config.graphqlIntrospection,
     createContext: async (request) => contextFor(String(request.id)),
     onDrain: () => websocket.dispose(),
+    ...(config.graphqlResponseCache ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) } : {}),
   });
 
   let stopping: Promise<void> | undefined;

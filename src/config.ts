@@ -22,6 +22,8 @@ export interface Config {
   readonly graphqlIntrospection: boolean;
   /** How often an instance checks for a station import made by another instance; 0 turns it off. */
   readonly stationRefreshMs: number;
+  /** Keep whole GraphQL answers to operations that read only station data (invalidated on import). */
+  readonly graphqlResponseCache: boolean;
 }
 
 export class ConfigError extends Error {
@@ -125,5 +127,6 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
     graphqlIntrospection: boolean(env, "GRAPHQL_INTROSPECTION", true),
     stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
+    graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
   });
 }

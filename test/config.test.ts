@@ -16,6 +16,7 @@ describe("configuration", () => {
       logLevel: "info",
       graphqlIntrospection: true,
       stationRefreshMs: 5000,
+      graphqlResponseCache: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -30,8 +30,10 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: this runs on every request and a promise per request shows.
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -1,8 +1,20 @@
 import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from "type-graphql";
 import { isOpenAt } from "../domain/opening-hours";
 import type { GraphQLContext } from "../graphql/context";
+import type { ResponseCachePolicy } from "../graphql/response-cache";
 import type { StationView } from "./station.snapshot";
 import { StationSide, StationType } from "./station.types";
+
+/**
+ * What the GraphQL response cache may keep: these root fields read only the station snapshot, which
+ * changes only on import (the cache is keyed by its version). A field added here or under Station
+ * MUST NOT depend on the caller or the clock, or MUST be listed in `timeDependent` with the argument
+ * that pins it.
+ */
+export const STATION_CACHE_POLICY: ResponseCachePolicy = {
+  rootFields: new Set(["stationCodes", "station", "stations"]),
+  timeDependent: new Map([["openAt", "at"]]),
+};
 
 @Resolver(() => StationType)
 export class StationResolver {
@@ -17,9 +29,9 @@ export class StationResolver {
   }
 
   @Query(() => [StationType], { nullable: "items", description: "Stations in the order asked (at most 100; duplicates kept); null where a code is unknown. Without codes: every station." })
-  stations(@Arg("codes", () => [String], { nullable: true }) codes: string[] | null, @Ctx() ctx: GraphQLContext): ReadonlyArray<StationView | null> {
+  stations(@Arg("codes", () => [String], { nullable: true }) codes: string[] | null | undefined, @Ctx() ctx: GraphQLContext): ReadonlyArray<StationView | null> {
     const service = ctx.services.stations;
-    if (codes === null) return service.snapshot().all;
+    if (codes == null) return service.snapshot().all;
     const valid = service.parseCodeList(codes, "codes");
     const byCode = new Map(valid.map((c) => [c, service.snapshot().get(c)?.view ?? null]));
     return codes.map((c) => byCode.get(c) ?? null);

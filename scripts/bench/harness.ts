@@ -1,0 +1,74 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import net from "node:net";
+import readline from "node:readline";
+import autocannon from "autocannon";
+
+export interface Result {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Starts a Node script as its own process and resolves with the URL from its "listening" log line. */
+export async function startProcess(script: string, args: string[], env: Record<string, string>, listenMsg: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === listenMsg && entry.url) resolve(entry.url);
+      } catch {
+        // not JSON
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`${script} exited with ${code} before listening`)));
+  });
+  return { url, child };
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts the gateway (dist/src/main.js) with request logging off the hot path (LOG_LEVEL=warn) and waits for /readyz. */
+export async function startGateway(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", PORT: String(port), LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "inherit", "inherit"] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (ready) return { url, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("gateway did not become ready");
+}
+
+export const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+/** One autocannon run with the settings every measurement of a benchmark shares. */
+export async function load(
+  name: string,
+  options: { url: string; method?: "GET" | "POST"; body?: string; headers?: Record<string, string> },
+  connections = CONNECTIONS,
+): Promise<Result> {
+  // A short warm-up so JIT and caches are hot before the measured run.
+  await autocannon({ ...options, connections, duration: 2, timeout: 30 });
+  const r = await autocannon({ ...options, connections, duration: DURATION_S, timeout: 30 });
+  const result = { name, requestsPerSecond: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  console.log(`${name.padEnd(48)} ${result.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${String(result.p50Ms).padStart(4)} ms   p99 ${String(result.p99Ms).padStart(4)} ms   non-2xx ${result.non2xx}`);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the measurement is void`);
+  return result;
+}
+
+export function ratio(measured: Result, baseline: Result): string {
+  return (measured.requestsPerSecond / baseline.requestsPerSecond).toFixed(2);
+}
