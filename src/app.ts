@@ -13,6 +13,12 @@ import { registerHealthRoutes } from "./health/health.routes";
 import { createHealthService } from "./health/health.service";
 import { registerOpenApi } from "./http/openapi";
 import { createHttpServer } from "./http/server";
+import { authenticate } from "./http/auth";
+import { createRateLimiter } from "./http/rate-limit";
+import { createClientService } from "./clients/client.service";
+import { createGuardedAgent } from "./outbound/guarded-agent";
+import { registerSubscriptionRoutes } from "./subscriptions/subscription.routes";
+import { createSubscriptionService } from "./subscriptions/subscription.service";
 import { registerStationRoutes } from "./stations/station.routes";
 import { problemSchema, stationSchema, temperatureProductsSchema } from "./stations/station.schemas";
 import { createStationService } from "./stations/station.service";
@@ -41,33 +47,57 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
 
   const stations = createStationService({ store: createStationStore(database.prisma), log });
   await stations.start({ refreshIntervalMs: config.stationRefreshMs });
+  const clients = createClientService({ prisma: database.prisma, log });
+  await clients.ensureBootstrapClient(config.bootstrap);
+  // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
+  const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
   const services: Services = {
     health: createHealthService(database, () => true),
     stations,
+    clients,
+    subscriptions: createSubscriptionService({
+      prisma: database.prisma,
+      dispatcher: callbackAgent,
+      allowPrivateCallbacks: config.allowPrivateCallbacks,
+      enforceCheckDigit: config.awbCheckDigit === "enforce",
+    }),
   };
+  const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+  const authenticateHeader = (header: string | undefined) => authenticate(header, clients, limiter);
 
   const http = createHttpServer(log);
   await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   registerHealthRoutes(http, services.health);
   registerStationRoutes(http, { stations, carrier: config.carrierSegment });
+  registerSubscriptionRoutes(http, {
+    subscriptions: services.subscriptions,
+    carrier: config.carrierSegment,
+    authenticate: (request) => authenticateHeader(request.headers.authorization),
+  });
 
   const pubSub = createPubSub();
   const schema = await buildGatewaySchema(pubSub);
-  const contextFor = (requestId: string): GraphQLContext => ({ requestId, log: log.child({ requestId }), services });
+  const contextFor = (requestId: string, authorization: string | undefined): GraphQLContext => {
+    let principal: ReturnType<typeof authenticateHeader> | undefined;
+    return { requestId, log: log.child({ requestId }), services, auth: () => (principal ??= authenticateHeader(authorization)) };
+  };
 
   let websocketSeq = 0;
   const websocket = attachGraphQLWebsocket({
     httpServer: http.server,
     schema,
     log,
-    createContext: () => contextFor(`ws-${++websocketSeq}`),
+    createContext: (ctx) => {
+      const authorization = ctx.connectionParams?.authorization;
+      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined);
+    },
   });
   await mountApollo({
     app: http,
     schema,
     log,
     introspection: config.graphqlIntrospection,
-    createContext: async (request) => contextFor(String(request.id)),
+    createContext: async (request) => contextFor(String(request.id), request.headers.authorization),
     onDrain: () => websocket.dispose(),
     ...(config.graphqlResponseCache ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) } : {}),
   });
@@ -94,6 +124,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         // in-flight requests; only then is the database closed under them.
         await http.close();
         stations.stop();
+        await callbackAgent.close();
         await database.close();
       })();
       return stopping;

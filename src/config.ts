@@ -24,6 +24,9 @@ export interface Config {
   readonly stationRefreshMs: number;
   /** Keep whole GraphQL answers to operations that read only station data (invalidated on import). */
   readonly graphqlResponseCache: boolean;
+  /** Per API key: average requests a second and the burst allowed at once (0: no limit). */
+  readonly rateLimitPerSecond: number;
+  readonly rateLimitBurst: number;
 }
 
 export class ConfigError extends Error {
@@ -128,5 +131,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     graphqlIntrospection: boolean(env, "GRAPHQL_INTROSPECTION", true),
     stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
     graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
+    rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
+    rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
   });
 }

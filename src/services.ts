@@ -1,8 +1,12 @@
+import type { ClientService } from "./clients/client.service";
 import type { HealthService } from "./health/health.service";
 import type { StationService } from "./stations/station.service";
+import type { SubscriptionService } from "./subscriptions/subscription.service";
 
 /** Everything the transports (REST routes, GraphQL resolvers, websocket) call into. Built in app.ts. */
 export interface Services {
   readonly health: HealthService;
   readonly stations: StationService;
+  readonly clients: ClientService;
+  readonly subscriptions: SubscriptionService;
 }

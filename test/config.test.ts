@@ -17,6 +17,8 @@ describe("configuration", () => {
       graphqlIntrospection: true,
       stationRefreshMs: 5000,
       graphqlResponseCache: true,
+      rateLimitPerSecond: 200,
+      rateLimitBurst: 400,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Principal } from "../clients/client.service";
 import type { Services } from "../services";
 
 /** What every resolver receives. One per HTTP request; per websocket operation for subscriptions. */
@@ -6,4 +7,6 @@ export interface GraphQLContext {
   readonly requestId: string;
   readonly log: Logger;
   readonly services: Services;
+  /** The caller, resolved from its API key on first use (null without a key; an error for a bad one). */
+  readonly auth: () => Promise<Principal | null>;
 }

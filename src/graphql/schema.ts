@@ -2,10 +2,12 @@ import "reflect-metadata";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { type GraphQLSchema, lexicographicSortSchema, printSchema } from "graphql";
 import { buildSchema, type PubSub } from "type-graphql";
+import { AdminResolver } from "../clients/admin.resolver";
 import { HealthResolver } from "../health/health.resolver";
 import { StationResolver } from "../stations/station.resolver";
+import { SubscriptionResolver } from "../subscriptions/subscription.resolver";
 
-const RESOLVERS = [HealthResolver, StationResolver] as const;
+const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, AdminResolver] as const;
 
 export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });

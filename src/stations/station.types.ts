@@ -23,7 +23,7 @@ export enum StationSide {
 }
 registerEnumType(StationSide, { name: "StationSide", description: "Which counter: import or export handling." });
 
-@ObjectType(SIMPLE)
+@ObjectType("Address", SIMPLE)
 export class AddressType {
   @Field(() => String, { nullable: true }) street!: string | null;
   @Field(() => String, { nullable: true }) streetNo!: string | null;
@@ -32,7 +32,7 @@ export class AddressType {
   @Field(() => String, { nullable: true }) city!: string | null;
 }
 
-@ObjectType(SIMPLE)
+@ObjectType("Contact", SIMPLE)
 export class ContactType {
   @Field(() => String, { nullable: true }) generalEmail!: string | null;
   @Field(() => String, { nullable: true }) generalPhone!: string | null;
@@ -40,19 +40,19 @@ export class ContactType {
   @Field(() => String, { nullable: true }) handlingPhone!: string | null;
 }
 
-@ObjectType({ ...SIMPLE, description: "An interval in the station's local time; close may be 24:00." })
+@ObjectType("Interval", { ...SIMPLE, description: "An interval in the station's local time; close may be 24:00." })
 export class IntervalType {
   @Field({ description: "HH:mm" }) open!: string;
   @Field({ description: "HH:mm" }) close!: string;
 }
 
-@ObjectType(SIMPLE)
+@ObjectType("OpeningDay", SIMPLE)
 export class OpeningDayType {
   @Field(() => Weekday) day!: Weekday;
   @Field(() => [IntervalType]) hours!: IntervalType[];
 }
 
-@ObjectType(SIMPLE)
+@ObjectType("ImportDetails", SIMPLE)
 export class ImportDetailsType {
   @Field(() => AddressType, { nullable: true, description: "The export address where the station gives no import address." }) address!: AddressType | null;
   @Field(() => ContactType, { nullable: true }) contact!: ContactType | null;
@@ -63,26 +63,26 @@ export class ImportDetailsType {
   @Field(() => [OpeningDayType], { nullable: true }) openingHours!: OpeningDayType[] | null;
 }
 
-@ObjectType(SIMPLE)
+@ObjectType("ExportDetails", SIMPLE)
 export class ExportDetailsType {
   @Field(() => AddressType, { nullable: true }) address!: AddressType | null;
   @Field(() => ContactType, { nullable: true }) contact!: ContactType | null;
   @Field(() => [OpeningDayType], { nullable: true }) openingHours!: OpeningDayType[] | null;
 }
 
-@ObjectType({ ...SIMPLE, description: "Degrees Celsius" })
+@ObjectType("TemperatureRange", { ...SIMPLE, description: "Degrees Celsius" })
 export class TemperatureRangeType {
   @Field(() => Float) min!: number;
   @Field(() => Float) max!: number;
 }
 
-@ObjectType(SIMPLE)
+@ObjectType("ProductContact", SIMPLE)
 export class ProductContactType {
   @Field(() => String, { nullable: true }) email!: string | null;
   @Field(() => String, { nullable: true }) phone!: string | null;
 }
 
-@ObjectType(SIMPLE)
+@ObjectType("ProductHandling", SIMPLE)
 export class ProductHandlingType {
   @Field() available!: boolean;
   @Field(() => [TemperatureRangeType]) temperatureRanges!: TemperatureRangeType[];
@@ -92,7 +92,7 @@ export class ProductHandlingType {
   @Field(() => String, { nullable: true }) comment!: string | null;
 }
 
-@ObjectType({ ...SIMPLE, description: "Temperature-controlled product handling (active and passive)." })
+@ObjectType("TemperatureProducts", { ...SIMPLE, description: "Temperature-controlled product handling (active and passive)." })
 export class TemperatureProductsType {
   @Field() code!: string;
   @Field(() => ProductHandlingType) active!: ProductHandlingType;

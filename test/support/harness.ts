@@ -34,9 +34,12 @@ export class Disposers {
 
 export const silentLogger: Logger = pino({ level: "silent" });
 
+/** The bootstrap client's key in every app under test (it has every scope). */
+export const ADMIN_KEY = "cgw_test-bootstrap-admin-key-0001";
+
 /** Environment for an app under test on the given backend; returns it with a cleanup for the database. */
 export async function testEnvironment(backend: Backend, env: Record<string, string> = {}): Promise<{ env: Record<string, string>; cleanup: Disposer }> {
-  const base = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env };
+  const base = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", BOOTSTRAP_API_KEY: ADMIN_KEY, ALLOW_PRIVATE_CALLBACKS: "true", ...env };
   if (backend === "pglite") return { env: { DATA_DIR: "memory://", ...base }, cleanup: () => {} };
   if (env.DATABASE_URL) return { env: base, cleanup: () => {} }; // sharing another app's database
   const database = await createPostgresDatabase();

@@ -1,0 +1,62 @@
+import { GraphQLJSON } from "graphql-scalars";
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
+import type { GraphQLContext } from "../graphql/context";
+import { requireScope } from "./client.service";
+import { ApiClientType, CreatedClientType, IssuedApiKeyType, StationImportResultType } from "./admin.types";
+
+/** Operations for the carrier's operators (scope `admin`); the admin command line does the same. */
+@Resolver()
+export class AdminResolver {
+  @Query(() => [ApiClientType], { description: "admin: every client and its keys (never the keys themselves)." })
+  async clients(@Ctx() ctx: GraphQLContext): Promise<ApiClientType[]> {
+    requireScope(await ctx.auth(), "admin");
+    return ctx.services.clients.listClients();
+  }
+
+  @Mutation(() => CreatedClientType, { description: "admin: a new client with its registered callback prefixes." })
+  async createClient(
+    @Arg("name") name: string,
+    @Arg("callbackPrefixes", () => [String]) callbackPrefixes: string[],
+    @Ctx() ctx: GraphQLContext,
+    @Arg("maxSubscriptions", () => Int, { nullable: true }) maxSubscriptions?: number | null,
+  ): Promise<CreatedClientType> {
+    requireScope(await ctx.auth(), "admin");
+    return ctx.services.clients.createClient({ name, callbackPrefixes, ...(maxSubscriptions ? { maxSubscriptions } : {}) });
+  }
+
+  @Mutation(() => IssuedApiKeyType, { description: "admin: a new API key for a client; scopes: subscriptions, events:read, events:write, admin." })
+  async issueApiKey(
+    @Arg("clientId", () => ID) clientId: string,
+    @Arg("scopes", () => [String]) scopes: string[],
+    @Ctx() ctx: GraphQLContext,
+    @Arg("label", () => String, { nullable: true }) label?: string | null,
+  ): Promise<IssuedApiKeyType> {
+    requireScope(await ctx.auth(), "admin");
+    return ctx.services.clients.issueKey(clientId, scopes, label ?? null);
+  }
+
+  @Mutation(() => Boolean, { description: "admin: revokes a key at once on this instance, within seconds on others." })
+  async revokeApiKey(@Arg("keyId", () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    requireScope(await ctx.auth(), "admin");
+    await ctx.services.clients.revokeKey(keyId);
+    return true;
+  }
+
+  @Mutation(() => String, { description: "admin: a new webhook signing secret for a client (shown this once)." })
+  async rotateSigningSecret(@Arg("clientId", () => ID) clientId: string, @Ctx() ctx: GraphQLContext): Promise<string> {
+    requireScope(await ctx.auth(), "admin");
+    return ctx.services.clients.rotateSigningSecret(clientId);
+  }
+
+  @Mutation(() => [String], { description: "admin: replaces a client's registered callback prefixes (\"*\" for any URL)." })
+  async setCallbackPrefixes(@Arg("clientId", () => ID) clientId: string, @Arg("prefixes", () => [String]) prefixes: string[], @Ctx() ctx: GraphQLContext): Promise<string[]> {
+    requireScope(await ctx.auth(), "admin");
+    return ctx.services.clients.setCallbackPrefixes(clientId, prefixes);
+  }
+
+  @Mutation(() => StationImportResultType, { description: "admin: validates a station file (as npm run stations:import) and replaces the station data set." })
+  async importStations(@Arg("stations", () => GraphQLJSON) stations: unknown, @Ctx() ctx: GraphQLContext): Promise<StationImportResultType> {
+    requireScope(await ctx.auth(), "admin");
+    return ctx.services.stations.importStations(stations);
+  }
+}

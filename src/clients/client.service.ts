@@ -1,0 +1,162 @@
+import type { Logger } from "pino";
+import type { Prisma } from "../db/database";
+import { AppError, validationError } from "../errors";
+import { generateApiKey, generateSigningSecret, hashApiKey, isScope, lookupPrefixOf, sameHash, SCOPES, type Scope } from "./credentials";
+
+/** Who is calling: resolved from an API key. */
+export interface Principal {
+  readonly clientId: string;
+  readonly keyId: string;
+  readonly scopes: ReadonlySet<Scope>;
+  readonly callbackPrefixes: readonly string[];
+  readonly maxSubscriptions: number;
+}
+
+export interface ClientSummary {
+  id: string;
+  name: string;
+  callbackPrefixes: string[];
+  maxSubscriptions: number;
+  createdAt: Date;
+  keys: Array<{ id: string; lookupPrefix: string; scopes: string[]; label: string | null; createdAt: Date; revokedAt: Date | null }>;
+}
+
+/**
+ * Authenticated keys are remembered this long, so a request does not cost a database read; it is
+ * also the longest a revoked key keeps working on an instance that did not revoke it.
+ */
+export const PRINCIPAL_CACHE_MS = 5_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+export function parseScopes(values: readonly string[]): Scope[] {
+  const unknown = values.filter((s) => !isScope(s));
+  if (unknown.length > 0) throw validationError([{ field: "scopes", message: `unknown scope(s) ${unknown.join(", ")}; known: ${SCOPES.join(", ")}` }]);
+  if (values.length === 0) throw validationError([{ field: "scopes", message: "must name at least one scope" }]);
+  return [...new Set(values)] as Scope[];
+}
+
+export function parsePrefixes(values: readonly string[]): string[] {
+  const problems = values.flatMap((p, i) => (p === "*" || /^https?:\/\/[^\s]+$/.test(p) ? [] : [{ field: `callbackPrefixes[${i}]`, message: `must be "*" or an http(s) URL prefix, got ${JSON.stringify(p)}` }]));
+  if (problems.length > 0) throw validationError(problems);
+  if (values.length === 0) throw validationError([{ field: "callbackPrefixes", message: "must name at least one prefix (\"*\" for any URL)" }]);
+  return [...new Set(values)];
+}
+
+export function createClientService({ prisma, log }: { prisma: Prisma; log: Logger }) {
+  const cache = new Map<string, { principal: Principal; until: number }>();
+
+  async function requireClient(clientId: string) {
+    const client = UUID.test(clientId) ? await prisma.client.findUnique({ where: { id: clientId } }) : null;
+    if (!client) throw new AppError("CLIENT_NOT_FOUND", `No client ${clientId}`);
+    return client;
+  }
+
+  async function issueKey(clientId: string, scopes: readonly string[], label: string | null = null, key = generateApiKey()): Promise<{ keyId: string; key: string }> {
+    await requireClient(clientId);
+    const row = await prisma.apiKey.create({
+      data: { clientId, lookupPrefix: lookupPrefixOf(key), keyHash: hashApiKey(key), scopes: parseScopes(scopes), label },
+    });
+    return { keyId: row.id, key };
+  }
+
+  return {
+    /** The principal for `Authorization: Bearer <key>`, or null when the key is unknown or revoked. */
+    async authenticate(key: string): Promise<Principal | null> {
+      const hash = hashApiKey(key);
+      const cached = cache.get(hash);
+      if (cached && cached.until > Date.now()) return cached.principal;
+      const row = await prisma.apiKey.findUnique({ where: { lookupPrefix: lookupPrefixOf(key) }, include: { client: true } });
+      if (!row || row.revokedAt !== null || !sameHash(row.keyHash, hash)) {
+        cache.delete(hash);
+        return null;
+      }
+      const principal: Principal = {
+        clientId: row.clientId,
+        keyId: row.id,
+        scopes: new Set(row.scopes.filter(isScope)),
+        callbackPrefixes: row.client.callbackPrefixes,
+        maxSubscriptions: row.client.maxSubscriptions,
+      };
+      if (cache.size > 10_000) cache.clear();
+      cache.set(hash, { principal, until: Date.now() + PRINCIPAL_CACHE_MS });
+      return principal;
+    },
+
+    /**
+     * First start with no client at all: creates one with every scope from the BOOTSTRAP_* settings,
+     * generating (and logging once) what is not set.
+     */
+    async ensureBootstrapClient(bootstrap: { apiKey?: string | undefined; signingSecret?: string | undefined; callbackPrefixes: readonly string[] }): Promise<{ created: boolean }> {
+      if ((await prisma.client.count()) > 0) return { created: false };
+      const signingSecret = bootstrap.signingSecret ?? generateSigningSecret();
+      const client = await prisma.client.create({ data: { name: "bootstrap", callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes), signingSecret } });
+      const { key } = await issueKey(client.id, SCOPES, "bootstrap", bootstrap.apiKey ?? generateApiKey());
+      log.warn(
+        {
+          clientId: client.id,
+          ...(bootstrap.apiKey ? {} : { bootstrapApiKey: key }),
+          ...(bootstrap.signingSecret ? {} : { bootstrapSigningSecret: signingSecret }),
+        },
+        "created the bootstrap client with every scope; generated credentials are shown this once",
+      );
+      return { created: true };
+    },
+
+    async createClient(input: { name: string; callbackPrefixes: readonly string[]; maxSubscriptions?: number }): Promise<{ clientId: string; signingSecret: string }> {
+      if (!input.name.trim()) throw validationError([{ field: "name", message: "must not be empty" }]);
+      const signingSecret = generateSigningSecret();
+      const client = await prisma.client.create({
+        data: { name: input.name.trim(), callbackPrefixes: parsePrefixes(input.callbackPrefixes), signingSecret, ...(input.maxSubscriptions ? { maxSubscriptions: input.maxSubscriptions } : {}) },
+      });
+      return { clientId: client.id, signingSecret };
+    },
+
+    issueKey,
+
+    async revokeKey(keyId: string): Promise<void> {
+      const updated = UUID.test(keyId) ? await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } }) : { count: 0 };
+      if (updated.count === 0) throw new AppError("NOT_FOUND", `No active key ${keyId}`);
+      cache.clear();
+    },
+
+    async rotateSigningSecret(clientId: string): Promise<string> {
+      await requireClient(clientId);
+      const signingSecret = generateSigningSecret();
+      await prisma.client.update({ where: { id: clientId }, data: { signingSecret } });
+      return signingSecret;
+    },
+
+    async setCallbackPrefixes(clientId: string, prefixes: readonly string[]): Promise<string[]> {
+      await requireClient(clientId);
+      const callbackPrefixes = parsePrefixes(prefixes);
+      await prisma.client.update({ where: { id: clientId }, data: { callbackPrefixes } });
+      cache.clear();
+      return callbackPrefixes;
+    },
+
+    async signingSecretOf(clientId: string): Promise<string> {
+      return (await requireClient(clientId)).signingSecret;
+    },
+
+    async listClients(): Promise<ClientSummary[]> {
+      const clients = await prisma.client.findMany({ orderBy: { createdAt: "asc" }, include: { apiKeys: { orderBy: { createdAt: "asc" } } } });
+      return clients.map((c) => ({
+        id: c.id,
+        name: c.name,
+        callbackPrefixes: c.callbackPrefixes,
+        maxSubscriptions: c.maxSubscriptions,
+        createdAt: c.createdAt,
+        keys: c.apiKeys.map((k) => ({ id: k.id, lookupPrefix: k.lookupPrefix, scopes: k.scopes, label: k.label, createdAt: k.createdAt, revokedAt: k.revokedAt })),
+      }));
+    },
+  };
+}
+
+export type ClientService = ReturnType<typeof createClientService>;
+
+/** The transports' one entry point for authorisation. */
+export function requireScope(principal: Principal | null, scope: Scope): Principal {
+  if (!principal) throw new AppError("UNAUTHENTICATED", "Send a valid API key as Authorization: Bearer <key>");
+  if (!principal.scopes.has(scope)) throw new AppError("INSUFFICIENT_SCOPE", `This API key lacks the "${scope}" scope`);
+  return principal;
+}

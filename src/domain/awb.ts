@@ -1,0 +1,24 @@
+/**
+ * Air Waybill numbers (CONTRACT §1): a 3-digit airline prefix and an 8-digit serial. Accepted as
+ * "020-12345675", "02012345675" or "020 12345675"; always emitted as "020-12345675". The serial's last
+ * digit is a check digit: the first seven digits mod 7.
+ */
+const AWB_INPUT = /^(\d{3})[- ]?(\d{8})$/;
+
+export interface ParsedAwb {
+  /** "PPP-NNNNNNNN" */
+  canonical: string;
+  checkDigitValid: boolean;
+}
+
+export function checkDigitValid(serial: string): boolean {
+  return Number(serial.slice(0, 7)) % 7 === Number(serial[7]);
+}
+
+/** The AWB in canonical form, or null when it is not one of the three accepted forms. */
+export function parseAwb(input: string): ParsedAwb | null {
+  const match = AWB_INPUT.exec(input.trim());
+  if (!match) return null;
+  const [, prefix, serial] = match as unknown as [string, string, string];
+  return { canonical: `${prefix}-${serial}`, checkDigitValid: checkDigitValid(serial) };
+}

@@ -1,0 +1,52 @@
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
+import { requireScope } from "../clients/client.service";
+import type { GraphQLContext } from "../graphql/context";
+import { AppError } from "../errors";
+import { SubscriptionInputType, SubscriptionPageType, SubscriptionType, toStoredCode } from "./subscription.types";
+
+const asInput = (input: SubscriptionInputType) => ({ awb: input.awb, callback: input.callback, states: input.states.map(toStoredCode) });
+
+@Resolver(() => SubscriptionType)
+export class SubscriptionResolver {
+  @Query(() => SubscriptionType, { nullable: true, description: "One of the caller's subscriptions; null when it has none with this id." })
+  async subscription(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType | null> {
+    const principal = requireScope(await ctx.auth(), "subscriptions");
+    try {
+      return new SubscriptionType(await ctx.services.subscriptions.get(principal, id));
+    } catch (error) {
+      if (error instanceof AppError && error.code === "SUBSCRIPTION_NOT_FOUND") return null;
+      throw error;
+    }
+  }
+
+  @Query(() => SubscriptionPageType, { description: "The caller's subscriptions, oldest first, filtered and paged." })
+  async subscriptions(
+    @Ctx() ctx: GraphQLContext,
+    @Arg("awb", () => String, { nullable: true }) awb?: string | null,
+    @Arg("callback", () => String, { nullable: true }) callback?: string | null,
+    @Arg("first", () => Int, { defaultValue: 50, description: "1 to 200" }) first?: number,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<SubscriptionPageType> {
+    const principal = requireScope(await ctx.auth(), "subscriptions");
+    const page = await ctx.services.subscriptions.list(principal, { awb, callback, first, after });
+    return { items: page.items.map((s) => new SubscriptionType(s)), nextCursor: page.nextCursor };
+  }
+
+  @Mutation(() => SubscriptionType, { description: "Verifies the callback (OPTIONS must allow POST), then subscribes." })
+  async createSubscription(@Arg("input", () => SubscriptionInputType) input: SubscriptionInputType, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType> {
+    const principal = requireScope(await ctx.auth(), "subscriptions");
+    return new SubscriptionType(await ctx.services.subscriptions.create(principal, asInput(input)));
+  }
+
+  @Mutation(() => SubscriptionType, { description: "Full replacement; a changed callback is verified again." })
+  async updateSubscription(@Arg("id", () => ID) id: string, @Arg("input", () => SubscriptionInputType) input: SubscriptionInputType, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType> {
+    const principal = requireScope(await ctx.auth(), "subscriptions");
+    return new SubscriptionType(await ctx.services.subscriptions.update(principal, id, asInput(input)));
+  }
+
+  @Mutation(() => SubscriptionType, { description: "Deletes the subscription and returns it as it was." })
+  async deleteSubscription(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType> {
+    const principal = requireScope(await ctx.auth(), "subscriptions");
+    return new SubscriptionType(await ctx.services.subscriptions.remove(principal, id));
+  }
+}

@@ -1,0 +1,42 @@
+import { formatStates, splitStatesString } from "../domain/status";
+import { type FieldError, validationError } from "../errors";
+import type { Subscription, SubscriptionInput } from "./subscription.service";
+
+/** The REST representation (CONTRACT §1): `States` as one canonical string. */
+export function toRest(s: Subscription): { subscriptionId: string; AWB: string; Callback: string; States: string } {
+  return { subscriptionId: s.id, AWB: s.awb, Callback: s.callback, States: formatStates(s.states) };
+}
+
+const SPELLINGS = { awb: ["awb", "AWB"], callback: ["callback", "Callback"], states: ["states", "States"] } as const;
+
+/**
+ * Reads a create or update body. Either spelling of each field is accepted (create's `awb`, update's
+ * `AWB`, …), not both at once; other fields are refused; `states` is one comma-separated string.
+ */
+export function readSubscriptionBody(body: unknown, { withId }: { withId: boolean }): { input: SubscriptionInput; subscriptionId: unknown } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw validationError([{ field: "body", message: "must be a JSON object with awb, callback and states" }]);
+  }
+  const record = body as Record<string, unknown>;
+  const problems: FieldError[] = [];
+  const known = new Set<string>([...Object.values(SPELLINGS).flat(), ...(withId ? ["subscriptionId"] : [])]);
+  for (const key of Object.keys(record)) if (!known.has(key)) problems.push({ field: key, message: "is not a known field" });
+
+  const pick = (field: keyof typeof SPELLINGS): unknown => {
+    const [lower, upper] = SPELLINGS[field];
+    const present = [lower, upper].filter((k) => record[k] !== undefined);
+    if (present.length === 2) problems.push({ field, message: `give ${lower} or ${upper}, not both` });
+    if (present.length === 0) problems.push({ field, message: "is required" });
+    return record[lower] ?? record[upper];
+  };
+  const awb = pick("awb");
+  const callback = pick("callback");
+  const rawStates = pick("states");
+  let states: unknown = rawStates;
+  if (rawStates !== undefined) {
+    if (typeof rawStates !== "string") problems.push({ field: "states", message: 'must be one string of comma-separated status codes, e.g. "DEP, ARR" or "*"' });
+    else states = splitStatesString(rawStates).filter((c) => c !== "");
+  }
+  if (problems.length > 0) throw validationError(problems);
+  return { input: { awb, callback, states }, subscriptionId: record.subscriptionId };
+}

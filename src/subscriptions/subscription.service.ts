@@ -1,0 +1,203 @@
+import type { Dispatcher } from "undici";
+import type { Principal } from "../clients/client.service";
+import type { Prisma } from "../db/database";
+import { parseAwb } from "../domain/awb";
+import { normaliseStates, type StateSelection } from "../domain/status";
+import { AppError, type FieldError, validationError } from "../errors";
+import { Prisma as P } from "../generated/prisma/client";
+import { parseCallbackUrl, verifyCallback } from "./callback-verifier";
+
+export interface Subscription {
+  id: string;
+  /** "PPP-NNNNNNNN" */
+  awb: string;
+  callback: string;
+  states: StateSelection;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What both transports hand in: REST after reading its body, GraphQL from its input type. */
+export interface SubscriptionInput {
+  awb: unknown;
+  callback: unknown;
+  /** Status codes (any case) or "*". */
+  states: unknown;
+}
+
+export interface SubscriptionPage {
+  items: Subscription[];
+  /** Pass as `after` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+export const MAX_PAGE_SIZE = 200;
+
+type Row = { id: string; awb: string; callback: string; states: string[]; createdAt: Date; updatedAt: Date };
+const toSubscription = (row: Row): Subscription => ({ ...row, states: row.states as unknown as StateSelection });
+
+export function parseSubscriptionId(value: unknown, field = "subscriptionId"): string {
+  if (typeof value !== "string" || !UUID_PATTERN.test(value)) throw validationError([{ field, message: `must be a subscription id (a UUID), got ${JSON.stringify(value)}` }]);
+  return value.toLowerCase();
+}
+
+/**
+ * Subscriptions: one client's interest in one AWB's milestones, delivered to one callback. Every
+ * operation is scoped to the calling client; another client's subscription is "not found".
+ */
+export function createSubscriptionService(deps: { prisma: Prisma; dispatcher: Dispatcher; allowPrivateCallbacks: boolean; enforceCheckDigit: boolean }) {
+  const { prisma, dispatcher, allowPrivateCallbacks, enforceCheckDigit } = deps;
+
+  /** Field-level validation of an input, all problems at once (400). */
+  function validate(input: SubscriptionInput): { awb: string; callback: string; states: StateSelection } {
+    const problems: FieldError[] = [];
+    let awb = "";
+    if (typeof input.awb !== "string") problems.push({ field: "awb", message: `must be a string such as "020-12345675", got ${typeof input.awb}` });
+    else {
+      const parsed = parseAwb(input.awb);
+      if (!parsed) problems.push({ field: "awb", message: `must be a 3-digit prefix and an 8-digit serial ("020-12345675", "02012345675" or "020 12345675"), got ${JSON.stringify(input.awb.slice(0, 40))}` });
+      else if (enforceCheckDigit && !parsed.checkDigitValid) problems.push({ field: "awb", message: `${parsed.canonical} has a wrong check digit (the serial's first seven digits mod 7 must equal its last digit)` });
+      else awb = parsed.canonical;
+    }
+    if (typeof input.callback !== "string" || input.callback.trim() === "") problems.push({ field: "callback", message: "must be a non-empty URL string" });
+    let states: StateSelection = [];
+    if (!Array.isArray(input.states) || input.states.some((s) => typeof s !== "string")) problems.push({ field: "states", message: "must list status codes" });
+    else {
+      const result = normaliseStates(input.states as string[]);
+      if (result.unknown.length > 0) problems.push({ field: "states", message: `unknown status code(s) ${result.unknown.map((c) => JSON.stringify(c)).join(", ")}; known: RCS MAN DEP ARR RCF NFD DLV DDL RCT TFD DIS TOA or *` });
+      else if (result.states.length === 0) problems.push({ field: "states", message: "must name at least one status code, or *" });
+      states = result.states;
+    }
+    if (problems.length > 0) throw validationError(problems);
+    return { awb, callback: (input.callback as string).trim(), states };
+  }
+
+  async function findOwn(principal: Principal, id: string): Promise<Row> {
+    const row = await prisma.subscription.findFirst({ where: { id, clientId: principal.clientId } });
+    if (!row) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
+    return row;
+  }
+
+  async function rejectDuplicate(principal: Principal, awb: string, callback: string, exceptId?: string): Promise<void> {
+    const existing = await prisma.subscription.findFirst({ where: { clientId: principal.clientId, awb, callback, ...(exceptId ? { NOT: { id: exceptId } } : {}) }, select: { id: true } });
+    if (existing) {
+      throw new AppError("SUBSCRIPTION_EXISTS", `Subscription ${existing.id} already sends ${awb} to ${callback}`, { extensions: { subscriptionId: existing.id } });
+    }
+  }
+
+  async function duplicateOnRace<T>(work: () => Promise<T>, principal: Principal, awb: string, callback: string): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof P.PrismaClientKnownRequestError && error.code === "P2002") await rejectDuplicate(principal, awb, callback);
+      throw error;
+    }
+  }
+
+  return {
+    validate,
+
+    async create(principal: Principal, input: SubscriptionInput): Promise<Subscription> {
+      const { awb, callback: raw, states } = validate(input);
+      const callback = parseCallbackUrl(raw).href;
+      await rejectDuplicate(principal, awb, callback);
+      const count = await prisma.subscription.count({ where: { clientId: principal.clientId } });
+      if (count >= principal.maxSubscriptions) {
+        throw new AppError("SUBSCRIPTION_LIMIT_REACHED", `This client has ${count} subscriptions, its limit; delete some first`, { extensions: { limit: principal.maxSubscriptions } });
+      }
+      await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks, dispatcher });
+      const row = await duplicateOnRace(
+        () => prisma.subscription.create({ data: { clientId: principal.clientId, awb, callback, states: [...states] } }),
+        principal,
+        awb,
+        callback,
+      );
+      return toSubscription(row);
+    },
+
+    async get(principal: Principal, id: unknown): Promise<Subscription> {
+      return toSubscription(await findOwn(principal, parseSubscriptionId(id)));
+    },
+
+    async list(principal: Principal, filter: { awb?: unknown; callback?: unknown; first?: unknown; after?: unknown } = {}): Promise<SubscriptionPage> {
+      const problems: FieldError[] = [];
+      let awb: string | undefined;
+      if (filter.awb !== undefined && filter.awb !== null) {
+        const parsed = typeof filter.awb === "string" ? parseAwb(filter.awb) : null;
+        if (!parsed) problems.push({ field: "awb", message: "must be an AWB such as 020-12345675" });
+        else awb = parsed.canonical;
+      }
+      let callback: string | undefined;
+      if (filter.callback !== undefined && filter.callback !== null) {
+        if (typeof filter.callback !== "string") problems.push({ field: "callback", message: "must be a URL" });
+        else {
+          try {
+            callback = parseCallbackUrl(filter.callback).href;
+          } catch {
+            problems.push({ field: "callback", message: "must be an absolute http(s) URL" });
+          }
+        }
+      }
+      const first = filter.first === undefined || filter.first === null ? 50 : Number(filter.first);
+      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) problems.push({ field: "first", message: `must be a whole number from 1 to ${MAX_PAGE_SIZE}` });
+      let after: { createdAt: Date; id: string } | undefined;
+      if (filter.after !== undefined && filter.after !== null) {
+        after = decodeCursor(filter.after);
+        if (!after) problems.push({ field: "after", message: "is not a cursor this service issued" });
+      }
+      if (problems.length > 0) throw validationError(problems);
+      const rows = await prisma.subscription.findMany({
+        where: {
+          clientId: principal.clientId,
+          ...(awb ? { awb } : {}),
+          ...(callback ? { callback } : {}),
+          ...(after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {}),
+        },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        take: first + 1,
+      });
+      const items = rows.slice(0, first).map(toSubscription);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > first && last ? encodeCursor(last) : null };
+    },
+
+    /** Full replacement. The callback is verified again only when it changes. */
+    async update(principal: Principal, id: unknown, input: SubscriptionInput): Promise<Subscription> {
+      const subscriptionId = parseSubscriptionId(id);
+      const { awb, callback: raw, states } = validate(input);
+      const callback = parseCallbackUrl(raw).href;
+      const current = await findOwn(principal, subscriptionId);
+      await rejectDuplicate(principal, awb, callback, subscriptionId);
+      if (callback !== current.callback) await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks, dispatcher });
+      const row = await duplicateOnRace(
+        () => prisma.subscription.update({ where: { id: subscriptionId }, data: { awb, callback, states: [...states] } }),
+        principal,
+        awb,
+        callback,
+      );
+      return toSubscription(row);
+    },
+
+    async remove(principal: Principal, id: unknown): Promise<Subscription> {
+      const row = await findOwn(principal, parseSubscriptionId(id));
+      const deleted = await prisma.subscription.deleteMany({ where: { id: row.id, clientId: principal.clientId } });
+      if (deleted.count === 0) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${row.id}`);
+      return toSubscription(row);
+    },
+  };
+}
+
+export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
+
+function encodeCursor(s: Subscription): string {
+  return Buffer.from(`${s.createdAt.toISOString()}|${s.id}`).toString("base64url");
+}
+
+function decodeCursor(value: unknown): { createdAt: Date; id: string } | undefined {
+  if (typeof value !== "string") return undefined;
+  const [at, id] = Buffer.from(value, "base64url").toString("utf8").split("|");
+  const createdAt = new Date(at ?? "");
+  if (Number.isNaN(createdAt.getTime()) || !id || !UUID_PATTERN.test(id)) return undefined;
+  return { createdAt, id };
+}

@@ -1,0 +1,69 @@
+import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
+import { checkDigitValid } from "../domain/awb";
+import { ALL_STATES, STATUS_CODES } from "../domain/status";
+import type { Subscription } from "./subscription.service";
+
+/** CONTRACT §8: the status codes as a GraphQL enum; ALL stands for "*". */
+export enum StatusCode {
+  RCS = "RCS",
+  MAN = "MAN",
+  DEP = "DEP",
+  ARR = "ARR",
+  RCF = "RCF",
+  NFD = "NFD",
+  DLV = "DLV",
+  DDL = "DDL",
+  RCT = "RCT",
+  TFD = "TFD",
+  DIS = "DIS",
+  TOA = "TOA",
+  ALL = "ALL",
+}
+registerEnumType(StatusCode, {
+  name: "StatusCode",
+  description: "Milestone status codes in the order of the status table; ALL means every code (\"*\" in REST).",
+});
+
+export function toStoredCode(code: StatusCode): string {
+  return code === StatusCode.ALL ? ALL_STATES : code;
+}
+
+export function toStatusCode(code: string): StatusCode {
+  if (code === ALL_STATES) return StatusCode.ALL;
+  if (!(STATUS_CODES as readonly string[]).includes(code)) throw new Error(`not a status code: ${code}`);
+  return code as StatusCode;
+}
+
+@ObjectType("AwbSubscription", { description: "A client's subscription to one AWB's milestones." })
+export class SubscriptionType {
+  constructor(s: Subscription) {
+    this.subscriptionId = s.id;
+    this.awb = s.awb;
+    this.callback = s.callback;
+    this.states = s.states.map(toStatusCode);
+    this.checkDigitValid = checkDigitValid(s.awb.slice(4));
+    this.createdAt = s.createdAt;
+    this.updatedAt = s.updatedAt;
+  }
+
+  @Field(() => ID) subscriptionId: string;
+  @Field({ description: "Canonical form, e.g. 020-12345675" }) awb: string;
+  @Field() callback: string;
+  @Field(() => [StatusCode]) states: StatusCode[];
+  @Field({ description: "Whether the serial's last digit is the first seven digits mod 7." }) checkDigitValid: boolean;
+  @Field() createdAt: Date;
+  @Field() updatedAt: Date;
+}
+
+@InputType("SubscriptionInput")
+export class SubscriptionInputType {
+  @Field({ description: "020-12345675, 02012345675 or 020 12345675" }) awb!: string;
+  @Field({ description: "An http(s) URL whose OPTIONS answer allows POST" }) callback!: string;
+  @Field(() => [StatusCode]) states!: StatusCode[];
+}
+
+@ObjectType("SubscriptionPage")
+export class SubscriptionPageType {
+  @Field(() => [SubscriptionType]) items!: SubscriptionType[];
+  @Field(() => String, { nullable: true, description: "Pass as `after` for the next page; null on the last page." }) nextCursor!: string | null;
+}
