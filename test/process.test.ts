@@ -66,3 +66,41 @@ describe("the server process", () => {
     expect(result.stderr).toContain("Invalid configuration: PORT must be a whole number");
   });
 });
+
+describe("the bootstrap client", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "gw-boot-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("is created once on an empty database, its generated key and secret printed that once", async () => {
+    const first = await spawnServer({ DATA_DIR: dataDir });
+    const line = first.logs.find((l) => l.msg?.toString().startsWith("created the bootstrap client"))!;
+    expect(line).toBeDefined();
+    expect(line.bootstrapSigningSecret).toMatch(/^whsec_/);
+    const key = String(line.bootstrapApiKey);
+    const answer = await fetch(`${first.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
+    expect(answer.status).toBe(200);
+    first.child.kill("SIGTERM");
+    await first.exited;
+
+    const second = await spawnServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: "cgw_ignored-because-a-client-exists" });
+    expect(second.logs.some((l) => String(l.msg).startsWith("created the bootstrap client"))).toBe(false);
+    const still = await fetch(`${second.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
+    expect(still.status).toBe(200);
+    second.child.kill("SIGTERM");
+    await second.exited;
+  });
+
+  it("takes its key and secret from BOOTSTRAP_API_KEY and BOOTSTRAP_SIGNING_SECRET and never logs them", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "gw-boot2-"));
+    const server = await spawnServer({ DATA_DIR: dir, BOOTSTRAP_API_KEY: "cgw_operator-chosen-key-123", BOOTSTRAP_SIGNING_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" });
+    expect(JSON.stringify(server.logs)).not.toContain("operator-chosen-key");
+    expect(JSON.stringify(server.logs)).not.toContain("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    expect((await fetch(`${server.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: "Bearer cgw_operator-chosen-key-123" } })).status).toBe(200);
+    server.child.kill("SIGTERM");
+    await server.exited;
+    await rm(dir, { recursive: true, force: true });
+  });
+});

@@ -330,6 +330,21 @@ describe("metadata addresses stay forbidden with ALLOW_PRIVATE_CALLBACKS=true", 
   });
 });
 
+describe("AWB_CHECK_DIGIT=enforce", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+  it("refuses an AWB whose check digit is wrong, and accepts a right one", async () => {
+    const receiver = await startReceiver();
+    disposers.add(() => receiver.close());
+    const { url } = await startApp("pglite", disposers, { AWB_CHECK_DIGIT: "enforce" });
+    const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+    const wrong = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb: "020-12345676", callback: `${receiver.url}/ok`, states: "*" }, headers);
+    expect(wrong).toMatchObject({ status: 400, body: { code: "VALIDATION_FAILED", errors: [{ field: "awb", message: expect.stringContaining("check digit") }] } });
+    const right = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb: "020-12345675", callback: `${receiver.url}/ok`, states: "*" }, headers);
+    expect(right.status).toBe(201);
+  });
+});
+
 describe("rate limits", () => {
   const disposers = new Disposers();
   afterAll(() => disposers.disposeAll());

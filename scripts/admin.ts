@@ -1,0 +1,112 @@
+// npm run admin -- <command> [options]: manage clients, API keys, signing secrets and callback prefixes.
+// Uses the server's configuration (DATABASE_URL, or the embedded database under DATA_DIR; with the
+// embedded database, stop the server first or use the GraphQL admin operations).
+import "reflect-metadata";
+import { parseArgs } from "node:util";
+import { type ClientService, createClientService } from "../src/clients/client.service";
+import { loadConfig } from "../src/config";
+import { openDatabase } from "../src/db/database";
+import { AppError } from "../src/errors";
+import { createLogger } from "../src/log";
+
+const USAGE = `usage: npm run admin -- <command> [options]
+
+  clients                                              list clients and their keys (never the keys themselves)
+  client:create --name <name> --prefixes <p1,p2> [--max-subscriptions <n>]
+                                                       create a client; prints its id and signing secret once
+  key:issue --client <id> --scopes <s1,s2> [--label <text>]
+                                                       issue an API key; printed once, only its hash is kept
+                                                       scopes: subscriptions, events:read, events:write, admin
+  key:revoke --key <key id>                            revoke a key
+  secret:rotate --client <id>                          new webhook signing secret; printed once
+  prefixes:set --client <id> --prefixes <p1,p2>        replace the registered callback prefixes ("*": any URL)`;
+
+const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+async function run(command: string, options: Record<string, string | undefined>, clients: ClientService): Promise<void> {
+  const need = (name: string): string => {
+    const value = options[name];
+    if (!value) throw new UsageError(`${command} needs --${name}`);
+    return value;
+  };
+  switch (command) {
+    case "clients":
+      for (const c of await clients.listClients()) {
+        console.log(`${c.id}  ${c.name}  prefixes: ${c.callbackPrefixes.join(", ")}  max subscriptions: ${c.maxSubscriptions}`);
+        for (const k of c.keys) console.log(`    key ${k.id}  ${k.lookupPrefix}…  ${k.scopes.join(",")}${k.label ? `  "${k.label}"` : ""}${k.revokedAt ? `  revoked ${k.revokedAt.toISOString()}` : ""}`);
+      }
+      return;
+    case "client:create": {
+      const max = options["max-subscriptions"];
+      const created = await clients.createClient({ name: need("name"), callbackPrefixes: list(need("prefixes")), ...(max ? { maxSubscriptions: Number(max) } : {}) });
+      console.log(`client ${created.clientId}\nsigning secret (shown once): ${created.signingSecret}`);
+      return;
+    }
+    case "key:issue": {
+      const issued = await clients.issueKey(need("client"), list(need("scopes")), options.label ?? null);
+      console.log(`key id ${issued.keyId}\nAPI key (shown once): ${issued.key}`);
+      return;
+    }
+    case "key:revoke":
+      await clients.revokeKey(need("key"));
+      console.log("revoked");
+      return;
+    case "secret:rotate":
+      console.log(`signing secret (shown once): ${await clients.rotateSigningSecret(need("client"))}`);
+      return;
+    case "prefixes:set":
+      console.log(`prefixes: ${(await clients.setCallbackPrefixes(need("client"), list(need("prefixes")))).join(", ")}`);
+      return;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+class UsageError extends Error {}
+
+async function main(): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: { name: { type: "string" }, prefixes: { type: "string" }, "max-subscriptions": { type: "string" }, client: { type: "string" }, scopes: { type: "string" }, label: { type: "string" }, key: { type: "string" } },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const [command] = parsed.positionals;
+  if (!command) {
+    console.error(USAGE);
+    return 2;
+  }
+  const config = loadConfig(process.env);
+  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+  try {
+    const clients = createClientService({ prisma: database.prisma, log: createLogger("warn") });
+    await clients.ensureBootstrapClient(config.bootstrap);
+    await run(command, parsed.values, clients);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof AppError) {
+      console.error(`${error.code}: ${error.message}`);
+      for (const p of error.errors ?? []) console.error(`  ${p.field}: ${p.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await database.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);
