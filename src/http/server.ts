@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import secureJson from "secure-json-parse";
 import { AppError } from "../errors";
 import { asAppError, sendProblem } from "./problem";
 
@@ -28,6 +29,18 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   // Route schemas document the API (OpenAPI); validation happens in the services, so REST and GraphQL
   // give the same answers, and objects are serialised with JSON.stringify so no field is ever dropped.
   app.setValidatorCompiler(() => () => true);
+
+  // JSON with prototype-poisoning protection, as Fastify's own parser; an empty body reads as "no
+  // body" (clients often send Content-Type on GET and DELETE), and the route decides if one is needed.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    if (body === "") return done(null, undefined);
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: "error", constructorAction: "error" }));
+    } catch (error) {
+      done(new AppError("MALFORMED_JSON", `The body is not valid JSON: ${(error as Error).message}`), undefined);
+    }
+  });
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // A callback hook, not an async one: this runs on every request and a promise per request shows.
