@@ -17,6 +17,13 @@ import { authenticate } from "./http/auth";
 import { createRateLimiter } from "./http/rate-limit";
 import { createClientService } from "./clients/client.service";
 import { createGuardedAgent } from "./outbound/guarded-agent";
+import { createDeliveryMetrics } from "./delivery/delivery.metrics";
+import { startDeliveryWorker } from "./delivery/delivery.runtime";
+import { createDeliveryService } from "./delivery/delivery.service";
+import { createDeliveryStore } from "./delivery/delivery.store";
+import type { DeliveryWorker } from "./delivery/delivery.worker";
+import { registerMilestoneRoutes } from "./milestones/milestone.routes";
+import { createMilestoneService } from "./milestones/milestone.service";
 import { registerSubscriptionRoutes } from "./subscriptions/subscription.routes";
 import { createSubscriptionService } from "./subscriptions/subscription.service";
 import { registerStationRoutes } from "./stations/station.routes";
@@ -30,6 +37,8 @@ export interface App {
   readonly http: FastifyInstance;
   readonly database: Database;
   readonly services: Services;
+  /** The delivery worker of this process, unless DELIVERY_WORKER=false. */
+  readonly worker: DeliveryWorker | undefined;
   /** The URL the server listens on, once started. */
   url(): string;
   listen(): Promise<string>;
@@ -51,6 +60,17 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   await clients.ensureBootstrapClient(config.bootstrap);
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
+  const deliveryStore = createDeliveryStore(database.prisma);
+  const metrics = createDeliveryMetrics(deliveryStore);
+  let worker: DeliveryWorker | undefined;
+  const milestones = createMilestoneService({
+    prisma: database.prisma,
+    onCommitted: (events, deliveryCount) => {
+      metrics.recordEvents(events.length);
+      if (deliveryCount > 0) worker?.wake();
+    },
+  });
+  const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
   const services: Services = {
     health: createHealthService(database, () => true),
     stations,
@@ -61,6 +81,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       allowPrivateCallbacks: config.allowPrivateCallbacks,
       enforceCheckDigit: config.awbCheckDigit === "enforce",
     }),
+    milestones,
+    deliveries,
+    enforceCheckDigit: config.awbCheckDigit === "enforce",
   };
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
   const authenticateHeader = (header: string | undefined) => authenticate(header, clients, limiter);
@@ -69,6 +92,14 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   registerHealthRoutes(http, services.health);
   registerStationRoutes(http, { stations, carrier: config.carrierSegment });
+  registerMilestoneRoutes(http, {
+    milestones,
+    deliveries,
+    carrier: config.carrierSegment,
+    enforceCheckDigit: config.awbCheckDigit === "enforce",
+    authenticate: (request) => authenticateHeader(request.headers.authorization),
+  });
+  http.get("/metrics", { schema: { hide: true } }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   registerSubscriptionRoutes(http, {
     subscriptions: services.subscriptions,
     carrier: config.carrierSegment,
@@ -102,6 +133,8 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     ...(config.graphqlResponseCache ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) } : {}),
   });
 
+  if (config.deliveryWorker) worker = startDeliveryWorker({ config, store: deliveryStore, clients, dispatcher: callbackAgent, metrics, log });
+
   let stopping: Promise<void> | undefined;
   const url = () => {
     const address = http.server.address() as AddressInfo | null;
@@ -113,6 +146,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     http,
     database,
     services,
+    get worker() {
+      return worker;
+    },
     url,
     async listen() {
       await http.listen({ port: config.port, host: config.host });
@@ -123,6 +159,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         // Fastify's close runs Apollo's drain (which disposes the websocket server) and waits for
         // in-flight requests; only then is the database closed under them.
         await http.close();
+        await worker?.stop();
         stations.stop();
         await callbackAgent.close();
         await database.close();

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/backoff";
 
 /** Everything the service reads from its environment. The only reader of process.env is main.ts,
  * which hands the environment to `loadConfig`; the result is validated, frozen and passed down. */
@@ -27,6 +28,16 @@ export interface Config {
   /** Per API key: average requests a second and the burst allowed at once (0: no limit). */
   readonly rateLimitPerSecond: number;
   readonly rateLimitBurst: number;
+  /** Run the delivery worker in this process (`npm run worker` runs one on its own). */
+  readonly deliveryWorker: boolean;
+  readonly delivery: {
+    readonly concurrency: number;
+    readonly perOrigin: number;
+    readonly pollMs: number;
+    readonly leaseMs: number;
+    /** Milliseconds to wait before each retry. */
+    readonly retrySchedule: readonly number[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -87,6 +98,13 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   return raw;
 }
 
+function schedule(env: Env, name: string): number[] {
+  const raw = text(env, name) ?? DEFAULT_RETRY_SCHEDULE;
+  const parsed = parseSchedule(raw);
+  if (!parsed) throw new ConfigError(name, `must be comma-separated durations such as "5s,30s,2m,1h", got "${raw}"`);
+  return parsed;
+}
+
 /** `memory://` keeps the embedded database in memory only (nothing survives a restart). */
 export const IN_MEMORY_DATA_DIR = "memory://";
 
@@ -133,5 +151,14 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
     rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
+    deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
+    delivery: Object.freeze({
+      concurrency: integer(env, "DELIVERY_CONCURRENCY", 64, 1, 10_000),
+      perOrigin: integer(env, "DELIVERY_PER_ORIGIN", 8, 1, 1_000),
+      pollMs: integer(env, "DELIVERY_POLL_MS", 500, 10, 60_000),
+      // A lease must outlast the 10 s send timeout, or a slow attempt could be claimed twice.
+      leaseMs: integer(env, "DELIVERY_LEASE_MS", 30_000, 11_000, 3_600_000),
+      retrySchedule: Object.freeze(schedule(env, "DELIVERY_RETRY_SCHEDULE")),
+    }),
   });
 }

@@ -1,4 +1,6 @@
 import type { ClientService } from "./clients/client.service";
+import type { DeliveryService } from "./delivery/delivery.service";
+import type { MilestoneService } from "./milestones/milestone.service";
 import type { HealthService } from "./health/health.service";
 import type { StationService } from "./stations/station.service";
 import type { SubscriptionService } from "./subscriptions/subscription.service";
@@ -9,4 +11,8 @@ export interface Services {
   readonly stations: StationService;
   readonly clients: ClientService;
   readonly subscriptions: SubscriptionService;
+  readonly milestones: MilestoneService;
+  readonly deliveries: DeliveryService;
+  /** AWB_CHECK_DIGIT=enforce */
+  readonly enforceCheckDigit: boolean;
 }

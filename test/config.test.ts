@@ -19,6 +19,8 @@ describe("configuration", () => {
       graphqlResponseCache: true,
       rateLimitPerSecond: 200,
       rateLimitBurst: 400,
+      deliveryWorker: true,
+      delivery: { concurrency: 64, perOrigin: 8, pollMs: 500, leaseMs: 30_000, retrySchedule: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000] },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -62,6 +64,8 @@ describe("configuration", () => {
     ["BOOTSTRAP_SIGNING_SECRET", "secret", /BOOTSTRAP_SIGNING_SECRET must be "whsec_"/],
     ["BOOTSTRAP_API_KEY", "short", /BOOTSTRAP_API_KEY must be 16 to 256/],
     ["BOOTSTRAP_CALLBACK_PREFIXES", "ftp://x", /BOOTSTRAP_CALLBACK_PREFIXES has "ftp:\/\/x"/],
+    ["DELIVERY_RETRY_SCHEDULE", "5s,soon", /DELIVERY_RETRY_SCHEDULE must be comma-separated durations/],
+    ["DELIVERY_LEASE_MS", "5000", /DELIVERY_LEASE_MS must be between 11000/],
   ])("fails fast naming %s when it is %p", (variable, value, message) => {
     let thrown: unknown;
     try {

@@ -4,10 +4,11 @@ import { type GraphQLSchema, lexicographicSortSchema, printSchema } from "graphq
 import { buildSchema, type PubSub } from "type-graphql";
 import { AdminResolver } from "../clients/admin.resolver";
 import { HealthResolver } from "../health/health.resolver";
+import { MilestoneResolver } from "../milestones/milestone.resolver";
 import { StationResolver } from "../stations/station.resolver";
 import { SubscriptionResolver } from "../subscriptions/subscription.resolver";
 
-const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, AdminResolver] as const;
+const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, MilestoneResolver, AdminResolver] as const;
 
 export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });

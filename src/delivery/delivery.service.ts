@@ -1,0 +1,106 @@
+import type { Principal } from "../clients/client.service";
+import type { Prisma } from "../db/database";
+import { AppError, validationError } from "../errors";
+import { parseSubscriptionId, UUID_PATTERN } from "../subscriptions/subscription.service";
+
+export interface DeliveryAttemptView {
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+}
+
+export interface DeliveryView {
+  deliveryId: string;
+  subscriptionId: string | null;
+  eventId: string;
+  callback: string;
+  status: "PENDING" | "DELIVERED" | "DEAD";
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  lastError: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+  payload: string;
+  attempts: DeliveryAttemptView[];
+}
+
+const STATUSES = ["PENDING", "DELIVERED", "DEAD"] as const;
+
+function parseInstant(value: unknown, field: string): Date | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const date = typeof value === "string" || value instanceof Date ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(date.getTime())) throw validationError([{ field, message: "must be an ISO 8601 date-time" }]);
+  return date;
+}
+
+/** Reading and redelivering a client's own deliveries (CONTRACT §7: dead ones can be redelivered). */
+export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; onRequeued: () => void }) {
+  const toView = (d: Awaited<ReturnType<typeof prisma.delivery.findMany<{ include: { attempts: true } }>>>[number]): DeliveryView => ({
+    deliveryId: d.id,
+    subscriptionId: d.subscriptionId,
+    eventId: d.eventId,
+    callback: d.callback,
+    status: d.status,
+    attemptCount: d.attemptCount,
+    nextAttemptAt: d.status === "PENDING" ? d.nextAttemptAt : null,
+    lastError: d.lastError,
+    createdAt: d.createdAt,
+    completedAt: d.completedAt,
+    payload: d.payload,
+    attempts: d.attempts.map((a) => ({ startedAt: a.startedAt, durationMs: a.durationMs, statusCode: a.statusCode, error: a.error })),
+  });
+
+  async function ownSubscription(principal: Principal, subscriptionId: unknown): Promise<string> {
+    const id = parseSubscriptionId(subscriptionId);
+    const subscription = await prisma.subscription.findUnique({ where: { id }, select: { clientId: true } });
+    if (!subscription || subscription.clientId !== principal.clientId) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
+    return id;
+  }
+
+  return {
+    /** A subscription's deliveries, newest first, with every attempt. */
+    async listForSubscription(principal: Principal, subscriptionId: unknown, { status, first = 50 }: { status?: unknown; first?: number } = {}): Promise<DeliveryView[]> {
+      const id = await ownSubscription(principal, subscriptionId);
+      if (status !== undefined && status !== null && !(STATUSES as readonly unknown[]).includes(status)) {
+        throw validationError([{ field: "status", message: `must be one of ${STATUSES.join(", ")}` }]);
+      }
+      if (!Number.isInteger(first) || first < 1 || first > 500) throw validationError([{ field: "first", message: "must be a whole number from 1 to 500" }]);
+      const rows = await prisma.delivery.findMany({
+        where: { subscriptionId: id, clientId: principal.clientId, ...(status ? { status: status as (typeof STATUSES)[number] } : {}) },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take: first,
+        include: { attempts: { orderBy: { startedAt: "asc" } } },
+      });
+      return rows.map(toView);
+    },
+
+    /** Sends a dead or delivered notification again (same webhook-id), from a fresh attempt schedule. */
+    async redeliver(principal: Principal, deliveryId: unknown): Promise<DeliveryView> {
+      if (typeof deliveryId !== "string" || !UUID_PATTERN.test(deliveryId)) throw validationError([{ field: "deliveryId", message: "must be a delivery id (a UUID)" }]);
+      const row = await prisma.delivery.findUnique({ where: { id: deliveryId.toLowerCase() } });
+      if (!row || row.clientId !== principal.clientId) throw new AppError("DELIVERY_NOT_FOUND", `No delivery ${deliveryId}`);
+      if (row.status !== "PENDING") {
+        await prisma.delivery.updateMany({ where: { id: row.id, status: { not: "PENDING" } }, data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null } });
+        onRequeued();
+      }
+      const updated = await prisma.delivery.findUniqueOrThrow({ where: { id: row.id }, include: { attempts: { orderBy: { startedAt: "asc" } } } });
+      return toView(updated);
+    },
+
+    /** Requeues every dead delivery of a subscription, optionally only those created in [from, to). */
+    async redeliverDead(principal: Principal, subscriptionId: unknown, window: { from?: unknown; to?: unknown } = {}): Promise<number> {
+      const id = await ownSubscription(principal, subscriptionId);
+      const from = parseInstant(window.from, "from");
+      const to = parseInstant(window.to, "to");
+      const { count } = await prisma.delivery.updateMany({
+        where: { subscriptionId: id, clientId: principal.clientId, status: "DEAD", ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lt: to } : {}) } } : {}) },
+        data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null },
+      });
+      if (count > 0) onRequeued();
+      return count;
+    },
+  };
+}
+
+export type DeliveryService = ReturnType<typeof createDeliveryService>;

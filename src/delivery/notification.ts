@@ -1,0 +1,28 @@
+import { createHmac } from "node:crypto";
+
+/** CONTRACT §7: the callback body, exactly these five fields in this order. */
+export function notificationBody(n: { subscriptionId: string; awb: string; state: string; toaTimestamp: Date | null; receivedAt: Date }): string {
+  return JSON.stringify({
+    subscriptionId: n.subscriptionId,
+    AWB: n.awb,
+    State: n.state,
+    toaTimestamp: n.state === "TOA" && n.toaTimestamp ? n.toaTimestamp.toISOString() : null,
+    timestamp: n.receivedAt.toISOString(),
+  });
+}
+
+/**
+ * Standard Webhooks signature: "v1," + base64 HMAC-SHA256 of "id.timestamp.body", keyed with the
+ * base64-decoded part of the "whsec_" secret. `timestamp` is Unix seconds.
+ */
+export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+  return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
+}
+
+/** scheme://host:port: deliveries to one origin share its concurrency limit and connections. */
+export function originOf(callback: string): string {
+  const url = new URL(callback);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return `${url.protocol}//${url.hostname}:${port}`;
+}

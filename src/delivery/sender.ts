@@ -1,0 +1,66 @@
+import { type Dispatcher, request } from "undici";
+import { assertHostAllowed, forbiddenCause } from "../outbound/guarded-agent";
+import { parseRetryAfter } from "./backoff";
+import type { ClaimedDelivery } from "./delivery.store";
+import { signWebhook } from "./notification";
+
+/** CONTRACT §7: success is a 2xx within 10 s. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+const USER_AGENT = "cargo-gateway/1.0 (webhook delivery)";
+
+export interface SendResult {
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  retryAfterMs: number | null;
+}
+
+/** POSTs one signed notification. Never throws: every failure is described in the result. */
+export async function sendNotification(delivery: ClaimedDelivery, secret: string, { dispatcher, allowPrivate }: { dispatcher: Dispatcher; allowPrivate: boolean }): Promise<SendResult> {
+  const startedAt = new Date();
+  const started = performance.now();
+  const timestamp = Math.floor(startedAt.getTime() / 1000);
+  const done = (statusCode: number | null, error: string | null, retryAfterMs: number | null = null): SendResult => ({
+    startedAt,
+    durationMs: Math.round(performance.now() - started),
+    statusCode,
+    error,
+    retryAfterMs,
+  });
+  try {
+    assertHostAllowed(new URL(delivery.callback), allowPrivate);
+    const response = await request(delivery.callback, {
+      method: "POST",
+      dispatcher,
+      body: delivery.payload,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": delivery.id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signWebhook(secret, delivery.id, timestamp, delivery.payload),
+      },
+      headersTimeout: DELIVERY_TIMEOUT_MS,
+      bodyTimeout: DELIVERY_TIMEOUT_MS,
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+    });
+    await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
+    const ok = response.statusCode >= 200 && response.statusCode <= 299;
+    return done(response.statusCode, ok ? null : `HTTP ${response.statusCode}`, parseRetryAfter(response.headers["retry-after"]));
+  } catch (error) {
+    const forbidden = forbiddenCause(error);
+    if (forbidden) return done(null, `address not allowed: ${forbidden.message}`);
+    return done(null, describe(error));
+  }
+}
+
+function describe(error: unknown): string {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { name?: string }).name === "TimeoutError") return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+    const code = (e as { code?: string }).code;
+    if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+    if (code && code !== "UND_ERR_ABORTED") return code;
+  }
+  return (error as Error).message ?? "request failed";
+}

@@ -1,0 +1,70 @@
+import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { StatusCode } from "../subscriptions/subscription.types";
+import type { StoredMilestone } from "./milestone.service";
+
+@ObjectType("StatusEvent", { description: "A stored milestone of an AWB." })
+export class StatusEventType {
+  constructor(e: StoredMilestone) {
+    this.eventId = e.id;
+    this.sequence = e.seq.toString();
+    this.awb = e.awb;
+    this.state = e.state as StatusCode;
+    this.timestamp = e.occurredAt;
+    this.toaTimestamp = e.toaTimestamp;
+    this.receivedAt = e.receivedAt;
+    this.station = e.station;
+    this.flight = e.flight;
+  }
+
+  @Field(() => ID) eventId: string;
+  @Field({ description: "Increases with every stored event: pass the last one seen as `after` to catch up." }) sequence: string;
+  @Field() awb: string;
+  @Field(() => StatusCode) state: StatusCode;
+  @Field({ description: "When the milestone happened." }) timestamp: Date;
+  @Field(() => Date, { nullable: true, description: "Time of arrival, for TOA events." }) toaTimestamp: Date | null;
+  @Field({ description: "When the gateway received it." }) receivedAt: Date;
+  @Field(() => String, { nullable: true, description: "IATA code of the station where it happened." }) station: string | null;
+  @Field(() => String, { nullable: true, description: "Flight, e.g. LH8160." }) flight: string | null;
+}
+
+@InputType("StatusEventInput")
+export class StatusEventInputType {
+  @Field(() => String, { nullable: true, description: "Your id for the event; a repeat is stored once." }) eventId?: string | null;
+  @Field() awb!: string;
+  @Field({ description: "One status code (RCS … TOA)" }) state!: string;
+  @Field(() => String, { nullable: true, description: "ISO 8601 with offset; default: when received" }) timestamp?: string | null;
+  @Field(() => String, { nullable: true, description: "ISO 8601 with offset; TOA only" }) toaTimestamp?: string | null;
+  @Field(() => String, { nullable: true }) station?: string | null;
+  @Field(() => String, { nullable: true }) flight?: string | null;
+}
+
+@ObjectType("IngestResult")
+export class IngestResultType {
+  @Field(() => ID) eventId!: string;
+  @Field() duplicate!: boolean;
+  @Field(() => Int) matchedSubscriptions!: number;
+}
+
+@ObjectType("DeliveryAttempt")
+export class DeliveryAttemptType {
+  @Field() startedAt!: Date;
+  @Field(() => Int) durationMs!: number;
+  @Field(() => Int, { nullable: true }) statusCode!: number | null;
+  @Field(() => String, { nullable: true }) error!: string | null;
+}
+
+@ObjectType("Delivery", { description: "One notification of one milestone to one subscription's callback; deliveryId is the webhook-id." })
+export class DeliveryType {
+  @Field(() => ID) deliveryId!: string;
+  @Field(() => ID, { nullable: true }) subscriptionId!: string | null;
+  @Field(() => ID) eventId!: string;
+  @Field() callback!: string;
+  @Field({ description: "PENDING, DELIVERED or DEAD" }) status!: string;
+  @Field(() => Int) attemptCount!: number;
+  @Field(() => Date, { nullable: true }) nextAttemptAt!: Date | null;
+  @Field(() => String, { nullable: true }) lastError!: string | null;
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true }) completedAt!: Date | null;
+  @Field({ description: "The JSON body sent" }) payload!: string;
+  @Field(() => [DeliveryAttemptType]) attempts!: DeliveryAttemptType[];
+}
