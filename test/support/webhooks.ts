@@ -1,0 +1,25 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+
+/** Verifies a Standard Webhooks signature as a receiver would (independent of the sender's code). */
+export function verifySignature(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
+  const id = String(headers["webhook-id"]);
+  const timestamp = String(headers["webhook-timestamp"]);
+  const expected = createHmac("sha256", Buffer.from(secret.replace(/^whsec_/, ""), "base64")).update(`${id}.${timestamp}.${body}`).digest();
+  return String(headers["webhook-signature"])
+    .split(" ")
+    .some((part) => {
+      const [version, signature] = part.split(",");
+      const given = Buffer.from(signature ?? "", "base64");
+      return version === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
+    });
+}
+
+/** Resolves once `predicate` holds, checking whenever `subscribe` reports a change or every 50 ms. */
+export async function until(predicate: () => boolean | Promise<boolean>, { timeoutMs = 20_000, what = "condition" } = {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
