@@ -13,9 +13,9 @@ export interface ReceivedPost {
  *   /ok…        204, Allow: GET, POST, OPTIONS        /no-post…  200, Allow: GET, HEAD
  *   /no-allow…  204 without Allow                     /error…    500
  *   /redirect…  301 to /ok                            /hang…     never answers
- * POSTs are recorded and answered with `postStatus` (default 204).
+ * POSTs are recorded and answered with `postStatus` (default 204); POSTs to /ok/hang… are never answered.
  */
-export async function startReceiver(): Promise<{
+export async function startReceiver(port = 0): Promise<{
   url: string;
   posts: ReceivedPost[];
   optionsCount: () => number;
@@ -40,6 +40,7 @@ export async function startReceiver(): Promise<{
       if (path.startsWith("/redirect")) return void res.writeHead(301, { location: "/ok" }).end();
       return void res.writeHead(204, { allow: "GET, post, OPTIONS" }).end();
     }
+    if (path.startsWith("/ok/hang")) return void hanging.push(res);
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
@@ -49,10 +50,10 @@ export async function startReceiver(): Promise<{
       for (const listener of listeners) listener(post);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     posts,
     optionsCount: () => optionsCount,
     setPostStatus: (status, headers = {}) => {
