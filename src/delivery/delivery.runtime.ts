@@ -24,6 +24,7 @@ export function startDeliveryWorker(deps: { config: Config; store: DeliveryStore
   const worker = createDeliveryWorker({
     claim: store.claimDue,
     release: store.release,
+    defer: store.deferOrigin,
     record: store.recordOutcomes,
     send: async (delivery) => sendNotification(delivery, await secretFor(delivery.clientId), { dispatcher, allowPrivate: config.allowPrivateCallbacks }),
     onAttempt: (outcome, delivery) => metrics.recordAttempt(outcome, delivery.eventReceivedAt),

@@ -43,19 +43,23 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
       const keys = events.map(dedupeKeyOf);
       const { results, stored, deliveryCount } = await prisma.$transaction(
         async (tx) => {
-          const created = await tx.statusEvent.createManyAndReturn({
-            data: events.map((e, i) => ({
-              dedupeKey: keys[i]!,
-              awb: e.awb,
-              state: e.state,
-              occurredAt: e.occurredAt,
-              receivedAt,
-              toaTimestamp: e.toaTimestamp,
-              station: e.station,
-              flight: e.flight,
-            })),
-            skipDuplicates: true,
-          });
+          // One multi-row statement per table: Prisma's createMany path cost ~10x raw SQL for 500 rows.
+          const created = await tx.$queryRawUnsafe<Array<StoredMilestone & { dedupeKey: string }>>(
+            `INSERT INTO status_event (id, dedupe_key, awb, state, occurred_at, received_at, toa_timestamp, station, flight)
+             SELECT gen_random_uuid(), k, a, s, o::timestamptz, $5::timestamptz, t::timestamptz, st, f
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::text[], $8::text[]) AS v(k, a, s, o, t, st, f)
+             ON CONFLICT (dedupe_key) DO NOTHING
+             RETURNING id::text AS id, seq, dedupe_key AS "dedupeKey", awb, state, occurred_at AS "occurredAt", received_at AS "receivedAt",
+                       toa_timestamp AS "toaTimestamp", station, flight`,
+            keys,
+            events.map((e) => e.awb),
+            events.map((e) => e.state),
+            events.map((e) => e.occurredAt.toISOString()),
+            receivedAt.toISOString(),
+            events.map((e) => e.toaTimestamp?.toISOString() ?? null),
+            events.map((e) => e.station),
+            events.map((e) => e.flight),
+          );
           const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
           const seen = new Set<string>();
           const repeatedKeys = keys.filter((k) => !createdByKey.has(k));
@@ -86,9 +90,19 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
             return { eventId: event.id, duplicate: false, matchedSubscriptions: matching.length };
           });
           for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
-            await tx.delivery.createMany({ data: deliveries.slice(i, i + INSERT_CHUNK) });
+            const chunk = deliveries.slice(i, i + INSERT_CHUNK);
+            await tx.$executeRawUnsafe(
+              `INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload)
+               SELECT gen_random_uuid(), e::uuid, s::uuid, c::uuid, cb, o, p FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(e, s, c, cb, o, p)`,
+              chunk.map((d) => d.eventId),
+              chunk.map((d) => d.subscriptionId),
+              chunk.map((d) => d.clientId),
+              chunk.map((d) => d.callback),
+              chunk.map((d) => d.origin),
+              chunk.map((d) => d.payload),
+            );
           }
-          return { results, stored: created as StoredMilestone[], deliveryCount: deliveries.length };
+          return { results, stored: created.map(({ dedupeKey: _, ...event }) => event), deliveryCount: deliveries.length };
         },
         { timeout: 60_000, maxWait: 10_000 },
       );
