@@ -4,8 +4,7 @@
 import "reflect-metadata";
 import { parseArgs } from "node:util";
 import { type ClientService, createClientService } from "../src/clients/client.service";
-import { loadConfig } from "../src/config";
-import { openDatabase } from "../src/db/database";
+import { loadConfigOrExit, openConfiguredDatabase, printProblems, runCli } from "../src/cli";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
 
@@ -80,8 +79,8 @@ async function main(): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const config = loadConfig(process.env);
-  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+  const config = loadConfigOrExit(process.env);
+  const database = await openConfiguredDatabase(config);
   try {
     const clients = createClientService({ prisma: database.prisma, log: createLogger("warn") });
     await clients.ensureBootstrapClient(config.bootstrap);
@@ -93,8 +92,7 @@ async function main(): Promise<number> {
       return 2;
     }
     if (error instanceof AppError) {
-      console.error(`${error.code}: ${error.message}`);
-      for (const p of error.errors ?? []) console.error(`  ${p.field}: ${p.message}`);
+      printProblems(error);
       return 1;
     }
     throw error;
@@ -103,10 +101,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  },
-);
+runCli(main);

@@ -4,8 +4,7 @@
 // servers pick up the new data within STATION_REFRESH_MS. Exit codes: 0 imported, 1 rejected, 2 usage.
 import "reflect-metadata";
 import { readFile } from "node:fs/promises";
-import { loadConfig } from "../src/config";
-import { openDatabase } from "../src/db/database";
+import { loadConfigOrExit, openConfiguredDatabase, printProblems, runCli } from "../src/cli";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
 import { createStationService } from "../src/stations/station.service";
@@ -24,8 +23,8 @@ async function main(): Promise<number> {
     console.error(`Cannot read ${file}: ${(error as Error).message}`);
     return 1;
   }
-  const config = loadConfig(process.env);
-  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+  const config = loadConfigOrExit(process.env);
+  const database = await openConfiguredDatabase(config);
   try {
     const stations = createStationService({ store: createStationStore(database.prisma), log: createLogger("warn") });
     const result = await stations.importStations(input);
@@ -33,18 +32,11 @@ async function main(): Promise<number> {
     return 0;
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    console.error(`${file}: ${error.message}`);
-    for (const problem of error.errors ?? []) console.error(`  ${problem.field}: ${problem.message}`);
+    printProblems(error, `${file}: `);
     return 1;
   } finally {
     await database.close();
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  },
-);
+runCli(main);

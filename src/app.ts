@@ -3,7 +3,8 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createPubSub } from "@graphql-yoga/subscription";
 import type { Config } from "./config";
-import { type Database, openDatabase } from "./db/database";
+import { openConfiguredDatabase } from "./cli";
+import type { Database } from "./db/database";
 import { mountApollo } from "./graphql/apollo";
 import type { GraphQLContext } from "./graphql/context";
 import { createResponseCache } from "./graphql/response-cache";
@@ -48,9 +49,7 @@ export interface App {
 
 /** The composition root: every dependency is built here and handed down; nothing below reads globals. */
 export async function createApp(config: Config, log: Logger): Promise<App> {
-  const database = await openDatabase(
-    config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir },
-  );
+  const database = await openConfiguredDatabase(config);
   if (database.appliedMigrations.length > 0) log.info({ migrations: database.appliedMigrations }, "applied database migrations");
   log.info({ database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) }, "database ready");
 

@@ -1,19 +1,10 @@
 import "reflect-metadata";
 import { createApp } from "./app";
-import { ConfigError, loadConfig } from "./config";
+import { loadConfigOrExit } from "./cli";
 import { createLogger } from "./log";
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
   const app = await createApp(config, log);
   const url = await app.listen();

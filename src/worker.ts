@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { createClientService } from "./clients/client.service";
-import { ConfigError, loadConfig } from "./config";
+import { loadConfigOrExit } from "./cli";
 import { openDatabase } from "./db/database";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { startDeliveryWorker } from "./delivery/delivery.runtime";
@@ -13,16 +13,7 @@ import { createGuardedAgent } from "./outbound/guarded-agent";
  * apart from the API (PostgreSQL only: the embedded database belongs to one process).
  */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
   if (!config.databaseUrl) {
     log.error("npm run worker needs DATABASE_URL: the embedded database is served by the gateway process, whose worker delivers");
