@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { createPubSub } from "@graphql-yoga/subscription";
 import type { Config } from "./config";
 import { openConfiguredDatabase } from "./cli";
+import { AppError, ERROR_TABLE } from "./errors";
 import type { Database } from "./db/database";
 import { mountApollo } from "./graphql/apollo";
 import type { GraphQLContext } from "./graphql/context";
@@ -25,6 +26,8 @@ import { createDeliveryStore } from "./delivery/delivery.store";
 import type { DeliveryWorker } from "./delivery/delivery.worker";
 import { registerMilestoneRoutes } from "./milestones/milestone.routes";
 import { createMilestoneService } from "./milestones/milestone.service";
+import { milestoneView } from "./milestones/milestone.view";
+import { createLiveEvents } from "./live/live-events";
 import { registerSubscriptionRoutes } from "./subscriptions/subscription.routes";
 import { createSubscriptionService } from "./subscriptions/subscription.service";
 import { registerStationRoutes } from "./stations/station.routes";
@@ -59,6 +62,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   await clients.ensureBootstrapClient(config.bootstrap);
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
+  const live = createLiveEvents({ redisUrl: config.redisUrl, log });
   const deliveryStore = createDeliveryStore(database.prisma);
   const metrics = createDeliveryMetrics(deliveryStore);
   let worker: DeliveryWorker | undefined;
@@ -67,6 +71,8 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     onCommitted: (events, deliveryCount) => {
       metrics.recordEvents(events.length);
       if (deliveryCount > 0) worker?.wake();
+      // After the commit only: a live subscriber never sees an event that could still roll back.
+      for (const event of events) live.pubSub.publish("milestone", milestoneView(event));
     },
   });
   const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
@@ -82,6 +88,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     }),
     milestones,
     deliveries,
+    live,
     enforceCheckDigit: config.awbCheckDigit === "enforce",
   };
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
@@ -120,6 +127,17 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     createContext: (ctx) => {
       const authorization = ctx.connectionParams?.authorization;
       return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined);
+    },
+    authorize: async (authorization) => {
+      try {
+        const principal = await authenticateHeader(typeof authorization === "string" ? authorization : undefined);
+        if (!principal) return { ok: false, code: ERROR_TABLE.UNAUTHENTICATED.close, reason: "Send connection_init with { authorization: \"Bearer <key>\" }" };
+        if (!principal.scopes.has("events:read")) return { ok: false, code: ERROR_TABLE.INSUFFICIENT_SCOPE.close, reason: "The API key lacks the events:read scope" };
+        return { ok: true, keyId: principal.keyId };
+      } catch (error) {
+        const code = error instanceof AppError ? error.code : "INTERNAL";
+        return { ok: false, code: ERROR_TABLE[code].close, reason: error instanceof AppError ? error.message : "Internal error" };
+      }
     },
   });
   await mountApollo({
@@ -161,6 +179,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         await worker?.stop();
         stations.stop();
         await callbackAgent.close();
+        await live.close();
         await database.close();
       })();
       return stopping;

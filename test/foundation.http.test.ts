@@ -1,6 +1,6 @@
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
-import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 
 describe.each(BACKENDS)("the gateway process on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
@@ -35,7 +35,7 @@ describe.each(BACKENDS)("the gateway process on %s", (backend) => {
     });
 
     it("serves GraphQL over graphql-ws on the same port", async () => {
-      const client = createClient({ url: `${url.replace("http", "ws")}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+      const client = createClient({ url: `${url.replace("http", "ws")}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${ADMIN_KEY}` } });
       disposers.add(() => client.dispose());
       const result = await new Promise((resolve, reject) => {
         let value: unknown;

@@ -14,12 +14,12 @@ describe("the server process", () => {
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
   it("on SIGTERM finishes the request in flight, closes websockets with 1001, and exits 0", async () => {
-    const server = await spawnServer({ DATA_DIR: dataDir });
+    const server = await spawnServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: "cgw_process-test-key-000001" });
     expect(server.logs.some((l) => l.msg === "applied database migrations")).toBe(true);
 
     const socket = new WebSocket(`${server.url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
-    socket.send(JSON.stringify({ type: "connection_init" }));
+    socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: "Bearer cgw_process-test-key-000001" } }));
     await new Promise((resolve) => socket.once("message", resolve));
     const socketClosed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
 

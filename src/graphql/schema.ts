@@ -4,11 +4,12 @@ import { type GraphQLSchema, lexicographicSortSchema, printSchema } from "graphq
 import { buildSchema, type PubSub } from "type-graphql";
 import { AdminResolver } from "../clients/admin.resolver";
 import { HealthResolver } from "../health/health.resolver";
+import { LiveResolver } from "../live/live.resolver";
 import { MilestoneResolver } from "../milestones/milestone.resolver";
 import { StationResolver } from "../stations/station.resolver";
 import { SubscriptionResolver } from "../subscriptions/subscription.resolver";
 
-const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, MilestoneResolver, AdminResolver] as const;
+const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, MilestoneResolver, LiveResolver, AdminResolver] as const;
 
 export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });

@@ -4,7 +4,7 @@ import { type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { Context as WsContext } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { Logger } from "pino";
-import { WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 
@@ -12,6 +12,13 @@ export const GRAPHQL_PATH = "/graphql";
 /** graphql-ws pings idle sockets this often so proxies keep them and dead peers are noticed. */
 const KEEP_ALIVE_MS = 12_000;
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
+const PATROL_MS = 1_000;
+/** Every this many patrols (seconds) each socket's key is checked again. */
+const REVALIDATE_TICKS = 5;
+/** Unsent bytes above which a socket is a slow consumer and is closed instead of growing memory. */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Close code for a slow consumer: "too many" in the HTTP-mirroring 4xxx range. */
+export const SLOW_CONSUMER_CLOSE = 4429;
 
 export interface GraphQLWebsocket {
   /** Closes every socket (1001 going away) and stops accepting new ones. */
@@ -28,8 +35,14 @@ export function attachGraphQLWebsocket(options: {
   schema: GraphQLSchema;
   log: Logger;
   createContext: (ws: WsContext<Record<string, unknown> | undefined>) => Promise<GraphQLContext> | GraphQLContext;
+  /**
+   * Who the `connection_init` payload's `authorization` names: a principal, or an error to close with.
+   * Called at connect and again every REVALIDATE_MS, so a revoked key's sockets are closed.
+   */
+  authorize: (authorization: unknown) => Promise<{ ok: true; keyId: string } | { ok: false; code: number; reason: string }>;
 }): GraphQLWebsocket {
-  const { httpServer, schema, log, createContext } = options;
+  const { httpServer, schema, log, createContext, authorize } = options;
+  const sockets = new Map<WebSocket, { authorization: unknown }>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -46,6 +59,18 @@ export function attachGraphQLWebsocket(options: {
     {
       schema,
       connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
+      onConnect: async (ctx) => {
+        const socket = ctx.extra.socket as WebSocket;
+        const authorization = ctx.connectionParams?.authorization;
+        const verdict = await authorize(authorization);
+        if (!verdict.ok) {
+          socket.close(verdict.code, verdict.reason);
+          return false;
+        }
+        sockets.set(socket, { authorization });
+        socket.once("close", () => sockets.delete(socket));
+        return true;
+      },
       context: (ctx) => createContext(ctx),
       onNext: (_ctx, _id, _payload, _args, result) => formatResult(result as ExecutionResult, log),
       onError: (_ctx, _id, _payload, errors) =>
@@ -55,9 +80,32 @@ export function attachGraphQLWebsocket(options: {
     KEEP_ALIVE_MS,
   );
 
+  // Slow consumers and revoked keys: one timer for every socket.
+  let ticks = 0;
+  const patrol = setInterval(() => {
+    ticks++;
+    for (const [socket, { authorization }] of sockets) {
+      if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+        log.warn({ buffered: socket.bufferedAmount }, "closing a websocket that does not keep up");
+        socket.close(SLOW_CONSUMER_CLOSE, "Slow consumer: too much unsent data");
+        continue;
+      }
+      if (ticks % REVALIDATE_TICKS === 0) {
+        authorize(authorization).then(
+          (verdict) => {
+            if (!verdict.ok) socket.close(verdict.code, verdict.reason);
+          },
+          () => {},
+        );
+      }
+    }
+  }, PATROL_MS);
+  patrol.unref();
+
   return {
     clientCount: () => wss.clients.size,
     async dispose() {
+      clearInterval(patrol);
       httpServer.off("upgrade", onUpgrade);
       for (const client of wss.clients) client.close(1001, "Server shutting down");
       await server.dispose();

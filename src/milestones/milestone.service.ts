@@ -110,6 +110,11 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
       return results;
     },
 
+    /** Milestones of these AWBs stored after `sequence`, in storage order (live catch-up). */
+    async since(awbs: readonly string[], sequence: bigint, limit = 1_000): Promise<StoredMilestone[]> {
+      return prisma.statusEvent.findMany({ where: { awb: { in: [...awbs] }, seq: { gt: sequence } }, orderBy: { seq: "asc" }, take: limit });
+    },
+
     /** The stored milestones of an AWB, in the order they happened. */
     async history(awb: string, { after }: { after?: bigint } = {}): Promise<StoredMilestone[]> {
       return prisma.statusEvent.findMany({
