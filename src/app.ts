@@ -62,7 +62,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   await clients.ensureBootstrapClient(config.bootstrap);
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
-  const live = createLiveEvents({ redisUrl: config.redisUrl, log });
+  const live = createLiveEvents({ redisUrl: config.redisUrl, log, maxQueuedEvents: config.liveMaxQueuedEvents });
   const deliveryStore = createDeliveryStore(database.prisma);
   const metrics = createDeliveryMetrics(deliveryStore);
   let worker: DeliveryWorker | undefined;
@@ -72,7 +72,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       metrics.recordEvents(events.length);
       if (deliveryCount > 0) worker?.wake();
       // After the commit only: a live subscriber never sees an event that could still roll back.
-      for (const event of events) live.pubSub.publish("milestone", milestoneView(event));
+      live.publish(events.map(milestoneView));
     },
   });
   const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
@@ -126,8 +126,10 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     log,
     createContext: (ctx) => {
       const authorization = ctx.connectionParams?.authorization;
-      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined);
+      const socket = (ctx.extra as { socket: { close(code: number, reason: string): void } }).socket;
+      return { ...contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined), closeConnection: (code, reason) => socket.close(code, reason) };
     },
+    maxBufferedBytes: config.liveMaxBufferedBytes,
     authorize: async (authorization) => {
       try {
         const principal = await authenticateHeader(typeof authorization === "string" ? authorization : undefined);

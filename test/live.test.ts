@@ -131,6 +131,33 @@ describe.each(BACKENDS)("live milestones over graphql-ws on %s", (backend) => {
   });
 });
 
+describe("a slow websocket consumer", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  it("is closed with 4429 instead of buffering without bound", async () => {
+    const { url } = await startApp("pglite", disposers, { RATE_LIMIT_PER_SECOND: "0", LIVE_MAX_QUEUED_EVENTS: "2000" });
+    const awb = nextAwb();
+    const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
+    const closedWith = new Promise<number>((resolve) => socket.on("close", (code) => resolve(code)));
+    await new Promise((resolve) => socket.on("open", resolve));
+    socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${ADMIN_KEY}` } }));
+    await new Promise((resolve) => socket.once("message", resolve));
+    socket.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query: `subscription($a: String!) { awbStatusChanged(awb: $a) { eventId sequence awb state timestamp receivedAt station flight } }`, variables: { a: awb } } }));
+    await new Promise((r) => setTimeout(r, 150));
+    // Stop reading: the kernel buffers fill, then the server's send buffer grows.
+    (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    let code: number | undefined;
+    void closedWith.then((c) => (code = c));
+    for (let batch = 0; batch < 60 && code === undefined; batch++) {
+      const events = Array.from({ length: 1000 }, (_, i) => ({ eventId: `slow-${batch}-${i}`, awb, state: "DEP", station: "FRA", flight: "LH8160" }));
+      expect((await postJson(`${url}/carrier/handling/shipment/events`, events, admin)).status).toBe(202);
+    }
+    (socket as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect(await closedWith).toBe(4429);
+  }, 120_000);
+});
+
 describeBackend("postgres")("live milestones across instances (PostgreSQL + Redis)", () => {
   const disposers = new Disposers();
   afterAll(() => disposers.disposeAll());

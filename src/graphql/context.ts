@@ -9,4 +9,6 @@ export interface GraphQLContext {
   readonly services: Services;
   /** The caller, resolved from its API key on first use (null without a key; an error for a bad one). */
   readonly auth: () => Promise<Principal | null>;
+  /** Over a websocket: closes the connection (for example a slow consumer, 4429). */
+  readonly closeConnection?: (code: number, reason: string) => void;
 }

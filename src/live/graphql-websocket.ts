@@ -7,18 +7,19 @@ import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
+import { SLOW_CONSUMER_CLOSE } from "./live.resolver";
 
 export const GRAPHQL_PATH = "/graphql";
 /** graphql-ws pings idle sockets this often so proxies keep them and dead peers are noticed. */
 const KEEP_ALIVE_MS = 12_000;
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
 const PATROL_MS = 1_000;
+const CLOSE_GRACE_MS = 1_000;
 /** Every this many patrols (seconds) each socket's key is checked again. */
 const REVALIDATE_TICKS = 5;
 /** Unsent bytes above which a socket is a slow consumer and is closed instead of growing memory. */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
-/** Close code for a slow consumer: "too many" in the HTTP-mirroring 4xxx range. */
-export const SLOW_CONSUMER_CLOSE = 4429;
+export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+
 
 export interface GraphQLWebsocket {
   /** Closes every socket (1001 going away) and stops accepting new ones. */
@@ -40,8 +41,9 @@ export function attachGraphQLWebsocket(options: {
    * Called at connect and again every REVALIDATE_MS, so a revoked key's sockets are closed.
    */
   authorize: (authorization: unknown) => Promise<{ ok: true; keyId: string } | { ok: false; code: number; reason: string }>;
+  maxBufferedBytes?: number;
 }): GraphQLWebsocket {
-  const { httpServer, schema, log, createContext, authorize } = options;
+  const { httpServer, schema, log, createContext, authorize, maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES } = options;
   const sockets = new Map<WebSocket, { authorization: unknown }>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
 
@@ -85,7 +87,7 @@ export function attachGraphQLWebsocket(options: {
   const patrol = setInterval(() => {
     ticks++;
     for (const [socket, { authorization }] of sockets) {
-      if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      if (socket.bufferedAmount > maxBufferedBytes) {
         log.warn({ buffered: socket.bufferedAmount }, "closing a websocket that does not keep up");
         socket.close(SLOW_CONSUMER_CLOSE, "Slow consumer: too much unsent data");
         continue;
@@ -108,8 +110,13 @@ export function attachGraphQLWebsocket(options: {
       clearInterval(patrol);
       httpServer.off("upgrade", onUpgrade);
       for (const client of wss.clients) client.close(1001, "Server shutting down");
+      // A peer that does not answer the close handshake must not hold the shutdown.
+      const terminate = setTimeout(() => {
+        for (const client of wss.clients) client.terminate();
+      }, CLOSE_GRACE_MS);
       await server.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+      clearTimeout(terminate);
     },
   };
 }

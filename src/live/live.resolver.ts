@@ -8,6 +8,9 @@ import { StatusEventType } from "../milestones/milestone.types";
 import { StatusCode, toStoredCode } from "../subscriptions/subscription.types";
 import type { LiveMilestone } from "./live-events";
 
+/** Close code for a slow consumer: "too many" in the HTTP-mirroring 4xxx range. */
+export const SLOW_CONSUMER_CLOSE = 4429;
+
 /** Most AWBs one `statusEvents` subscription may watch. */
 export const MAX_WATCHED_AWBS = 100;
 
@@ -41,7 +44,22 @@ async function* watch(ctx: GraphQLContext, { awbs, states, after }: WatchArgs): 
   if (after !== undefined && after !== null && !/^\d{1,19}$/.test(after)) throw validationError([{ field: "after", message: "must be a sequence number from an earlier event" }]);
   const matches = (e: LiveMilestone) => watched.has(e.awb) && (wanted === null || wanted.has(e.state));
 
-  const live = ctx.services.live.pubSub.subscribe("milestone");
+  // Our own bounded queue, filled by a synchronous listener: a consumer that falls this far behind
+  // is cut off (its socket closed with 4429) instead of queueing without bound.
+  const queue: LiveMilestone[][] = [];
+  let queued = 0;
+  let notify: (() => void) | undefined;
+  let overflowed = false;
+  const stop = ctx.services.live.listen((batch) => {
+    const relevant = batch.filter(matches);
+    if (relevant.length === 0) return;
+    if (queued + relevant.length > ctx.services.live.maxQueuedEvents) overflowed = true;
+    else {
+      queue.push(relevant);
+      queued += relevant.length;
+    }
+    notify?.();
+  });
   try {
     let last = -1n;
     if (after !== undefined && after !== null) {
@@ -52,12 +70,22 @@ async function* watch(ctx: GraphQLContext, { awbs, states, after }: WatchArgs): 
         if (matches(event)) yield event;
       }
     }
-    for await (const event of live) {
-      if (BigInt(event.sequence) <= last || !matches(event)) continue;
-      yield event;
+    for (;;) {
+      if (overflowed) {
+        ctx.closeConnection?.(SLOW_CONSUMER_CLOSE, "Slow consumer: live events were arriving faster than they were read");
+        return;
+      }
+      const batch = queue.shift();
+      if (batch) queued -= batch.length;
+      if (!batch) {
+        await new Promise<void>((resolve) => (notify = resolve));
+        notify = undefined;
+        continue;
+      }
+      for (const event of batch) if (BigInt(event.sequence) > last) yield event;
     }
   } finally {
-    await live.return?.();
+    stop();
   }
 }
 
