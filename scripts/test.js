@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// npm test: Jest, in two phases. The fault tests (test/*.faults.test.ts) compare delivery rates over
+// real processes, so they run after the rest, alone, instead of sharing the two cores with other test
+// files. With arguments (`npm test -- test/live.test.ts`), Jest runs once with them.
+"use strict";
+const { spawnSync } = require("node:child_process");
+const path = require("node:path");
+
+const jest = [
+  "--experimental-vm-modules",
+  "--no-warnings=ExperimentalWarning",
+  path.join(__dirname, "..", "node_modules", "jest", "bin", "jest.js"),
+];
+const run = (args) => spawnSync(process.execPath, [...jest, ...args], { stdio: "inherit" }).status ?? 1;
+
+const args = process.argv.slice(2);
+if (args.length > 0) process.exit(run(args));
+const first = run(["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"]);
+const second = run(["--testPathPatterns", "\\.faults\\.test\\.ts$"]);
+process.exit(first || second);
