@@ -1,5 +1,6 @@
 import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { createPubSub } from "@graphql-yoga/subscription";
+import { setMaxListeners } from "node:events";
 import Redis from "ioredis";
 import type { Logger } from "pino";
 
@@ -65,12 +66,18 @@ export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl:
       close,
     };
   };
-  if (!redisUrl) return over(new EventTarget(), "in-process", async () => {});
+  if (!redisUrl) {
+    const target = new EventTarget();
+    // One listener per live subscription: thousands are expected, not a leak.
+    setMaxListeners(0, target);
+    return over(target, "in-process", async () => {});
+  }
   const options = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true };
   const publishClient = new Redis(redisUrl, options);
   const subscribeClient = new Redis(redisUrl, options);
   for (const client of [publishClient, subscribeClient]) client.on("error", (error: Error) => log.warn({ err: error }, "redis connection error"));
   const eventTarget = createRedisEventTarget<CustomEvent>({ publishClient, subscribeClient });
+  if (eventTarget instanceof EventTarget) setMaxListeners(0, eventTarget);
   return over(eventTarget as unknown as EventTarget, "redis", async () => {
     publishClient.disconnect();
     subscribeClient.disconnect();
