@@ -8,6 +8,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import { SLOW_CONSUMER_CLOSE } from "./live.resolver";
+import { createSharedSubscribe } from "./shared-subscribe";
 
 export const GRAPHQL_PATH = "/graphql";
 /** graphql-ws pings idle sockets this often so proxies keep them and dead peers are noticed. */
@@ -60,6 +61,8 @@ export function attachGraphQLWebsocket(options: {
   const server = useServer<Record<string, unknown> | undefined>(
     {
       schema,
+      // Every subscriber of the same event and operation shares one execution (see shared-subscribe.ts).
+      subscribe: createSharedSubscribe((payload) => (payload as { eventId?: string } | null)?.eventId) as never,
       connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket as WebSocket;
