@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { GraphQLSchema } from "graphql";
 import type { Logger } from "pino";
 import type { GraphQLContext } from "./context";
+import { depthLimit } from "./depth-limit";
 import { formatGraphQLError } from "./errors";
 import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
 
@@ -23,6 +24,7 @@ export async function mountApollo(options: {
     schema,
     introspection,
     includeStacktraceInErrorResponses: false,
+    validationRules: [depthLimit()],
     // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
     plugins: [
       fastifyApolloDrainPlugin(app),

@@ -25,6 +25,12 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     };
   }
   const apolloCode = typeof formatted.extensions?.code === "string" ? formatted.extensions.code : undefined;
+  // Apollo replaces a validation rule's own code with GRAPHQL_VALIDATION_FAILED; the original keeps it.
+  let ruleCode: unknown;
+  for (let e: unknown = original, depth = 0; e instanceof GraphQLError && depth < 3 && ruleCode !== "QUERY_TOO_COMPLEX"; e = e.originalError, depth++) ruleCode = e.extensions?.code;
+  if (apolloCode === "QUERY_TOO_COMPLEX" || ruleCode === "QUERY_TOO_COMPLEX") {
+    return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: "QUERY_TOO_COMPLEX" satisfies ErrorCode } };
+  }
   const isRequestError = (apolloCode !== undefined && CLIENT_ERROR_CODES.has(apolloCode)) || (original instanceof GraphQLError && original.path === undefined && apolloCode !== "INTERNAL_SERVER_ERROR");
   if (isRequestError) {
     return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: "VALIDATION_FAILED" satisfies ErrorCode } };

@@ -1,6 +1,7 @@
 import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { type ExecutionResult, type GraphQLSchema } from "graphql";
+import { type ExecutionResult, type GraphQLSchema, specifiedRules, validate } from "graphql";
+import { depthLimit } from "../graphql/depth-limit";
 import type { Context as WsContext } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { Logger } from "pino";
@@ -64,6 +65,7 @@ export function attachGraphQLWebsocket(options: {
       // Every subscriber of the same event and operation shares one execution (see shared-subscribe.ts).
       subscribe: createSharedSubscribe((payload) => (payload as { eventId?: string } | null)?.eventId) as never,
       connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
+      validate: (schema, document, rules) => validate(schema, document, [...(rules ?? specifiedRules), depthLimit()]),
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket as WebSocket;
         const authorization = ctx.connectionParams?.authorization;
