@@ -77,7 +77,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   });
   const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
   const services: Services = {
-    health: createHealthService(database, () => true),
+    health: createHealthService(database),
     stations,
     clients,
     subscriptions: createSubscriptionService({
@@ -129,7 +129,6 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       const socket = (ctx.extra as { socket: { close(code: number, reason: string): void } }).socket;
       return { ...contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined), closeConnection: (code, reason) => socket.close(code, reason) };
     },
-    maxBufferedBytes: config.liveMaxBufferedBytes,
     authorize: async (authorization) => {
       try {
         const principal = await authenticateHeader(typeof authorization === "string" ? authorization : undefined);

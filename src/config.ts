@@ -28,8 +28,6 @@ export interface Config {
   /** Per API key: average requests a second and the burst allowed at once (0: no limit). */
   readonly rateLimitPerSecond: number;
   readonly rateLimitBurst: number;
-  /** Unsent bytes after which a websocket is closed as a slow consumer (4429). */
-  readonly liveMaxBufferedBytes: number;
   /** Matching events a live subscription may have waiting before it is closed as a slow consumer (4429). */
   readonly liveMaxQueuedEvents: number;
   /** Run the delivery worker in this process (`npm run worker` runs one on its own). */
@@ -155,7 +153,6 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
     rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
-    liveMaxBufferedBytes: integer(env, "LIVE_MAX_BUFFERED_BYTES", 1024 * 1024, 1024, 1024 * 1024 * 1024),
     liveMaxQueuedEvents: integer(env, "LIVE_MAX_QUEUED_EVENTS", 10_000, 10, 10_000_000),
     deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
     delivery: Object.freeze({

@@ -14,7 +14,6 @@ export const ERROR_TABLE = {
   STATION_NOT_FOUND: { status: 404, close: 4404, title: "No such station" },
   DELIVERY_NOT_FOUND: { status: 404, close: 4404, title: "No such delivery" },
   CLIENT_NOT_FOUND: { status: 404, close: 4404, title: "No such client" },
-  METHOD_NOT_ALLOWED: { status: 405, close: 4405, title: "The method is not allowed on this resource" },
   SUBSCRIPTION_EXISTS: { status: 409, close: 4409, title: "The subscription already exists" },
   SUBSCRIPTION_LIMIT_REACHED: { status: 409, close: 4409, title: "The client has reached its subscription limit" },
   PAYLOAD_TOO_LARGE: { status: 413, close: 4413, title: "The body is too large" },

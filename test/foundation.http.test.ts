@@ -6,9 +6,10 @@ describe.each(BACKENDS)("the gateway process on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let url: string;
+    let app: Awaited<ReturnType<typeof startApp>>["app"];
 
     beforeAll(async () => {
-      ({ url } = await startApp(backend, disposers));
+      ({ url, app } = await startApp(backend, disposers));
     });
     afterAll(() => disposers.disposeAll());
 
@@ -78,6 +79,19 @@ describe.each(BACKENDS)("the gateway process on %s", (backend) => {
       const res = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ nope }" }) });
       const body = await res.json();
       expect(body.errors[0].extensions).toEqual({ code: "VALIDATION_FAILED" });
+    });
+
+    it("reports not ready (503) when a migration is not recorded as applied", async () => {
+      const [latest] = await app.database.prisma.$queryRawUnsafe<Array<{ id: string }>>("SELECT id FROM _prisma_migrations ORDER BY started_at DESC LIMIT 1");
+      await app.database.prisma.$executeRawUnsafe("UPDATE _prisma_migrations SET finished_at = NULL WHERE id = $1", latest!.id);
+      try {
+        const res = await fetch(`${url}/readyz`);
+        expect(res.status).toBe(503);
+        expect(await res.json()).toMatchObject({ code: "SERVICE_UNAVAILABLE", checks: { database: "up", migrationsApplied: false } });
+      } finally {
+        await app.database.prisma.$executeRawUnsafe("UPDATE _prisma_migrations SET finished_at = now() WHERE id = $1", latest!.id);
+      }
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
     });
 
     it("echoes a caller's request id and makes one up otherwise", async () => {

@@ -125,6 +125,20 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       expect((await ingest({ awb: "176-10000003", state: "DEP" }, {})).status).toBe(401);
     });
 
+    it("lets events:read or subscriptions keys read the history, and no other key", async () => {
+      const awb = nextAwb();
+      await ingest({ awb, state: "RCS" });
+      const keyWith = async (scopes: string[]) => {
+        const { clientId } = await app.services.clients.createClient({ name: scopes.join("+"), callbackPrefixes: ["*"] });
+        return { authorization: `Bearer ${(await app.services.clients.issueKey(clientId, scopes)).key}` };
+      };
+      const read = (headers: Record<string, string>) => getJson(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers });
+      expect((await read(await keyWith(["events:read"]))).body).toHaveLength(1);
+      expect((await read(await keyWith(["subscriptions"]))).body).toHaveLength(1);
+      expect(await read(await keyWith(["events:write"]))).toMatchObject({ status: 403, body: { code: "INSUFFICIENT_SCOPE" } });
+      expect(await getJson(`${url}/carrier/handling/shipment/events?awb=nope`, { headers: admin })).toMatchObject({ status: 400, body: { errors: [{ field: "awb" }] } });
+    });
+
     it("retries a failing callback with backoff and records every attempt", async () => {
       const awb = nextAwb();
       const subscriptionId = await subscribe(awb, "*");

@@ -154,9 +154,11 @@ export function createClientService({ prisma, log }: { prisma: Prisma; log: Logg
 
 export type ClientService = ReturnType<typeof createClientService>;
 
-/** The transports' one entry point for authorisation. */
-export function requireScope(principal: Principal | null, scope: Scope): Principal {
+/** The transports' one entry point for authorisation: the caller must hold at least one of `scopes`. */
+export function requireScope(principal: Principal | null, ...scopes: [Scope, ...Scope[]]): Principal {
   if (!principal) throw new AppError("UNAUTHENTICATED", "Send a valid API key as Authorization: Bearer <key>");
-  if (!principal.scopes.has(scope)) throw new AppError("INSUFFICIENT_SCOPE", `This API key lacks the "${scope}" scope`);
+  if (!scopes.some((scope) => principal.scopes.has(scope))) {
+    throw new AppError("INSUFFICIENT_SCOPE", `This API key lacks the ${scopes.map((s) => `"${s}"`).join(" or ")} scope`);
+  }
   return principal;
 }

@@ -5,7 +5,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client";
 import { lockDataDir } from "./data-dir-lock";
-import { applyPendingMigrations } from "./migrations";
+import { applyPendingMigrations, readMigrationList } from "./migrations";
 
 export type Prisma = PrismaClient;
 
@@ -19,6 +19,8 @@ export interface Database {
   readonly appliedMigrations: readonly string[];
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
+  /** True when every migration of prisma/migrations is recorded as finished in `_prisma_migrations`. */
+  migrationsApplied(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     throw error;
   }
   const prisma = new PrismaClient({ adapter: factory });
+  const expectedMigrations = (await readMigrationList()).migrationDirectories.length;
   return {
     prisma,
     kind: target.kind === "postgres" ? "postgres" : "pglite",
@@ -65,6 +68,16 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       try {
         await prisma.$queryRawUnsafe("SELECT 1");
         return true;
+      } catch {
+        return false;
+      }
+    },
+    async migrationsApplied() {
+      try {
+        const [row] = await prisma.$queryRawUnsafe<Array<{ n: bigint }>>(
+          "SELECT count(*) AS n FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
+        );
+        return Number(row?.n ?? 0) >= expectedMigrations;
       } catch {
         return false;
       }

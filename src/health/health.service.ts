@@ -7,12 +7,12 @@ export interface HealthReport {
   migrationsApplied: boolean;
 }
 
-/** Readiness: the database answers and this process applied every migration at start. */
-export function createHealthService(database: Database, migrationsApplied: () => boolean) {
+/** Readiness: the database answers and every migration is recorded as applied. */
+export function createHealthService(database: Database) {
   return {
     async readiness(): Promise<HealthReport> {
       const databaseUp = await database.ping();
-      const applied = migrationsApplied();
+      const applied = databaseUp && (await database.migrationsApplied());
       return {
         status: databaseUp && applied ? "ready" : "unavailable",
         database: databaseUp ? "up" : "down",

@@ -8,19 +8,15 @@ import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
-import { SLOW_CONSUMER_CLOSE } from "./live.resolver";
 import { createSharedSubscribe } from "./shared-subscribe";
 
 export const GRAPHQL_PATH = "/graphql";
 /** graphql-ws pings idle sockets this often so proxies keep them and dead peers are noticed. */
 const KEEP_ALIVE_MS = 12_000;
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
-const PATROL_MS = 1_000;
 const CLOSE_GRACE_MS = 1_000;
-/** Every this many patrols (seconds) each socket's key is checked again. */
-const REVALIDATE_TICKS = 5;
-/** Unsent bytes above which a socket is a slow consumer and is closed instead of growing memory. */
-export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+/** How often each socket's key is checked again. */
+const REVALIDATE_MS = 5_000;
 
 
 export interface GraphQLWebsocket {
@@ -43,9 +39,8 @@ export function attachGraphQLWebsocket(options: {
    * Called at connect and again every REVALIDATE_MS, so a revoked key's sockets are closed.
    */
   authorize: (authorization: unknown) => Promise<{ ok: true; keyId: string } | { ok: false; code: number; reason: string }>;
-  maxBufferedBytes?: number;
 }): GraphQLWebsocket {
-  const { httpServer, schema, log, createContext, authorize, maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES } = options;
+  const { httpServer, schema, log, createContext, authorize } = options;
   const sockets = new Map<WebSocket, { authorization: unknown }>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
 
@@ -87,26 +82,17 @@ export function attachGraphQLWebsocket(options: {
     KEEP_ALIVE_MS,
   );
 
-  // Slow consumers and revoked keys: one timer for every socket.
-  let ticks = 0;
+  // Revoked keys: one timer re-checks every socket's key (revocations made elsewhere included).
   const patrol = setInterval(() => {
-    ticks++;
     for (const [socket, { authorization }] of sockets) {
-      if (socket.bufferedAmount > maxBufferedBytes) {
-        log.warn({ buffered: socket.bufferedAmount }, "closing a websocket that does not keep up");
-        socket.close(SLOW_CONSUMER_CLOSE, "Slow consumer: too much unsent data");
-        continue;
-      }
-      if (ticks % REVALIDATE_TICKS === 0) {
-        authorize(authorization).then(
-          (verdict) => {
-            if (!verdict.ok) socket.close(verdict.code, verdict.reason);
-          },
-          () => {},
-        );
-      }
+      authorize(authorization).then(
+        (verdict) => {
+          if (!verdict.ok) socket.close(verdict.code, verdict.reason);
+        },
+        () => {},
+      );
     }
-  }, PATROL_MS);
+  }, REVALIDATE_MS);
   patrol.unref();
 
   return {

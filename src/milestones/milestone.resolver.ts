@@ -1,7 +1,5 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { requireScope } from "../clients/client.service";
-import { parseAwb } from "../domain/awb";
-import { validationError } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { parseMilestones } from "./milestone.validate";
 import { DeliveryType, IngestResultType, StatusEventInputType, StatusEventType } from "./milestone.types";
@@ -18,11 +16,8 @@ export class MilestoneResolver {
 
   @Query(() => [StatusEventType], { description: "The stored milestones of an AWB in the order they happened (scope events:read or subscriptions)." })
   async milestones(@Arg("awb") awb: string, @Ctx() ctx: GraphQLContext): Promise<StatusEventType[]> {
-    const principal = await ctx.auth();
-    if (!principal?.scopes.has("subscriptions")) requireScope(principal, "events:read");
-    const parsed = parseAwb(awb);
-    if (!parsed) throw validationError([{ field: "awb", message: "must be an AWB such as 020-12345675" }]);
-    return (await ctx.services.milestones.history(parsed.canonical)).map((e) => new StatusEventType(e));
+    requireScope(await ctx.auth(), "events:read", "subscriptions");
+    return (await ctx.services.milestones.history(awb)).map((e) => new StatusEventType(e));
   }
 
   @Query(() => [DeliveryType], { description: "A subscription's deliveries, newest first, with their attempts." })

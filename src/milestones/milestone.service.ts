@@ -1,5 +1,7 @@
 import type { Prisma } from "../db/database";
+import { parseAwb } from "../domain/awb";
 import { matchesState } from "../domain/status";
+import { validationError } from "../errors";
 import { notificationBody, originOf } from "../delivery/notification";
 import type { MilestoneInput } from "./milestone.validate";
 
@@ -115,10 +117,12 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
       return prisma.statusEvent.findMany({ where: { awb: { in: [...awbs] }, seq: { gt: sequence } }, orderBy: { seq: "asc" }, take: limit });
     },
 
-    /** The stored milestones of an AWB, in the order they happened. */
-    async history(awb: string, { after }: { after?: bigint } = {}): Promise<StoredMilestone[]> {
+    /** The stored milestones of an AWB (any accepted spelling), in the order they happened; at most 1,000. */
+    async history(awbInput: unknown): Promise<StoredMilestone[]> {
+      const parsed = typeof awbInput === "string" ? parseAwb(awbInput) : null;
+      if (!parsed) throw validationError([{ field: "awb", message: "is required: an AWB such as 020-12345675" }]);
       return prisma.statusEvent.findMany({
-        where: { awb, ...(after === undefined ? {} : { seq: { gt: after } }) },
+        where: { awb: parsed.canonical },
         orderBy: [{ occurredAt: "asc" }, { seq: "asc" }],
         take: 1_000,
       });
