@@ -19,6 +19,7 @@ import { authenticate } from "./http/auth";
 import { createRateLimiter } from "./http/rate-limit";
 import { createClientService } from "./clients/client.service";
 import { createGuardedAgent } from "./outbound/guarded-agent";
+import { createDeliveryCountsLoader } from "./delivery/delivery.loaders";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryService } from "./delivery/delivery.service";
@@ -116,7 +117,13 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   const schema = await buildGatewaySchema(pubSub);
   const contextFor = (requestId: string, authorization: string | undefined): GraphQLContext => {
     let principal: ReturnType<typeof authenticateHeader> | undefined;
-    return { requestId, log: log.child({ requestId }), services, auth: () => (principal ??= authenticateHeader(authorization)) };
+    return {
+      requestId,
+      log: log.child({ requestId }),
+      services,
+      auth: () => (principal ??= authenticateHeader(authorization)),
+      loaders: { deliveryCounts: createDeliveryCountsLoader(database.prisma) },
+    };
   };
 
   let websocketSeq = 0;

@@ -1,4 +1,5 @@
 import type { App } from "../src/app";
+import { createDeliveryCountsLoader } from "../src/delivery/delivery.loaders";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
@@ -225,6 +226,27 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       await until(async () => (await graphql(url, `query($s: ID!) { deliveries(subscriptionId: $s) { status } }`, { s: subscriptionId }, admin)).data.deliveries[0].status === "DELIVERED");
       const bad = await graphql(url, `mutation { recordStatusEvents(events: [{ awb: "1", state: "DEP" }]) { eventId } }`, undefined, admin);
       expect(bad.errors![0].extensions).toMatchObject({ code: "VALIDATION_FAILED", errors: [{ field: "[0].awb" }] });
+    });
+
+    it("gives delivery counts per subscription in a list, with one grouped query for the whole list", async () => {
+      const awb = nextAwb();
+      const ids = [await subscribe(awb, "*", "/ok/c1"), await subscribe(awb, "*", "/ok/c2"), await subscribe(awb, "DEP", "/ok/c3")];
+      await ingest([{ awb, state: "DEP" }, { awb, state: "ARR" }]);
+      await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId: { in: ids }, status: "DELIVERED" } })) === 5, { what: "five deliveries" });
+      const listed = await graphql(url, `query($a: String!) { subscriptions(awb: $a) { items { subscriptionId deliveryCounts { pending delivered dead } } } }`, { a: awb }, admin);
+      expect(listed.errors).toBeUndefined();
+      expect(listed.data.subscriptions.items.map((s: { deliveryCounts: unknown }) => s.deliveryCounts)).toEqual([
+        { pending: 0, delivered: 2, dead: 0 },
+        { pending: 0, delivered: 2, dead: 0 },
+        { pending: 0, delivered: 1, dead: 0 },
+      ]);
+      // The loader over a client that counts its grouped queries: three subscriptions, one query.
+      let grouped = 0;
+      const counting = app.database.prisma.$extends({ query: { delivery: { async groupBy({ args, query }) { grouped++; return query(args); } } } });
+      const loader = createDeliveryCountsLoader(counting as unknown as Parameters<typeof createDeliveryCountsLoader>[0]);
+      const counts = await Promise.all(ids.map((id) => loader.load(id)));
+      expect(counts.map((c) => c.delivered)).toEqual([2, 2, 1]);
+      expect(grouped).toBe(1);
     });
 
     it("exposes Prometheus metrics for deliveries and the queue", async () => {

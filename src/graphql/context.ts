@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
+import type DataLoader from "dataloader";
 import type { Principal } from "../clients/client.service";
+import type { DeliveryCounts } from "../delivery/delivery.loaders";
 import type { Services } from "../services";
 
 /** What every resolver receives. One per HTTP request; per websocket operation for subscriptions. */
@@ -9,6 +11,8 @@ export interface GraphQLContext {
   readonly services: Services;
   /** The caller, resolved from its API key on first use (null without a key; an error for a bad one). */
   readonly auth: () => Promise<Principal | null>;
+  /** Per-request batch loaders (never shared between requests). */
+  readonly loaders: { readonly deliveryCounts: DataLoader<string, DeliveryCounts> };
   /** Over a websocket: closes the connection (for example a slow consumer, 4429). */
   readonly closeConnection?: (code: number, reason: string) => void;
 }

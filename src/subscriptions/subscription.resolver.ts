@@ -1,8 +1,8 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import { requireScope } from "../clients/client.service";
 import type { GraphQLContext } from "../graphql/context";
 import { AppError } from "../errors";
-import { SubscriptionInputType, SubscriptionPageType, SubscriptionType, toStoredCode } from "./subscription.types";
+import { DeliveryCountsType, SubscriptionInputType, SubscriptionPageType, SubscriptionType, toStoredCode } from "./subscription.types";
 
 const asInput = (input: SubscriptionInputType) => ({ awb: input.awb, callback: input.callback, states: input.states.map(toStoredCode) });
 
@@ -30,6 +30,11 @@ export class SubscriptionResolver {
     const principal = requireScope(await ctx.auth(), "subscriptions");
     const page = await ctx.services.subscriptions.list(principal, { awb, callback, first, after });
     return { items: page.items.map((s) => new SubscriptionType(s)), nextCursor: page.nextCursor };
+  }
+
+  @FieldResolver(() => DeliveryCountsType, { description: "Notifications of this subscription by state (batched per request)." })
+  deliveryCounts(@Root() subscription: SubscriptionType, @Ctx() ctx: GraphQLContext): Promise<DeliveryCountsType> {
+    return ctx.loaders.deliveryCounts.load(subscription.subscriptionId);
   }
 
   @Mutation(() => SubscriptionType, { description: "Verifies the callback (OPTIONS must allow POST), then subscribes." })

@@ -1,4 +1,4 @@
-import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import { checkDigitValid } from "../domain/awb";
 import { ALL_STATES, STATUS_CODES } from "../domain/status";
 import type { Subscription } from "./subscription.service";
@@ -60,6 +60,13 @@ export class SubscriptionInputType {
   @Field({ description: "020-12345675, 02012345675 or 020 12345675" }) awb!: string;
   @Field({ description: "An http(s) URL whose OPTIONS answer allows POST" }) callback!: string;
   @Field(() => [StatusCode]) states!: StatusCode[];
+}
+
+@ObjectType("DeliveryCounts", { description: "How this subscription's notifications stand." })
+export class DeliveryCountsType {
+  @Field(() => Int) pending!: number;
+  @Field(() => Int) delivered!: number;
+  @Field(() => Int) dead!: number;
 }
 
 @ObjectType("SubscriptionPage")
