@@ -16,4 +16,7 @@ const run = (command, args, env = {}) =>
 const engineEnv = process.env.PRISMA_SCHEMA_ENGINE_BINARY ? {} : { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath };
 
 run(bin("prisma"), ["generate"], { ...engineEnv, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" });
-if (!process.argv.includes("--generate-only")) run(bin("tsc"), ["-p", "."]);
+if (!process.argv.includes("--generate-only")) {
+  run(bin("tsc"), ["-p", "."]);
+  run(process.execPath, [path.join(root, "scripts", "build-web.js")]);
+}

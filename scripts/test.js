@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm test: Jest, in two phases. The fault tests (test/*.faults.test.ts) compare delivery rates over
-// real processes, so they run after the rest, alone, instead of sharing the two cores with other test
-// files. With arguments (`npm test -- test/live.test.ts`), Jest runs once with them.
+// real processes, and the browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium
+// using a core of its own; both run after the rest, one file at a time, instead of sharing the two
+// cores with other test files. With arguments (`npm test -- test/live.test.ts`), Jest runs once with them.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const path = require("node:path");
@@ -15,6 +16,7 @@ const run = (args) => spawnSync(process.execPath, [...jest, ...args], { stdio: "
 
 const args = process.argv.slice(2);
 if (args.length > 0) process.exit(run(args));
-const first = run(["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"]);
-const second = run(["--testPathPatterns", "\\.faults\\.test\\.ts$"]);
+const serial = "\\.(faults|browser)\\.test\\.ts$";
+const first = run(["--testPathIgnorePatterns", serial]);
+const second = run(["--runInBand", "--testPathPatterns", serial]);
 process.exit(first || second);

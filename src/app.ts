@@ -37,6 +37,8 @@ import { createStationService } from "./stations/station.service";
 import { createStationStore } from "./stations/station.store";
 import { attachGraphQLWebsocket } from "./live/graphql-websocket";
 import type { Services } from "./services";
+import { loadWebAssets } from "./web/web-assets";
+import { registerWebRoutes, sendIdePage, wantsHtml } from "./web/web.routes";
 
 export interface App {
   readonly http: FastifyInstance;
@@ -106,6 +108,8 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     enforceCheckDigit: config.awbCheckDigit === "enforce",
     authenticate: (request) => authenticateHeader(request.headers.authorization),
   });
+  const webAssets = loadWebAssets();
+  registerWebRoutes(http, { assets: webAssets, log });
   http.get("/metrics", { schema: { hide: true } }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   registerSubscriptionRoutes(http, {
     subscriptions: services.subscriptions,
@@ -148,13 +152,13 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       }
     },
   });
-  await mountApollo({
+  const apollo = await mountApollo({
     app: http,
     schema,
     log,
     introspection: config.graphqlIntrospection,
     createContext: async (request) => contextFor(String(request.id), request.headers.authorization),
-    onDrain: () => websocket.dispose(),
+    browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
     ...(config.graphqlResponseCache ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) } : {}),
   });
 
@@ -181,9 +185,11 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     },
     stop() {
       stopping ??= (async () => {
-        // Fastify's close runs Apollo's drain (which disposes the websocket server) and waits for
-        // in-flight requests; only then is the database closed under them.
+        // Websockets first (closed with 1001, new upgrades refused), then HTTP drains its in-flight
+        // requests; only then are Apollo, the worker and the database stopped under them.
+        await websocket.dispose();
         await http.close();
+        await apollo.stop();
         await worker?.stop();
         stations.stop();
         await callbackAgent.close();

@@ -1,6 +1,22 @@
 /** The status codes in the order of the specification's status table (CONTRACT §1). */
 export const STATUS_CODES = ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD", "DLV", "DDL", "RCT", "TFD", "DIS", "TOA"] as const;
 export type StatusCode = (typeof STATUS_CODES)[number];
+
+/** What each code means, spelled out for people (the dashboard, docs); names as Cargo-IMP uses them. */
+export const STATUS_NAMES: Readonly<Record<StatusCode, string>> = {
+  RCS: "Received from shipper",
+  MAN: "Manifested",
+  DEP: "Departed",
+  ARR: "Arrived",
+  RCF: "Received from flight",
+  NFD: "Consignee notified",
+  DLV: "Delivered to consignee",
+  DDL: "Delivered to door",
+  RCT: "Received from other airline",
+  TFD: "Transferred to other airline",
+  DIS: "Discrepancy reported",
+  TOA: "Estimated time of arrival",
+};
 export const ALL_STATES = "*";
 /** What a subscription stores: codes in table order, or ["*"] for every code. */
 export type StateSelection = readonly StatusCode[] | readonly ["*"];

@@ -1,7 +1,7 @@
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
-import fastifyApollo, { fastifyApolloDrainPlugin } from "@as-integrations/fastify";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import fastifyApollo from "@as-integrations/fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { GraphQLSchema } from "graphql";
 import type { Logger } from "pino";
 import type { GraphQLContext } from "./context";
@@ -9,33 +9,40 @@ import { depthLimit } from "./depth-limit";
 import { formatGraphQLError } from "./errors";
 import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
 
-/** Apollo Server at POST /graphql on the Fastify instance; `onDrain` runs when Apollo stops. */
+/**
+ * Apollo Server at /graphql on the Fastify instance. The caller stops it (after the HTTP server has
+ * drained): shutdown is ordered in one place, App.stop, not by Apollo's own signal handlers.
+ */
 export async function mountApollo(options: {
   app: FastifyInstance;
   schema: GraphQLSchema;
   log: Logger;
   introspection: boolean;
   createContext: (request: FastifyRequest) => Promise<GraphQLContext>;
-  onDrain: () => Promise<void>;
   responseCache?: ResponseCache;
+  /** A page for browsers at GET /graphql (the IDE), when `wants` says the request is one. */
+  browserPage?: { wants(request: FastifyRequest): boolean; send(reply: FastifyReply): FastifyReply };
 }): Promise<ApolloServer<GraphQLContext>> {
-  const { app, schema, log, introspection, createContext, onDrain, responseCache } = options;
+  const { app, schema, log, introspection, createContext, responseCache, browserPage } = options;
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     introspection,
     includeStacktraceInErrorResponses: false,
     validationRules: [depthLimit()],
     // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
-    plugins: [
-      fastifyApolloDrainPlugin(app),
-      ApolloServerPluginLandingPageDisabled(),
-      { async serverWillStart() { return { drainServer: onDrain }; } },
-    ],
+    plugins: [ApolloServerPluginLandingPageDisabled()],
+    stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed")),
   });
   await apollo.start();
   // An encapsulated scope, so the cache's hooks run for /graphql only, not on every route.
   await app.register(async (scope) => {
+    if (browserPage) {
+      scope.addHook("onRequest", (request, reply, done) => {
+        if (browserPage.wants(request)) browserPage.send(reply);
+        else done();
+      });
+    }
     if (responseCache) serveFromCache(scope, responseCache);
     await scope.register(fastifyApollo(apollo), { path: "/graphql", method: ["GET", "POST", "OPTIONS"], context: createContext });
   });

@@ -99,7 +99,12 @@ export function attachGraphQLWebsocket(options: {
     clientCount: () => wss.clients.size,
     async dispose() {
       clearInterval(patrol);
+      // Clients reconnect at once when closed below, often on a kept-alive connection. Refuse those
+      // upgrades and close their connections: left unanswered they would hold the server's close open.
       httpServer.off("upgrade", onUpgrade);
+      httpServer.on("upgrade", (_request: IncomingMessage, socket: Duplex) =>
+        socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"),
+      );
       for (const client of wss.clients) client.close(1001, "Server shutting down");
       // A peer that does not answer the close handshake must not hold the shutdown.
       const terminate = setTimeout(() => {
