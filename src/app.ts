@@ -9,6 +9,7 @@ import type { Database } from "./db/database";
 import { mountApollo } from "./graphql/apollo";
 import type { GraphQLContext } from "./graphql/context";
 import { createResponseCache } from "./graphql/response-cache";
+import { createGraphQLPolicy } from "./graphql/policy";
 import { buildGatewaySchema } from "./graphql/schema";
 import { STATION_CACHE_POLICY } from "./stations/station.resolver";
 import { registerHealthRoutes } from "./health/health.routes";
@@ -117,6 +118,8 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     authenticate: (request) => authenticateHeader(request.headers.authorization),
   });
 
+  const graphqlPolicy = createGraphQLPolicy(config);
+  if (graphqlPolicy.allowList) log.info({ operations: graphqlPolicy.allowList.size }, "GraphQL runs allow-listed operations only");
   const pubSub = createPubSub();
   const schema = await buildGatewaySchema(pubSub);
   const contextFor = (requestId: string, authorization: string | undefined): GraphQLContext => {
@@ -134,6 +137,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   const websocket = attachGraphQLWebsocket({
     httpServer: http.server,
     schema,
+    policy: graphqlPolicy,
     log,
     createContext: (ctx) => {
       const authorization = ctx.connectionParams?.authorization;
@@ -156,7 +160,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     app: http,
     schema,
     log,
-    introspection: config.graphqlIntrospection,
+    policy: graphqlPolicy,
     createContext: async (request) => contextFor(String(request.id), request.headers.authorization),
     browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
     ...(config.graphqlResponseCache ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) } : {}),

@@ -21,6 +21,19 @@ export interface Config {
   readonly awbCheckDigit: "off" | "enforce";
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly graphqlIntrospection: boolean;
+  /** What one GraphQL operation may ask (docs/API.md "GraphQL limits"). */
+  readonly graphqlLimits: {
+    readonly maxDepth: number;
+    readonly maxCost: number;
+    readonly maxAliases: number;
+    readonly maxListArgument: number;
+    /** Operations in one batched HTTP request (a JSON array); 1 turns batching off. */
+    readonly maxBatch: number;
+    /** Per query or mutation over HTTP; 0: none. */
+    readonly timeLimitMs: number;
+  };
+  /** A persisted-query manifest: when set, only the operations it lists run. */
+  readonly graphqlOperationsFile: string | undefined;
   /** How often an instance checks for a station import made by another instance; 0 turns it off. */
   readonly stationRefreshMs: number;
   /** Keep whole GraphQL answers to operations that read only station data (invalidated on import). */
@@ -149,7 +162,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     awbCheckDigit: oneOf(env, "AWB_CHECK_DIGIT", ["off", "enforce"] as const, "off"),
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
     graphqlIntrospection: boolean(env, "GRAPHQL_INTROSPECTION", true),
-    stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
+    graphqlLimits: Object.freeze({
+      maxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 2, 100),
+      maxCost: integer(env, "GRAPHQL_MAX_COST", 300_000, 1, 100_000_000),
+      maxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 30, 0, 10_000),
+      maxListArgument: integer(env, "GRAPHQL_MAX_LIST_ARGUMENT", 1_000, 1, 100_000),
+      maxBatch: integer(env, "GRAPHQL_MAX_BATCH", 10, 1, 1_000),
+      timeLimitMs: integer(env, "GRAPHQL_TIME_LIMIT_MS", 10_000, 0, 600_000),
+    }),
+    graphqlOperationsFile: text(env, "GRAPHQL_OPERATIONS_FILE") === undefined ? undefined : path.resolve(cwd, text(env, "GRAPHQL_OPERATIONS_FILE")!),    stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
     graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
     rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),

@@ -21,8 +21,10 @@ export const ERROR_TABLE = {
   CALLBACK_INVALID: { status: 422, close: 4422, title: "The callback cannot receive notifications" },
   CALLBACK_UNREACHABLE: { status: 424, close: 4424, title: "The callback could not be reached" },
   QUERY_TOO_COMPLEX: { status: 400, close: 4400, title: "The GraphQL operation exceeds the depth or cost limits" },
+  OPERATION_NOT_ALLOWED: { status: 403, close: 4403, title: "Only allow-listed GraphQL operations run on this server" },
   RATE_LIMITED: { status: 429, close: 4429, title: "Too many requests" },
   SERVICE_UNAVAILABLE: { status: 503, close: 4503, title: "A dependency is unavailable; try again shortly" },
+  OPERATION_TIMED_OUT: { status: 503, close: 4503, title: "The GraphQL operation ran longer than its time limit" },
   INTERNAL: { status: 500, close: 4500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; close: number; title: string }>;
 

@@ -22,8 +22,10 @@ describe("the error table", () => {
       CALLBACK_INVALID: [422, 4422],
       CALLBACK_UNREACHABLE: [424, 4424],
       QUERY_TOO_COMPLEX: [400, 4400],
+      OPERATION_NOT_ALLOWED: [403, 4403],
       RATE_LIMITED: [429, 4429],
       SERVICE_UNAVAILABLE: [503, 4503],
+      OPERATION_TIMED_OUT: [503, 4503],
       INTERNAL: [500, 4500],
     });
   });

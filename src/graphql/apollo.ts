@@ -5,7 +5,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { GraphQLSchema } from "graphql";
 import type { Logger } from "pino";
 import type { GraphQLContext } from "./context";
-import { depthLimit } from "./depth-limit";
+import { AppError } from "../errors";
+import { operationLimitsPlugin } from "./limits-plugin";
+import { graphqlErrorOf, statusOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
 import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
 
@@ -17,20 +19,21 @@ export async function mountApollo(options: {
   app: FastifyInstance;
   schema: GraphQLSchema;
   log: Logger;
-  introspection: boolean;
+  policy: GraphQLPolicy;
   createContext: (request: FastifyRequest) => Promise<GraphQLContext>;
   responseCache?: ResponseCache;
   /** A page for browsers at GET /graphql (the IDE), when `wants` says the request is one. */
   browserPage?: { wants(request: FastifyRequest): boolean; send(reply: FastifyReply): FastifyReply };
 }): Promise<ApolloServer<GraphQLContext>> {
-  const { app, schema, log, introspection, createContext, responseCache, browserPage } = options;
+  const { app, schema, log, policy, createContext, responseCache, browserPage } = options;
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
-    introspection,
+    introspection: policy.introspection,
     includeStacktraceInErrorResponses: false,
-    validationRules: [depthLimit()],
+    validationRules: [...policy.validationRules],
+    allowBatchedHttpRequests: policy.maxBatch > 1,
     // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
-    plugins: [ApolloServerPluginLandingPageDisabled()],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin({ limits: policy.limits, timeLimitMs: policy.timeLimitMs })],
     stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed")),
   });
@@ -43,10 +46,54 @@ export async function mountApollo(options: {
         else done();
       });
     }
+    scope.addHook("preHandler", (request, reply, done) => {
+      try {
+        admitRequest(request, policy);
+        done();
+      } catch (error) {
+        if (!(error instanceof AppError)) return done(error as Error);
+        reply.code(statusOf(error)).type("application/json; charset=utf-8").send({ errors: [graphqlErrorOf(error).toJSON()] });
+      }
+    });
     if (responseCache) serveFromCache(scope, responseCache);
     await scope.register(fastifyApollo(apollo), { path: "/graphql", method: ["GET", "POST", "OPTIONS"], context: createContext });
   });
   return apollo;
+}
+
+/**
+ * What is checked before Apollo parses anything: the batch size, and with an allow-list, that each
+ * operation is listed (an id alone is replaced by its document, so Apollo runs the stored text).
+ */
+function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
+  const body = request.body;
+  if (Array.isArray(body)) {
+    if (body.length > policy.maxBatch) throw new AppError("QUERY_TOO_COMPLEX", `A batch may hold at most ${policy.maxBatch} operations; this one has ${body.length}`);
+    if (policy.allowList) for (const operation of body) admitOperation(operation, policy);
+    return;
+  }
+  if (!policy.allowList) return;
+  if (request.method === "GET") {
+    // Apollo reads a GET operation from the URL itself, so the URL is what gets rewritten.
+    const [pathname, search = ""] = request.raw.url!.split("?", 2) as [string, string?];
+    const params = new URLSearchParams(search);
+    let extensions: unknown;
+    try {
+      extensions = params.has("extensions") ? JSON.parse(params.get("extensions")!) : undefined;
+    } catch {
+      throw new AppError("VALIDATION_FAILED", "The extensions parameter is not valid JSON");
+    }
+    params.set("query", policy.allowList.resolve({ query: params.get("query") ?? undefined, extensions }));
+    params.delete("extensions");
+    request.raw.url = `${pathname}?${params}`;
+  } else if (request.method === "POST") admitOperation(body, policy);
+}
+
+function admitOperation(operation: unknown, policy: GraphQLPolicy): void {
+  if (typeof operation !== "object" || operation === null) return; // Apollo answers malformed bodies itself
+  const fields = operation as { query?: unknown; extensions?: { persistedQuery?: unknown } };
+  fields.query = policy.allowList!.resolve(fields);
+  if (fields.extensions) delete fields.extensions.persistedQuery;
 }
 
 const CACHE_VERSION = Symbol("responseCacheVersion");

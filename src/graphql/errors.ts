@@ -1,6 +1,6 @@
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
-import { AppError, type ErrorCode } from "../errors";
+import { AppError, ERROR_TABLE, type ErrorCode } from "../errors";
 
 /** Codes that Apollo and graphql-js give to a malformed operation: all mean "your request is invalid". */
 const CLIENT_ERROR_CODES = new Set(["GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT", "BAD_REQUEST", "PERSISTED_QUERY_NOT_FOUND", "PERSISTED_QUERY_NOT_SUPPORTED", "OPERATION_RESOLUTION_FAILURE"]);
@@ -25,11 +25,14 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     };
   }
   const apolloCode = typeof formatted.extensions?.code === "string" ? formatted.extensions.code : undefined;
-  // Apollo replaces a validation rule's own code with GRAPHQL_VALIDATION_FAILED; the original keeps it.
-  let ruleCode: unknown;
-  for (let e: unknown = original, depth = 0; e instanceof GraphQLError && depth < 3 && ruleCode !== "QUERY_TOO_COMPLEX"; e = e.originalError, depth++) ruleCode = e.extensions?.code;
-  if (apolloCode === "QUERY_TOO_COMPLEX" || ruleCode === "QUERY_TOO_COMPLEX") {
-    return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: "QUERY_TOO_COMPLEX" satisfies ErrorCode } };
+  // Our validation rules and pre-execution checks raise GraphQLErrors carrying a code of the table;
+  // Apollo replaces such a rule's code with GRAPHQL_VALIDATION_FAILED, and the original keeps it.
+  let ownCode: ErrorCode | undefined = isTableCode(apolloCode) ? apolloCode : undefined;
+  for (let e: unknown = original, depth = 0; !ownCode && e instanceof GraphQLError && depth < 3; e = e.originalError, depth++) {
+    if (isTableCode(e.extensions?.code)) ownCode = e.extensions.code as ErrorCode;
+  }
+  if (ownCode && ownCode !== "INTERNAL") {
+    return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: ownCode } };
   }
   const isRequestError = (apolloCode !== undefined && CLIENT_ERROR_CODES.has(apolloCode)) || (original instanceof GraphQLError && original.path === undefined && apolloCode !== "INTERNAL_SERVER_ERROR");
   if (isRequestError) {
@@ -41,4 +44,8 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     ...(formatted.path ? { path: formatted.path } : {}),
     extensions: { code: "INTERNAL" satisfies ErrorCode },
   };
+}
+
+function isTableCode(code: unknown): code is ErrorCode {
+  return typeof code === "string" && Object.hasOwn(ERROR_TABLE, code);
 }

@@ -1,7 +1,9 @@
 import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { type ExecutionResult, type GraphQLSchema, specifiedRules, validate } from "graphql";
-import { depthLimit } from "../graphql/depth-limit";
+import { type ExecutionResult, type GraphQLSchema, parse, specifiedRules, validate } from "graphql";
+import { AppError } from "../errors";
+import { checkOperationLimits } from "../graphql/operation-limits";
+import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
 import type { Context as WsContext } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { Logger } from "pino";
@@ -32,6 +34,7 @@ export interface GraphQLWebsocket {
 export function attachGraphQLWebsocket(options: {
   httpServer: HttpServer;
   schema: GraphQLSchema;
+  policy: GraphQLPolicy;
   log: Logger;
   createContext: (ws: WsContext<Record<string, unknown> | undefined>) => Promise<GraphQLContext> | GraphQLContext;
   /**
@@ -40,7 +43,7 @@ export function attachGraphQLWebsocket(options: {
    */
   authorize: (authorization: unknown) => Promise<{ ok: true; keyId: string } | { ok: false; code: number; reason: string }>;
 }): GraphQLWebsocket {
-  const { httpServer, schema, log, createContext, authorize } = options;
+  const { httpServer, schema, policy, log, createContext, authorize } = options;
   const sockets = new Map<WebSocket, { authorization: unknown }>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
 
@@ -60,7 +63,25 @@ export function attachGraphQLWebsocket(options: {
       // Every subscriber of the same event and operation shares one execution (see shared-subscribe.ts).
       subscribe: createSharedSubscribe((payload) => (payload as { eventId?: string } | null)?.eventId) as never,
       connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
-      validate: (schema, document, rules) => validate(schema, document, [...(rules ?? specifiedRules), depthLimit()]),
+      validate: (schema, document, rules) => validate(schema, document, [...(rules ?? specifiedRules), ...policy.validationRules]),
+      // The same operation limits as over HTTP (they need the variables, which validation rules do
+      // not see). With an allow-list, a websocket operation must send a listed document in full.
+      onSubscribe: (_ctx, _id, payload) => {
+        try {
+          if (policy.allowList && policy.allowList.resolve({ query: payload.query }) !== payload.query) return;
+        } catch (error) {
+          if (error instanceof AppError) return [graphqlErrorOf(error)];
+          throw error;
+        }
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch {
+          return; // graphql-ws reports the syntax error itself
+        }
+        const problem = checkOperationLimits(schema, document, payload.operationName, payload.variables, policy.limits);
+        return problem ? [graphqlErrorOf(new AppError("QUERY_TOO_COMPLEX", problem.message))] : undefined;
+      },
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket as WebSocket;
         const authorization = ctx.connectionParams?.authorization;

@@ -1,0 +1,46 @@
+import type { ApolloServerPlugin } from "@apollo/server";
+import { GraphQLError } from "graphql";
+import { AppError, ERROR_TABLE } from "../errors";
+import { checkOperationLimits, type OperationLimits } from "./operation-limits";
+
+/**
+ * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's
+ * variables (a validation rule cannot see them). During execution: a time limit — once it has
+ * passed, every field not yet started fails at once, so a runaway query stops consuming the server.
+ * A timed-out query answers one OPERATION_TIMED_OUT error instead of thousands of field errors; a
+ * timed-out mutation keeps its partial data, since the fields that ran have taken effect.
+ */
+export function operationLimitsPlugin(options: { limits: OperationLimits; timeLimitMs: number }): ApolloServerPlugin {
+  const { limits, timeLimitMs } = options;
+  const timeoutMessage = `The operation ran longer than its ${timeLimitMs} ms limit`;
+  return {
+    async requestDidStart() {
+      let timedOut = false;
+      let isQuery = true;
+      return {
+        async didResolveOperation({ schema, document, operationName, request, operation }) {
+          isQuery = operation?.operation === "query";
+          const error = checkOperationLimits(schema, document, operationName, request.variables, limits);
+          if (error) throw error;
+        },
+        async executionDidStart() {
+          if (timeLimitMs <= 0) return;
+          const deadline = performance.now() + timeLimitMs;
+          return {
+            willResolveField() {
+              if (timedOut || performance.now() > deadline) {
+                timedOut = true;
+                throw new AppError("OPERATION_TIMED_OUT", timeoutMessage);
+              }
+            },
+          };
+        },
+        async willSendResponse({ response }) {
+          if (!timedOut || !isQuery || response.body.kind !== "single") return;
+          response.body.singleResult = { errors: [new GraphQLError(timeoutMessage, { extensions: { code: "OPERATION_TIMED_OUT" } })] };
+          response.http.status = ERROR_TABLE.OPERATION_TIMED_OUT.status;
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  getNamedType,
+  getNullableType,
+  getOperationAST,
+  type GraphQLField,
+  GraphQLError,
+  isListType,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  type GraphQLSchema,
+  type GraphQLCompositeType,
+  type SelectionSetNode,
+  type ValueNode,
+} from "graphql";
+
+/** What one operation may ask for (configurable; see docs/API.md "GraphQL limits"). */
+export interface OperationLimits {
+  /** Fields resolved, with lists multiplied by their size (see `costOf`). */
+  readonly maxCost: number;
+  /** Aliased fields in one operation: aliases are how one request asks for the same thing many times. */
+  readonly maxAliases: number;
+  /** Items in any one list argument (codes, AWBs, events…), literal or from variables. */
+  readonly maxListArgument: number;
+}
+
+/** maxCost: every field of every station costs 238,501 by this measure, the heaviest legitimate query. */
+export const DEFAULT_OPERATION_LIMITS: OperationLimits = { maxCost: 300_000, maxAliases: 30, maxListArgument: 1_000 };
+
+/** How many items a top-level list is assumed to return when no argument says (every station: 439 today). */
+const UNBOUNDED_LIST_SIZE = 500;
+/** Lists inside objects are small, bounded collections (a week of opening days, a delivery's attempts). */
+const NESTED_LIST_SIZE = 10;
+/** Arguments that bound a list field's size, in the order they are looked at. */
+const SIZE_ARGUMENTS = ["first", "codes", "awbs", "events"] as const;
+
+/**
+ * Checks an operation against the limits with its variables, before it runs. Returns an error
+ * (code QUERY_TOO_COMPLEX) naming the first limit exceeded, or undefined.
+ */
+export function checkOperationLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+  limits: OperationLimits = DEFAULT_OPERATION_LIMITS,
+): GraphQLError | undefined {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation) return undefined; // graphql-js reports the missing operation itself
+  const rootType = schema.getRootType(operation.operation);
+  if (!rootType) return undefined;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+
+  let aliases = 0;
+  let listProblem: string | undefined;
+
+  const valueOf = (node: ValueNode): unknown => (node.kind === Kind.VARIABLE ? variables?.[node.name.value] : node.kind === Kind.LIST ? node.values : undefined);
+  const lengthOf = (node: ValueNode | undefined): number | undefined => {
+    if (!node) return undefined;
+    const value = valueOf(node);
+    return Array.isArray(value) ? value.length : undefined;
+  };
+  const numberOf = (node: ValueNode | undefined): number | undefined => {
+    if (!node) return undefined;
+    if (node.kind === Kind.INT) return Number(node.value);
+    const value = node.kind === Kind.VARIABLE ? variables?.[node.name.value] : undefined;
+    return typeof value === "number" ? value : undefined;
+  };
+
+  const fieldCost = (parent: GraphQLCompositeType, field: FieldNode, seen: ReadonlySet<string>, atRoot: boolean): number => {
+    if (field.alias) aliases++;
+    const args = new Map(field.arguments?.map((a) => [a.name.value, a.value]) ?? []);
+    for (const [name, value] of args) {
+      const length = lengthOf(value);
+      if (length !== undefined && length > limits.maxListArgument && !listProblem) listProblem = `${field.name.value}(${name}:) has ${length} items; at most ${limits.maxListArgument} are allowed`;
+    }
+    if (!field.selectionSet) return 1;
+    const definition: GraphQLField<unknown, unknown> | undefined = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
+    if (!definition) return 1;
+    let size = 1;
+    if (isListType(getNullableType(definition.type))) {
+      size = atRoot ? UNBOUNDED_LIST_SIZE : NESTED_LIST_SIZE;
+      for (const name of SIZE_ARGUMENTS) {
+        const bound = name === "first" ? numberOf(args.get(name)) : lengthOf(args.get(name));
+        if (bound !== undefined) {
+          size = Math.max(0, bound);
+          break;
+        }
+      }
+    }
+    const childType = getNamedType(definition.type) as GraphQLCompositeType;
+    return 1 + size * selectionCost(childType, field.selectionSet, seen, false);
+  };
+
+  const selectionCost = (parent: GraphQLCompositeType, selectionSet: SelectionSetNode, seen: ReadonlySet<string>, atRoot: boolean): number => {
+    let cost = 0;
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) cost += fieldCost(parent, selection, seen, atRoot);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType | undefined) : parent;
+        cost += selectionCost(type ?? parent, selection.selectionSet, seen, atRoot);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        if (!fragment || seen.has(fragment.name.value)) continue; // cycles are graphql-js's to report
+        const type = (schema.getType(fragment.typeCondition.name.value) as GraphQLCompositeType | undefined) ?? parent;
+        cost += selectionCost(type, fragment.selectionSet, new Set([...seen, fragment.name.value]), atRoot);
+      }
+      if (cost > limits.maxCost * 1_000) return cost; // far past the limit: stop walking
+    }
+    return cost;
+  };
+
+  const cost = selectionCost(rootType, operation.selectionSet, new Set(), true);
+  const problem =
+    listProblem ??
+    (aliases > limits.maxAliases ? `The operation uses ${aliases} aliases; at most ${limits.maxAliases} are allowed` : undefined) ??
+    (cost > limits.maxCost ? `The operation would cost ${cost} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed` : undefined);
+  return problem ? new GraphQLError(problem, { extensions: { code: "QUERY_TOO_COMPLEX", http: { status: 400 } } }) : undefined;
+}

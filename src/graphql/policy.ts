@@ -1,0 +1,38 @@
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from "graphql";
+import type { Config } from "../config";
+import { AppError, ERROR_TABLE } from "../errors";
+import { loadOperationAllowList, type OperationAllowList } from "./allow-list";
+import { depthLimit } from "./depth-limit";
+import type { OperationLimits } from "./operation-limits";
+
+/** One set of GraphQL rules, applied by both transports (HTTP through Apollo, websockets through graphql-ws). */
+export interface GraphQLPolicy {
+  readonly introspection: boolean;
+  /** Depth, and no introspection when it is off; added to graphql-js's own rules. */
+  readonly validationRules: readonly ValidationRule[];
+  readonly limits: OperationLimits;
+  readonly maxBatch: number;
+  readonly timeLimitMs: number;
+  readonly allowList: OperationAllowList | undefined;
+}
+
+export function createGraphQLPolicy(config: Pick<Config, "graphqlIntrospection" | "graphqlLimits" | "graphqlOperationsFile">): GraphQLPolicy {
+  const { maxDepth, maxCost, maxAliases, maxListArgument, maxBatch, timeLimitMs } = config.graphqlLimits;
+  return {
+    introspection: config.graphqlIntrospection,
+    validationRules: [depthLimit(maxDepth), ...(config.graphqlIntrospection ? [] : [NoSchemaIntrospectionCustomRule])],
+    limits: { maxCost, maxAliases, maxListArgument },
+    maxBatch,
+    timeLimitMs,
+    allowList: config.graphqlOperationsFile ? loadOperationAllowList(config.graphqlOperationsFile) : undefined,
+  };
+}
+
+/** A GraphQL-shaped error (for answers given before Apollo or graphql-ws run) from an AppError. */
+export function graphqlErrorOf(error: AppError): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code } });
+}
+
+export function statusOf(error: AppError): number {
+  return ERROR_TABLE[error.code].status;
+}
