@@ -4,6 +4,7 @@
 import "reflect-metadata";
 import { parseArgs } from "node:util";
 import { type ClientService, createClientService } from "../src/clients/client.service";
+import { createSecretBox, loadSecretsKey } from "../src/clients/secret-box";
 import { loadConfigOrExit, openConfiguredDatabase, printProblems, runCli } from "../src/cli";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
@@ -82,7 +83,8 @@ async function main(): Promise<number> {
   const config = loadConfigOrExit(process.env);
   const database = await openConfiguredDatabase(config);
   try {
-    const clients = createClientService({ prisma: database.prisma, log: createLogger("warn") });
+    const clients = createClientService({ prisma: database.prisma, log: createLogger("warn"), secrets: createSecretBox(loadSecretsKey(config).key) });
+    await clients.prepareSecrets();
     await clients.ensureBootstrapClient(config.bootstrap);
     await run(command, parsed.values, clients);
     return 0;

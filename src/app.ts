@@ -19,6 +19,7 @@ import { createHttpServer } from "./http/server";
 import { authenticate } from "./http/auth";
 import { createRateLimiter } from "./http/rate-limit";
 import { createClientService } from "./clients/client.service";
+import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { createGuardedAgent } from "./outbound/guarded-agent";
 import { createDeliveryCountsLoader } from "./delivery/delivery.loaders";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
@@ -62,7 +63,14 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
 
   const stations = createStationService({ store: createStationStore(database.prisma), log });
   await stations.start({ refreshIntervalMs: config.stationRefreshMs });
-  const clients = createClientService({ prisma: database.prisma, log });
+  const secretsKey = loadSecretsKey(config);
+  log.info({ source: secretsKey.source, ...(secretsKey.file ? { file: secretsKey.file } : {}) }, "signing secrets are sealed at rest");
+  const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(secretsKey.key) });
+  await clients.prepareSecrets().catch(async (error: unknown) => {
+    stations.stop();
+    await database.close(); // release the data folder before reporting
+    throw error;
+  });
   await clients.ensureBootstrapClient(config.bootstrap);
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
@@ -81,7 +89,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   });
   const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
   const services: Services = {
-    health: createHealthService(database),
+    health: createHealthService(database, live),
     stations,
     clients,
     subscriptions: createSubscriptionService({

@@ -18,6 +18,8 @@ export interface Config {
     readonly callbackPrefixes: readonly string[];
   };
   readonly allowPrivateCallbacks: boolean;
+  /** Seals webhook signing secrets at rest (32 bytes); unset: a key file under dataDir. */
+  readonly secretsKey: Buffer | undefined;
   readonly awbCheckDigit: "off" | "enforce";
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   readonly graphqlIntrospection: boolean;
@@ -127,6 +129,14 @@ function dataDir(raw: string, cwd: string): string {
   return raw === IN_MEMORY_DATA_DIR ? raw : path.resolve(cwd, raw);
 }
 
+function secretsKey(env: Env): Buffer | undefined {
+  const raw = text(env, "SECRETS_KEY");
+  if (raw === undefined) return undefined;
+  const key = Buffer.from(raw, "base64");
+  if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) throw new ConfigError("SECRETS_KEY", "must be 32 random bytes in base64 (openssl rand -base64 32)");
+  return key;
+}
+
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const carrierSegment = text(env, "CARRIER_SEGMENT") ?? "carrier";
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(carrierSegment)) {
@@ -159,6 +169,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     carrierSegment,
     bootstrap: Object.freeze({ apiKey, signingSecret, callbackPrefixes: Object.freeze(prefixes) }),
     allowPrivateCallbacks: boolean(env, "ALLOW_PRIVATE_CALLBACKS", false),
+    secretsKey: secretsKey(env),
     awbCheckDigit: oneOf(env, "AWB_CHECK_DIGIT", ["off", "enforce"] as const, "off"),
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
     graphqlIntrospection: boolean(env, "GRAPHQL_INTROSPECTION", true),

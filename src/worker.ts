@@ -1,4 +1,5 @@
 import "reflect-metadata";
+import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { createClientService } from "./clients/client.service";
 import { loadConfigOrExit } from "./cli";
 import { openDatabase } from "./db/database";
@@ -22,7 +23,9 @@ async function main(): Promise<void> {
   const database = await openDatabase({ kind: "postgres", url: config.databaseUrl });
   const store = createDeliveryStore(database.prisma);
   const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
-  const worker = startDeliveryWorker({ config, store, clients: createClientService({ prisma: database.prisma, log }), dispatcher: agent, metrics: createDeliveryMetrics(store), log });
+  const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(loadSecretsKey(config).key) });
+  await clients.prepareSecrets();
+  const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics: createDeliveryMetrics(store), log });
   log.info("delivery worker running");
   const stop = async () => {
     await worker.stop();

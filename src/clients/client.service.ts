@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Prisma } from "../db/database";
 import { AppError, validationError } from "../errors";
 import { generateApiKey, generateSigningSecret, hashApiKey, isScope, lookupPrefixOf, sameHash, SCOPES, type Scope } from "./credentials";
+import type { SecretBox } from "./secret-box";
 
 /** Who is calling: resolved from an API key. */
 export interface Principal {
@@ -42,7 +43,7 @@ export function parsePrefixes(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
-export function createClientService({ prisma, log }: { prisma: Prisma; log: Logger }) {
+export function createClientService({ prisma, log, secrets }: { prisma: Prisma; log: Logger; secrets: SecretBox }) {
   const cache = new Map<string, { principal: Principal; until: number }>();
 
   async function requireClient(clientId: string) {
@@ -89,7 +90,7 @@ export function createClientService({ prisma, log }: { prisma: Prisma; log: Logg
     async ensureBootstrapClient(bootstrap: { apiKey?: string | undefined; signingSecret?: string | undefined; callbackPrefixes: readonly string[] }): Promise<{ created: boolean }> {
       if ((await prisma.client.count()) > 0) return { created: false };
       const signingSecret = bootstrap.signingSecret ?? generateSigningSecret();
-      const client = await prisma.client.create({ data: { name: "bootstrap", callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes), signingSecret } });
+      const client = await prisma.client.create({ data: { name: "bootstrap", callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes), signingSecret: secrets.seal(signingSecret) } });
       const { key } = await issueKey(client.id, SCOPES, "bootstrap", bootstrap.apiKey ?? generateApiKey());
       log.warn(
         {
@@ -106,7 +107,7 @@ export function createClientService({ prisma, log }: { prisma: Prisma; log: Logg
       if (!input.name.trim()) throw validationError([{ field: "name", message: "must not be empty" }]);
       const signingSecret = generateSigningSecret();
       const client = await prisma.client.create({
-        data: { name: input.name.trim(), callbackPrefixes: parsePrefixes(input.callbackPrefixes), signingSecret, ...(input.maxSubscriptions ? { maxSubscriptions: input.maxSubscriptions } : {}) },
+        data: { name: input.name.trim(), callbackPrefixes: parsePrefixes(input.callbackPrefixes), signingSecret: secrets.seal(signingSecret), ...(input.maxSubscriptions ? { maxSubscriptions: input.maxSubscriptions } : {}) },
       });
       return { clientId: client.id, signingSecret };
     },
@@ -122,7 +123,7 @@ export function createClientService({ prisma, log }: { prisma: Prisma; log: Logg
     async rotateSigningSecret(clientId: string): Promise<string> {
       await requireClient(clientId);
       const signingSecret = generateSigningSecret();
-      await prisma.client.update({ where: { id: clientId }, data: { signingSecret } });
+      await prisma.client.update({ where: { id: clientId }, data: { signingSecret: secrets.seal(signingSecret) } });
       return signingSecret;
     },
 
@@ -135,7 +136,29 @@ export function createClientService({ prisma, log }: { prisma: Prisma; log: Logg
     },
 
     async signingSecretOf(clientId: string): Promise<string> {
-      return (await requireClient(clientId)).signingSecret;
+      return secrets.open((await requireClient(clientId)).signingSecret);
+    },
+
+    /**
+     * At start: seals secrets stored in clear by earlier versions, and proves the key opens what is
+     * stored — a wrong SECRETS_KEY must stop the start, not fail every delivery later.
+     */
+    async prepareSecrets(): Promise<{ sealed: number }> {
+      const rows = await prisma.client.findMany({ select: { id: true, signingSecret: true } });
+      const sample = rows.find((r) => secrets.isSealed(r.signingSecret));
+      if (sample) {
+        try {
+          secrets.open(sample.signingSecret);
+        } catch {
+          throw new Error("The stored signing secrets were sealed with another key: set SECRETS_KEY (or DATA_DIR/secrets.key) to the key they were sealed with");
+        }
+      }
+      const clear = rows.filter((r) => !secrets.isSealed(r.signingSecret));
+      for (const row of clear) {
+        await prisma.client.updateMany({ where: { id: row.id, signingSecret: row.signingSecret }, data: { signingSecret: secrets.seal(row.signingSecret) } });
+      }
+      if (clear.length > 0) log.info({ clients: clear.length }, "sealed signing secrets that were stored in clear");
+      return { sealed: clear.length };
     },
 
     async listClients(): Promise<ClientSummary[]> {

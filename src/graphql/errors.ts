@@ -1,5 +1,6 @@
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { databaseUnavailable, isDatabaseUnavailable } from "../db/availability";
 import { AppError, ERROR_TABLE, type ErrorCode } from "../errors";
 
 /** Codes that Apollo and graphql-js give to a malformed operation: all mean "your request is invalid". */
@@ -10,7 +11,8 @@ const CLIENT_ERROR_CODES = new Set(["GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_
  * not an AppError or a request error becomes INTERNAL with a neutral message (the log has the cause).
  */
 export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, onInternal?: (cause: unknown) => void): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
+  let original = unwrapResolverError(error);
+  if (!(original instanceof AppError) && isDatabaseUnavailable(original)) original = databaseUnavailable();
   if (original instanceof AppError) {
     return {
       message: original.message,

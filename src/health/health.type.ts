@@ -13,4 +13,7 @@ export class Health {
 
   @Field()
   migrationsApplied!: boolean;
+
+  @Field({ description: '"up", "down" (live events reach this instance\'s subscribers only) or "not used"' })
+  redis!: string;
 }

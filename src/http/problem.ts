@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { databaseUnavailable, isDatabaseUnavailable } from "../db/availability";
 import { AppError, toProblem, validationError } from "../errors";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
@@ -11,6 +12,7 @@ export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply 
 /** Maps anything thrown in a route to the contract's error shape; unknown failures become INTERNAL. */
 export function asAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   const fastifyError = error as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }> };
   if (fastifyError.validation) {
     return validationError(

@@ -1,5 +1,3 @@
-import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
-import { createPubSub } from "@graphql-yoga/subscription";
 import { setMaxListeners } from "node:events";
 import Redis from "ioredis";
 import type { Logger } from "pino";
@@ -18,16 +16,10 @@ export interface LiveMilestone {
   flight: string | null;
 }
 
-/**
- * The topic table of the live pubsub. Milestones are published as the batch one ingestion stored:
- * one message per call, not per event (each subscriber's queue holds at most 1,024 messages).
- */
-export type LiveTopics = {
-  milestones: [LiveMilestone[]];
-};
-
 export interface LiveEvents {
   readonly kind: "in-process" | "redis";
+  /** "up"/"down" with REDIS_URL (down: fanning out within this instance only), else "not used". */
+  redisStatus(): "up" | "down" | "not used";
   /** Matching events one subscription may have waiting to be sent before it is cut off as a slow consumer. */
   readonly maxQueuedEvents: number;
   /**
@@ -44,42 +36,78 @@ export interface LiveEvents {
  * The fan-out of live events: inside this process by default; with REDIS_URL, through Redis pub/sub
  * so an event published on one instance reaches subscribers on every instance. Redis keeps nothing:
  * what must not be lost goes through the database first (catch-up reads the history).
+ *
+ * When Redis is unreachable the fan-out degrades to this process (its subscribers still get this
+ * instance's events) and resumes across instances when Redis is back. Publishing never queues
+ * while Redis is down: a message queued then and sent after recovery would reach local subscribers
+ * twice, once directly and once as Redis's echo.
  */
 export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl: string | undefined; log: Logger; maxQueuedEvents: number }): LiveEvents {
-  const over = (target: EventTarget, kind: LiveEvents["kind"], close: () => Promise<void>): LiveEvents => {
-    const pubSub = createPubSub<LiveTopics>({ eventTarget: target as never });
-    return {
-      kind,
-      maxQueuedEvents,
-      publish(events) {
-        try {
-          pubSub.publish("milestones", events);
-        } catch (error) {
-          log.warn({ err: error, events: events.length }, "publishing live milestones failed; subscribers can catch up from the history");
-        }
-      },
-      listen(listener) {
-        const handler = (event: Event) => listener((event as CustomEvent<LiveMilestone[]>).detail);
-        target.addEventListener("milestones", handler);
-        return () => target.removeEventListener("milestones", handler);
-      },
-      close,
-    };
+  const local = new EventTarget();
+  // One listener per live subscription: thousands are expected, not a leak.
+  setMaxListeners(0, local);
+  const dispatch = (events: LiveMilestone[]) => {
+    try {
+      local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
+    } catch (error) {
+      log.warn({ err: error, events: events.length }, "a live listener failed");
+    }
   };
-  if (!redisUrl) {
-    const target = new EventTarget();
-    // One listener per live subscription: thousands are expected, not a leak.
-    setMaxListeners(0, target);
-    return over(target, "in-process", async () => {});
+  const base = {
+    maxQueuedEvents,
+    listen(listener: (events: LiveMilestone[]) => void) {
+      const handler = (event: Event) => listener((event as CustomEvent<LiveMilestone[]>).detail);
+      local.addEventListener("milestones", handler);
+      return () => local.removeEventListener("milestones", handler);
+    },
+  };
+  if (!redisUrl) return { ...base, kind: "in-process", redisStatus: () => "not used", publish: dispatch, close: async () => {} };
+
+  const publisher = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  let degraded = false;
+  const noteHealth = (healthy: boolean) => {
+    if (healthy === !degraded) return;
+    degraded = !healthy;
+    if (degraded) log.warn("redis unavailable: live events fan out within this instance only until it is back");
+    else log.info("redis reachable again: live events fan out across instances");
+  };
+  for (const client of [publisher, subscriber]) {
+    client.on("error", (error: Error) => log.debug({ err: error }, "redis connection error"));
+    client.on("close", () => noteHealth(false));
+    client.on("ready", () => noteHealth(publisher.status === "ready" && subscriber.status === "ready"));
   }
-  const options = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true };
-  const publishClient = new Redis(redisUrl, options);
-  const subscribeClient = new Redis(redisUrl, options);
-  for (const client of [publishClient, subscribeClient]) client.on("error", (error: Error) => log.warn({ err: error }, "redis connection error"));
-  const eventTarget = createRedisEventTarget<CustomEvent>({ publishClient, subscribeClient });
-  if (eventTarget instanceof EventTarget) setMaxListeners(0, eventTarget);
-  return over(eventTarget as unknown as EventTarget, "redis", async () => {
-    publishClient.disconnect();
-    subscribeClient.disconnect();
+  void subscriber.subscribe(REDIS_CHANNEL).catch((error: unknown) => log.warn({ err: error }, "redis subscribe failed; retried on reconnect"));
+  subscriber.on("message", (_channel: string, message: string) => {
+    try {
+      dispatch(JSON.parse(message) as LiveMilestone[]);
+    } catch (error) {
+      log.warn({ err: error }, "dropped a malformed live message from redis");
+    }
   });
+  return {
+    ...base,
+    kind: "redis",
+    redisStatus: () => (publisher.status === "ready" && subscriber.status === "ready" ? "up" : "down"),
+    publish(events) {
+      // Our own subscriber hears what we publish; only when it does not (it is disconnected) are
+      // local subscribers served directly.
+      const echoed = subscriber.status === "ready";
+      if (!echoed) dispatch(events);
+      if (publisher.status !== "ready") {
+        noteHealth(false);
+        return;
+      }
+      publisher.publish(REDIS_CHANNEL, JSON.stringify(events)).catch((error: unknown) => {
+        log.warn({ err: error, events: events.length }, "publishing live milestones to redis failed; served within this instance");
+        if (echoed) dispatch(events);
+      });
+    },
+    async close() {
+      publisher.disconnect();
+      subscriber.disconnect();
+    },
+  };
 }
+
+const REDIS_CHANNEL = "cgw:milestones";

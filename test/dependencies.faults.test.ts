@@ -1,0 +1,157 @@
+/**
+ * Dependencies failing while the gateway runs, with real services the test owns and stops:
+ * PostgreSQL (requests answer 503, nothing accepted is lost, full recovery without restart) and
+ * Redis (live fan-out degrades to the instance, then resumes across instances).
+ */
+import { type Client, createClient } from "graphql-ws";
+import WebSocket from "ws";
+import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
+import { getJson, postJson } from "./support/http";
+import { createPostgresDatabase, postgresAvailable } from "./support/postgres";
+import { startPrivatePostgres, startPrivateRedis } from "./support/private-services";
+import { startReceiver } from "./support/receiver";
+import { until } from "./support/webhooks";
+
+const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+const describeWithPostgres = postgresAvailable() ? describe : describe.skip;
+
+/** A request that must be answered: a hang is a failure (AbortSignal), not a slow pass. */
+async function call(url: string, init: RequestInit = {}): Promise<{ status: number | "hung" | "network"; body: any; headers?: Headers }> {
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+  } catch (error) {
+    return { status: (error as Error).name === "TimeoutError" ? "hung" : "network", body: String(error) };
+  }
+}
+const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({ method: "POST", headers: { "content-type": "application/json", ...admin, ...headers }, body: JSON.stringify(body) });
+
+describeWithPostgres("PostgreSQL stopped while the gateway runs", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  it("answers 503 (never hangs, never 500) while it is down, loses no accepted event, and recovers without a restart", async () => {
+    const postgres = await startPrivatePostgres();
+    disposers.add(() => postgres.dispose());
+    const receiver = await startReceiver();
+    disposers.add(() => receiver.close());
+    const { url } = await startApp("postgres", disposers, { DATABASE_URL: postgres.url, RATE_LIMIT_PER_SECOND: "0", DELIVERY_POLL_MS: "100", DELIVERY_RETRY_SCHEDULE: "1s,1s,1s,1s,1s" });
+    const awb = "020-12345675";
+    const created = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb, callback: `${receiver.url}/ok/outage`, states: "*" }, admin);
+    expect(created.status).toBe(201);
+
+    // Ingestion runs throughout: before, during and after the outage.
+    const accepted = new Set<string>();
+    const refused: string[] = [];
+    const outcomes = new Map<string, number>();
+    let n = 0;
+    let loading = true;
+    const ingestLoop = (async () => {
+      while (loading) {
+        const eventId = `outage-${++n}`;
+        const result = await call(`${url}/carrier/handling/shipment/events`, json({ eventId, awb, state: "RCS", timestamp: new Date(Date.UTC(2026, 10, 21, 0, 0, n)).toISOString() }));
+        outcomes.set(String(result.status), (outcomes.get(String(result.status)) ?? 0) + 1);
+        if (result.status === 202) accepted.add(eventId);
+        else {
+          refused.push(eventId);
+          if (result.status !== 503) console.log("UNEXPECTED", result.status, JSON.stringify(result.body));
+          expect(result.status).toBe(503);
+          expect(result.headers?.get("content-type")).toContain("application/problem+json");
+          expect(result.headers?.get("retry-after")).toBe("5");
+          expect(result.body.code).toBe("SERVICE_UNAVAILABLE");
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    await until(() => accepted.size >= 5, { what: "ingestion before the outage" });
+
+    await postgres.stop();
+    const ready = await call(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks).toMatchObject({ status: "unavailable", database: "down" });
+    // Every kind of route while it is down: 503 problem+json or a GraphQL SERVICE_UNAVAILABLE; stations still answer from memory.
+    const during = [
+      await call(`${url}/carrier/handling/shipment/subscribe/${created.body.subscriptionId}`, { headers: admin }),
+      await call(`${url}/carrier/handling/shipment/subscribe`, json({ awb: "020-12345686", callback: `${receiver.url}/ok/x`, states: "*" })),
+      await call(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers: admin }),
+    ];
+    for (const response of during) {
+      expect(response.status).toBe(503);
+      expect(response.body.code).toBe("SERVICE_UNAVAILABLE");
+    }
+    const graphql = await call(`${url}/graphql`, json({ query: `{ milestones(awb: "${awb}") { state } }` }));
+    expect(graphql.body.errors[0].extensions.code).toBe("SERVICE_UNAVAILABLE");
+    expect((await call(`${url}/carrier/stations/station/FRA`)).status).toBe(200);
+    await until(() => refused.length >= 5, { what: "ingestion refused during the outage" });
+
+    await postgres.start();
+    await until(async () => (await call(`${url}/readyz`)).status === 200, { what: "ready again", timeoutMs: 30_000 });
+    const acceptedBefore = accepted.size;
+    await until(() => accepted.size >= acceptedBefore + 5, { what: "ingestion after recovery" });
+    loading = false;
+    await ingestLoop;
+
+    // Nothing accepted is lost, nothing refused was stored: the history holds exactly the 202s.
+    const history = await call(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers: admin });
+    expect(history.status).toBe(200);
+    const stored = new Set<string>(history.body.map((e: { eventId: string }) => e.eventId));
+    expect(stored.size).toBe(accepted.size);
+    // …and every accepted event reaches the callback once the database is back.
+    await until(() => new Set(receiver.posts.filter((p) => p.path === "/ok/outage").map((p) => p.headers["webhook-id"])).size >= accepted.size, { what: "every notification delivered", timeoutMs: 30_000 });
+    console.log(`PostgreSQL outage: ${n} ingestion calls — ${accepted.size} accepted (all stored and delivered), ${refused.length} refused with 503, 0 hung, 0 lost; outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  }, 120_000);
+});
+
+describeWithPostgres("Redis stopped while two instances share it", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  function watch(url: string): { events: string[]; client: Client } {
+    const events: string[] = [];
+    const client = createClient({ url: `${url.replace("http", "ws")}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${ADMIN_KEY}` } });
+    disposers.add(() => client.dispose());
+    client.subscribe({ query: `subscription { statusEvents(awbs: ["020-12345675"]) { eventId station } }` }, { next: (r) => events.push((r.data as any).statusEvents.station), error: () => {}, complete: () => {} });
+    return { events, client };
+  }
+
+  it("degrades live fan-out to each instance while Redis is down and resumes across instances when it is back", async () => {
+    const redis = await startPrivateRedis();
+    disposers.add(() => redis.dispose());
+    const database = await createPostgresDatabase();
+    disposers.add(database.drop);
+    const env = { DATABASE_URL: database.url, REDIS_URL: redis.url, RATE_LIMIT_PER_SECOND: "0" };
+    const a = await startApp("postgres", disposers, env);
+    const b = await startApp("postgres", disposers, env);
+    const onA = watch(a.url);
+    await new Promise((r) => setTimeout(r, 300));
+    const ingest = (url: string, station: string) => postJson(`${url}/carrier/handling/shipment/events`, { awb: "020-12345675", state: "ARR", station, timestamp: new Date().toISOString() }, admin);
+
+    await until(async () => {
+      await ingest(b.url, "AMS"); // B → Redis → A
+      return onA.events.includes("AMS");
+    }, { what: "cross-instance fan-out through Redis" });
+
+    await redis.stop();
+    await until(async () => (await getJson(`${a.url}/readyz`)).body.redis === "down", { what: "A notices Redis is down" });
+    const ready = await getJson(`${a.url}/readyz`);
+    expect(ready.status).toBe(200); // degraded, not out of service
+    expect((await ingest(a.url, "FRA")).status).toBe(202);
+    await until(() => onA.events.includes("FRA"), { what: "in-instance fan-out while Redis is down" });
+    expect((await ingest(b.url, "LHR")).status).toBe(202); // stored; A's subscriber can catch up from history
+    expect(onA.events).not.toContain("LHR");
+
+    await redis.start();
+    await until(async () => (await getJson(`${a.url}/readyz`)).body.redis === "up" && (await getJson(`${b.url}/readyz`)).body.redis === "up", { what: "both see Redis again", timeoutMs: 30_000 });
+    await until(async () => {
+      await ingest(b.url, "JFK");
+      return onA.events.includes("JFK");
+    }, { what: "cross-instance fan-out resumed" });
+    // While healthy, an instance's own events reach its subscribers once (through Redis's echo only).
+    const before = onA.events.filter((s) => s === "HKG").length;
+    await ingest(a.url, "HKG");
+    await until(() => onA.events.includes("HKG"));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(onA.events.filter((s) => s === "HKG").length - before).toBe(1);
+  }, 120_000);
+});
