@@ -18,5 +18,7 @@ const args = process.argv.slice(2);
 if (args.length > 0) process.exit(run(args));
 const serial = "\\.(faults|browser)\\.test\\.ts$";
 const first = run(["--testPathIgnorePatterns", serial]);
-const second = run(["--runInBand", "--testPathPatterns", serial]);
+// In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
+// if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
+const second = run(["--runInBand", "--forceExit", "--testPathPatterns", serial]);
 process.exit(first || second);

@@ -147,6 +147,11 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     schema,
     policy: graphqlPolicy,
     log,
+    limits: {
+      maxConnectionsPerKey: config.liveMaxConnectionsPerKey,
+      maxSubscriptionsPerSocket: config.liveMaxSubscriptionsPerSocket,
+      takeMessageToken: (keyId) => limiter.take(keyId),
+    },
     createContext: (ctx) => {
       const authorization = ctx.connectionParams?.authorization;
       const socket = (ctx.extra as { socket: { close(code: number, reason: string): void } }).socket;

@@ -45,6 +45,10 @@ export interface Config {
   readonly rateLimitBurst: number;
   /** Matching events a live subscription may have waiting before it is closed as a slow consumer (4429). */
   readonly liveMaxQueuedEvents: number;
+  /** Open websockets one API key may hold on this instance. */
+  readonly liveMaxConnectionsPerKey: number;
+  /** Operations one websocket may run at once. */
+  readonly liveMaxSubscriptionsPerSocket: number;
   /** Run the delivery worker in this process (`npm run worker` runs one on its own). */
   readonly deliveryWorker: boolean;
   readonly delivery: {
@@ -186,6 +190,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
     liveMaxQueuedEvents: integer(env, "LIVE_MAX_QUEUED_EVENTS", 10_000, 10, 10_000_000),
+    liveMaxConnectionsPerKey: integer(env, "LIVE_MAX_CONNECTIONS_PER_KEY", 50, 1, 1_000_000),
+    liveMaxSubscriptionsPerSocket: integer(env, "LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1, 100_000),
     deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
     delivery: Object.freeze({
       concurrency: integer(env, "DELIVERY_CONCURRENCY", 64, 1, 10_000),

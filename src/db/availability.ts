@@ -21,7 +21,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof candidate.code === "string" && (PRISMA_UNAVAILABLE.has(candidate.code) || NETWORK_CODES.has(candidate.code) || isUnavailableSqlState(candidate.code))) return true;
     const adapterCause = candidate.meta?.driverAdapterError?.cause;
     if (adapterCause && ((typeof adapterCause.kind === "string" && ADAPTER_UNAVAILABLE.has(adapterCause.kind)) || isUnavailableSqlState(adapterCause.code))) return true;
-    if (typeof candidate.message === "string" && /Connection terminated|timeout exceeded when trying to connect|Can't reach database server/i.test(candidate.message)) return true;
+    if (typeof candidate.message === "string" && /Connection terminated|is not queryable|timeout exceeded when trying to connect|Can't reach database server/i.test(candidate.message)) return true;
     e = candidate.cause;
   }
   return false;

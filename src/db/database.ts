@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client";
@@ -27,16 +28,19 @@ export interface Database {
 const POOL_SIZE = 10;
 const POOL_CONNECT_TIMEOUT_MS = 5_000;
 
-function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverAdapterFactory; pglite?: PGlite } {
+function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverAdapterFactory; pglite?: PGlite; pool?: pg.Pool; migrationFactory?: SqlMigrationAwareDriverAdapterFactory } {
   if (target.kind === "postgres") {
     // A connection timeout keeps a dead server from hanging requests; see TOOLCHAIN.md on pool size.
-    return {
-      factory: new PrismaPg({
-        connectionString: target.url,
-        max: POOL_SIZE,
-        connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
-      }),
-    };
+    const pool = new pg.Pool({ connectionString: target.url, max: POOL_SIZE, connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS });
+    // When PostgreSQL stops or restarts, every open connection emits "error". The adapter listens on
+    // idle connections and inside transactions only; a connection checked out for a plain query in
+    // between had no listener, and an unheard "error" event ends the process. Every connection gets
+    // one for its whole life: the query running on it fails (and answers 503), the pool drops it.
+    pool.on("connect", (client) => client.on("error", () => {}));
+    pool.on("error", () => {});
+    // Ours to end (in close). Migrations get their own short-lived pool: the schema engine holds a
+    // session-level advisory lock, which only closing its connection releases for other instances.
+    return { factory: new PrismaPg(pool), pool, migrationFactory: new PrismaPg({ connectionString: target.url, max: 2, connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS }) };
   }
   const pglite = new PGlite(target.dataDir);
   return { factory: new PrismaPGlite(pglite), pglite };
@@ -49,12 +53,13 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     await mkdir(target.dataDir, { recursive: true });
     unlock = await lockDataDir(target.dataDir);
   }
-  const { factory, pglite } = adapterFor(target);
+  const { factory, pglite, pool, migrationFactory } = adapterFor(target);
   let appliedMigrations: string[];
   try {
-    appliedMigrations = await applyPendingMigrations(factory);
+    appliedMigrations = await applyPendingMigrations(migrationFactory ?? factory);
   } catch (error) {
     await pglite?.close();
+    await pool?.end();
     await unlock();
     throw error;
   }
@@ -84,6 +89,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     },
     async close() {
       await prisma.$disconnect();
+      await pool?.end();
       await pglite?.close();
       await unlock();
     },

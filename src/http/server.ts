@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import secureJson from "secure-json-parse";
-import { AppError } from "../errors";
+import type { Socket } from "node:net";
+import { AppError, toProblem } from "../errors";
 import { asAppError, sendProblem } from "./problem";
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
@@ -24,6 +25,8 @@ export function createHttpServer(logger: Logger): FastifyInstance {
       return typeof given === "string" && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
     },
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
+    // Requests Node cannot even parse (headers over 16 KiB, broken HTTP) still get problem+json.
+    clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket),
   });
 
   // Route schemas document the API (OpenAPI); validation happens in the services, so REST and GraphQL
@@ -45,7 +48,8 @@ export function createHttpServer(logger: Logger): FastifyInstance {
 
   // A callback hook, not an async one: this runs on every request and a promise per request shows.
   app.addHook("onRequest", (request, reply, done) => {
-    reply.header("x-request-id", request.id);
+    // nosniff: a JSON answer must never be read as a page or script by a browser.
+    reply.header("x-request-id", request.id).header("x-content-type-options", "nosniff");
     done();
   });
 
@@ -61,4 +65,17 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   );
 
   return app;
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const appError =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? new AppError("HEADERS_TOO_LARGE", "The request headers exceed 16 KiB")
+      : new AppError("VALIDATION_FAILED", "The request is not valid HTTP/1.1");
+  const body = JSON.stringify(toProblem(appError, randomUUID()));
+  socket.end(`HTTP/1.1 ${appError.status} ${appError.status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

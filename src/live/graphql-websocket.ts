@@ -1,7 +1,7 @@
 import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type ExecutionResult, type GraphQLSchema, parse, specifiedRules, validate } from "graphql";
-import { AppError } from "../errors";
+import { AppError, ERROR_TABLE } from "../errors";
 import { checkOperationLimits } from "../graphql/operation-limits";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
 import type { Context as WsContext } from "graphql-ws";
@@ -42,9 +42,18 @@ export function attachGraphQLWebsocket(options: {
    * Called at connect and again every REVALIDATE_MS, so a revoked key's sockets are closed.
    */
   authorize: (authorization: unknown) => Promise<{ ok: true; keyId: string } | { ok: false; code: number; reason: string }>;
+  /** Per key and per socket (docs/API.md "Limits"); over a limit the socket closes with 4429 or the operation gets RATE_LIMITED. */
+  limits: {
+    maxConnectionsPerKey: number;
+    maxSubscriptionsPerSocket: number;
+    /** Takes one of the key's rate-limit tokens for an incoming message; throws RATE_LIMITED when none is left. */
+    takeMessageToken: (keyId: string) => void;
+  };
 }): GraphQLWebsocket {
-  const { httpServer, schema, policy, log, createContext, authorize } = options;
-  const sockets = new Map<WebSocket, { authorization: unknown }>();
+  const { httpServer, schema, policy, log, createContext, authorize, limits } = options;
+  const sockets = new Map<WebSocket, { authorization: unknown; keyId: string }>();
+  const connectionsByKey = new Map<string, number>();
+  const tooMany = ERROR_TABLE.RATE_LIMITED.close;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -66,7 +75,11 @@ export function attachGraphQLWebsocket(options: {
       validate: (schema, document, rules) => validate(schema, document, [...(rules ?? specifiedRules), ...policy.validationRules]),
       // The same operation limits as over HTTP (they need the variables, which validation rules do
       // not see). With an allow-list, a websocket operation must send a listed document in full.
-      onSubscribe: (_ctx, _id, payload) => {
+      onSubscribe: (ctx, id, payload) => {
+        const active = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
+        if (active >= limits.maxSubscriptionsPerSocket) {
+          return [graphqlErrorOf(new AppError("RATE_LIMITED", `This socket already runs ${active} operations (at most ${limits.maxSubscriptionsPerSocket}); open another socket or stop one`))];
+        }
         try {
           if (policy.allowList && policy.allowList.resolve({ query: payload.query }) !== payload.query) return;
         } catch (error) {
@@ -90,8 +103,19 @@ export function attachGraphQLWebsocket(options: {
           socket.close(verdict.code, verdict.reason);
           return false;
         }
-        sockets.set(socket, { authorization });
-        socket.once("close", () => sockets.delete(socket));
+        const open = connectionsByKey.get(verdict.keyId) ?? 0;
+        if (open >= limits.maxConnectionsPerKey) {
+          socket.close(tooMany, `This API key already has ${open} open websockets (at most ${limits.maxConnectionsPerKey})`);
+          return false;
+        }
+        connectionsByKey.set(verdict.keyId, open + 1);
+        sockets.set(socket, { authorization, keyId: verdict.keyId });
+        socket.once("close", () => {
+          sockets.delete(socket);
+          const left = (connectionsByKey.get(verdict.keyId) ?? 1) - 1;
+          if (left > 0) connectionsByKey.set(verdict.keyId, left);
+          else connectionsByKey.delete(verdict.keyId);
+        });
         return true;
       },
       context: (ctx) => createContext(ctx),
@@ -102,6 +126,20 @@ export function attachGraphQLWebsocket(options: {
     wss,
     KEEP_ALIVE_MS,
   );
+
+  // Message rate: every message after connection_init takes one of its key's tokens (the same
+  // budget as the key's HTTP requests); a socket over it is closed with 4429.
+  wss.on("connection", (socket: WebSocket) => {
+    socket.on("message", () => {
+      const entry = sockets.get(socket);
+      if (!entry) return; // before the handshake: graphql-ws allows only connection_init
+      try {
+        limits.takeMessageToken(entry.keyId);
+      } catch (error) {
+        socket.close(tooMany, error instanceof AppError ? error.message : "Too many messages");
+      }
+    });
+  });
 
   // Revoked keys: one timer re-checks every socket's key (revocations made elsewhere included).
   const patrol = setInterval(() => {

@@ -27,8 +27,17 @@ export class Disposers {
   add(dispose: Disposer): void {
     this.stack.push(dispose);
   }
+  /** Runs every disposer even when one fails (a skipped one would leave a process or socket open), then reports the first failure. */
   async disposeAll(): Promise<void> {
-    while (this.stack.length > 0) await this.stack.pop()!();
+    let failure: unknown;
+    while (this.stack.length > 0) {
+      try {
+        await this.stack.pop()!();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
   }
 }
 

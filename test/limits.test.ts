@@ -1,0 +1,85 @@
+/** Size, rate and count limits, each answered with its status (HTTP) or close code (websocket). */
+import WebSocket from "ws";
+import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
+import { getJson, postJson } from "./support/http";
+
+const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+const SUBSCRIBE = 'subscription { awbStatusChanged(awb: "020-12345675") { state } }';
+
+/** A raw graphql-transport-ws socket, acknowledged; resolves its close code when the server closes it. */
+async function openSocket(url: string, disposers: Disposers): Promise<{ socket: WebSocket; messages: any[]; closed: Promise<{ code: number; reason: string }> }> {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
+  disposers.add(() => socket.terminate());
+  const messages: any[] = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+  socket.on("message", (data) => messages.push(JSON.parse(data.toString())));
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${ADMIN_KEY}` } }));
+  const ack = await Promise.race([
+    new Promise((resolve) => socket.on("message", (data) => JSON.parse(data.toString()).type === "connection_ack" && resolve("ack"))),
+    closed.then(() => "closed"),
+  ]);
+  return { socket, messages, closed: ack === "ack" ? closed : closed };
+}
+
+describe("limits", () => {
+  const disposers = new Disposers();
+  let url: string;
+  beforeAll(async () => {
+    ({ url } = await startApp("pglite", disposers, { RATE_LIMIT_PER_SECOND: "2", RATE_LIMIT_BURST: "8", LIVE_MAX_CONNECTIONS_PER_KEY: "2", LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: "2" }));
+  });
+  afterAll(() => disposers.disposeAll());
+  // Each test spends tokens of the one key; wait for the bucket to refill between them.
+  afterEach(() => new Promise((r) => setTimeout(r, 4_000)));
+
+  it("answers headers over 16 KiB with 431 and bodies over 1 MiB with 413, both problem+json", async () => {
+    const big = await fetch(`${url}/carrier/stations/stationcodes`, { headers: { "x-padding": "a".repeat(20_000) } });
+    expect(big.status).toBe(431);
+    expect(big.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
+    expect((await big.json()).code).toBe("HEADERS_TOO_LARGE");
+    const body = await postJson(`${url}/carrier/handling/shipment/events`, JSON.stringify({ awb: "020-12345675", state: "DEP", flight: "x".repeat(1_100_000) }), admin);
+    expect(body.status).toBe(413);
+    expect(body.body.code).toBe("PAYLOAD_TOO_LARGE");
+    const ok = await getJson(`${url}/carrier/stations/stationcodes`);
+    expect(ok.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("answers requests over a key's rate with 429 and Retry-After", async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 12; i++) {
+      const response = await fetch(`${url}/carrier/handling/shipment/subscribe`, { headers: admin });
+      statuses.push(response.status);
+      if (response.status === 429) retryAfter = response.headers.get("retry-after");
+    }
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(8);
+    expect(statuses).toContain(429);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+  });
+
+  it("closes a websocket whose key sends messages over its rate with 4429", async () => {
+    const { socket, closed } = await openSocket(url, disposers);
+    for (let i = 0; i < 20; i++) socket.send(JSON.stringify({ type: "ping" }));
+    const { code, reason } = await closed;
+    expect(code).toBe(4429);
+    expect(reason).toContain("requests a second");
+  });
+
+  it("closes a key's third websocket with 4429 and refuses a third operation on one socket", async () => {
+    const first = await openSocket(url, disposers);
+    await openSocket(url, disposers);
+    const third = await openSocket(url, disposers);
+    expect((await third.closed).code).toBe(4429);
+
+    first.socket.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query: SUBSCRIBE } }));
+    first.socket.send(JSON.stringify({ id: "2", type: "subscribe", payload: { query: SUBSCRIBE } }));
+    first.socket.send(JSON.stringify({ id: "3", type: "subscribe", payload: { query: SUBSCRIBE } }));
+    await new Promise((r) => setTimeout(r, 500));
+    const refusal = first.messages.find((m) => m.id === "3");
+    expect(refusal).toMatchObject({ type: "error", payload: [{ extensions: { code: "RATE_LIMITED" } }] });
+    expect(first.messages.filter((m) => m.type === "error" && m.id !== "3")).toEqual([]);
+  });
+});
