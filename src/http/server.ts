@@ -27,6 +27,11 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
     // Requests Node cannot even parse (headers over 16 KiB, broken HTTP) still get problem+json.
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket),
+    // URLs the router refuses before any route (bad percent-encoding, a segment over maxParamLength).
+    frameworkErrors: (error, _request, reply) => {
+      const detail = error.code === "FST_ERR_MAX_PARAM_LENGTH" ? "A path segment is longer than 200 characters" : "The URL is not valid (bad percent-encoding)";
+      void sendProblem(reply, new AppError("VALIDATION_FAILED", detail));
+    },
   });
 
   // Route schemas document the API (OpenAPI); validation happens in the services, so REST and GraphQL
