@@ -23,6 +23,8 @@ describe("configuration", () => {
       rateLimitPerSecond: 200,
       rateLimitBurst: 400,
       liveMaxQueuedEvents: 10000,
+      liveMaxConnectionsPerKey: 50,
+      liveMaxSubscriptionsPerSocket: 100,
       deliveryWorker: true,
       delivery: { concurrency: 64, perOrigin: 8, pollMs: 500, leaseMs: 30_000, retrySchedule: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000] },
     });

@@ -127,6 +127,20 @@ export function attachGraphQLWebsocket(options: {
     KEEP_ALIVE_MS,
   );
 
+  // graphql-ws treats a client message of a server-only type (connection_ack, next, error) as its
+  // own failure: it logs to the console and closes with 4500. It is the client's error, so it is
+  // answered as one (4400) before graphql-ws sees it. Registered first, to run before graphql-ws.
+  wss.prependListener("connection", (socket: WebSocket) => {
+    const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
+    socket.emit = ((event: string | symbol, ...args: unknown[]) => {
+      if (event === "message" && isServerOnlyMessage(args[0])) {
+        socket.close(ERROR_TABLE.VALIDATION_FAILED.close, "Clients may not send connection_ack, next or error messages");
+        return true;
+      }
+      return emit(event, ...args);
+    }) as typeof socket.emit;
+  });
+
   // Message rate: every message after connection_init takes one of its key's tokens (the same
   // budget as the key's HTTP requests); a socket over it is closed with 4429.
   wss.on("connection", (socket: WebSocket) => {
@@ -182,4 +196,17 @@ function formatResult(result: ExecutionResult, log: Logger): ExecutionResult | v
     ...result,
     errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed"))) as never,
   };
+}
+
+const SERVER_ONLY_TYPE = /"type"\s*:\s*"(connection_ack|next|error)"/;
+
+function isServerOnlyMessage(data: unknown): boolean {
+  const text = Buffer.isBuffer(data) ? data.toString("utf8") : typeof data === "string" ? data : "";
+  if (!SERVER_ONLY_TYPE.test(text)) return false;
+  try {
+    const type = (JSON.parse(text) as { type?: unknown } | null)?.type;
+    return type === "connection_ack" || type === "next" || type === "error";
+  } catch {
+    return false; // not JSON: graphql-ws answers that itself (4400)
+  }
 }
