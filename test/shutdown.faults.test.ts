@@ -6,12 +6,11 @@
  * server's own log (each request's id is its eventId) tells the two apart.
  */
 import http from "node:http";
-import { ADMIN_KEY, Disposers } from "./support/harness";
+import { ADMIN_KEY, describeBackend, Disposers } from "./support/harness";
 import { getJson } from "./support/http";
-import { createPostgresDatabase, postgresAvailable } from "./support/postgres";
+import { createPostgresDatabase } from "./support/postgres";
 import { spawnServer } from "./support/process";
 
-const describeWithPostgres = postgresAvailable() ? describe : describe.skip;
 
 type Outcome = { kind: "answered"; status: number; body: string } | { kind: "refused" } | { kind: "cut"; error: string };
 
@@ -36,7 +35,7 @@ function ingest(url: string, body: { eventId: string }): Promise<Outcome> {
   });
 }
 
-describeWithPostgres("SIGTERM under load", () => {
+describeBackend("postgres")("SIGTERM under load", () => {
   const disposers = new Disposers();
   afterAll(() => disposers.disposeAll());
 

@@ -4,16 +4,14 @@
  * SUBSCRIPTION_NOT_FOUND, DELIVERY_NOT_FOUND), or INSUFFICIENT_SCOPE for admin operations, and B's
  * objects must be unchanged afterwards.
  */
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
-const call = async (url: string, method: string, path: string, key: string, body?: unknown) => {
-  const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
+/** One request with a client's key (and a JSON body when given). */
+const call = (url: string, method: string, path: string, key: string, body?: unknown) =>
+  getJson(`${url}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 const gql = async (url: string, key: string, query: string) => (await postJson(`${url}/graphql`, { query }, { authorization: `Bearer ${key}` })).body;
 
 describe.each(BACKENDS)("tenant isolation on %s", (backend) => {
@@ -101,10 +99,8 @@ describe.each(BACKENDS)("tenant isolation on %s", (backend) => {
       const deliveries = await call(url, "GET", `/carrier/handling/shipment/subscribe/${subB}/deliveries`, keyB);
       expect(deliveries.body).toHaveLength(1);
       expect(deliveries.body[0]).toMatchObject({ deliveryId: deliveryB, status: "DELIVERED" });
-      expect((await getJson(`${url}/carrier/handling/shipment/subscribe/${subB}`, { headers: { authorization: `Bearer ${keyB}` } })).status).toBe(200);
       // B's key still works: A could not revoke it.
       expect((await gql(url, keyB, `{ subscription(id: "${subB}") { subscriptionId } }`)).data.subscription.subscriptionId).toBe(subB);
-      void ADMIN_KEY;
     });
   });
 });

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { GraphQLContext } from "./context";
 import { AppError } from "../errors";
 import { operationLimitsPlugin } from "./limits-plugin";
-import { graphqlErrorOf, statusOf, type GraphQLPolicy } from "./policy";
+import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
 import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
 
@@ -52,7 +52,7 @@ export async function mountApollo(options: {
         done();
       } catch (error) {
         if (!(error instanceof AppError)) return done(error as Error);
-        reply.code(statusOf(error)).type("application/json; charset=utf-8").send({ errors: [graphqlErrorOf(error).toJSON()] });
+        reply.code(error.status).type("application/json; charset=utf-8").send({ errors: [graphqlErrorOf(error).toJSON()] });
       }
     });
     if (responseCache) serveFromCache(scope, responseCache);
@@ -75,7 +75,9 @@ function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
   if (!policy.allowList) return;
   if (request.method === "GET") {
     // Apollo reads a GET operation from the URL itself, so the URL is what gets rewritten.
-    const [pathname, search = ""] = request.raw.url!.split("?", 2) as [string, string?];
+    const url = request.raw.url!;
+    const mark = url.indexOf("?");
+    const [pathname, search] = mark < 0 ? [url, ""] : [url.slice(0, mark), url.slice(mark + 1)];
     const params = new URLSearchParams(search);
     let extensions: unknown;
     try {

@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin } from "@apollo/server";
-import { GraphQLError } from "graphql";
-import { AppError, ERROR_TABLE } from "../errors";
+import { AppError } from "../errors";
 import { checkOperationLimits, type OperationLimits } from "./operation-limits";
+import { graphqlErrorOf } from "./policy";
 
 /**
  * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's
@@ -12,7 +12,7 @@ import { checkOperationLimits, type OperationLimits } from "./operation-limits";
  */
 export function operationLimitsPlugin(options: { limits: OperationLimits; timeLimitMs: number }): ApolloServerPlugin {
   const { limits, timeLimitMs } = options;
-  const timeoutMessage = `The operation ran longer than its ${timeLimitMs} ms limit`;
+  const timedOutError = () => new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${timeLimitMs} ms limit`);
   return {
     async requestDidStart() {
       let timedOut = false;
@@ -21,7 +21,7 @@ export function operationLimitsPlugin(options: { limits: OperationLimits; timeLi
         async didResolveOperation({ schema, document, operationName, request, operation }) {
           isQuery = operation?.operation === "query";
           const error = checkOperationLimits(schema, document, operationName, request.variables, limits);
-          if (error) throw error;
+          if (error) throw graphqlErrorOf(error, { http: true });
         },
         async executionDidStart() {
           if (timeLimitMs <= 0) return;
@@ -30,15 +30,16 @@ export function operationLimitsPlugin(options: { limits: OperationLimits; timeLi
             willResolveField() {
               if (timedOut || performance.now() > deadline) {
                 timedOut = true;
-                throw new AppError("OPERATION_TIMED_OUT", timeoutMessage);
+                throw timedOutError();
               }
             },
           };
         },
         async willSendResponse({ response }) {
           if (!timedOut || !isQuery || response.body.kind !== "single") return;
-          response.body.singleResult = { errors: [new GraphQLError(timeoutMessage, { extensions: { code: "OPERATION_TIMED_OUT" } })] };
-          response.http.status = ERROR_TABLE.OPERATION_TIMED_OUT.status;
+          const error = timedOutError();
+          response.body.singleResult = { errors: [graphqlErrorOf(error)] };
+          response.http.status = error.status;
         },
       };
     },

@@ -6,7 +6,6 @@ import {
   getNullableType,
   getOperationAST,
   type GraphQLField,
-  GraphQLError,
   isListType,
   isObjectType,
   isInterfaceType,
@@ -16,6 +15,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from "graphql";
+import { AppError } from "../errors";
 
 /** What one operation may ask for (configurable; see docs/API.md "GraphQL limits"). */
 export interface OperationLimits {
@@ -47,7 +47,7 @@ export function checkOperationLimits(
   operationName: string | null | undefined,
   variables: Readonly<Record<string, unknown>> | null | undefined,
   limits: OperationLimits = DEFAULT_OPERATION_LIMITS,
-): GraphQLError | undefined {
+): AppError | undefined {
   const operation = getOperationAST(document, operationName ?? undefined);
   if (!operation) return undefined; // graphql-js reports the missing operation itself
   const rootType = schema.getRootType(operation.operation);
@@ -119,5 +119,5 @@ export function checkOperationLimits(
     listProblem ??
     (aliases > limits.maxAliases ? `The operation uses ${aliases} aliases; at most ${limits.maxAliases} are allowed` : undefined) ??
     (cost > limits.maxCost ? `The operation would cost ${cost} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed` : undefined);
-  return problem ? new GraphQLError(problem, { extensions: { code: "QUERY_TOO_COMPLEX", http: { status: 400 } } }) : undefined;
+  return problem ? new AppError("QUERY_TOO_COMPLEX", problem) : undefined;
 }

@@ -1,6 +1,6 @@
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from "graphql";
 import type { Config } from "../config";
-import { AppError, ERROR_TABLE } from "../errors";
+import type { AppError } from "../errors";
 import { loadOperationAllowList, type OperationAllowList } from "./allow-list";
 import { depthLimit } from "./depth-limit";
 import type { OperationLimits } from "./operation-limits";
@@ -28,11 +28,10 @@ export function createGraphQLPolicy(config: Pick<Config, "graphqlIntrospection" 
   };
 }
 
-/** A GraphQL-shaped error (for answers given before Apollo or graphql-ws run) from an AppError. */
-export function graphqlErrorOf(error: AppError): GraphQLError {
-  return new GraphQLError(error.message, { extensions: { code: error.code } });
-}
-
-export function statusOf(error: AppError): number {
-  return ERROR_TABLE[error.code].status;
+/**
+ * A GraphQL-shaped error from an AppError, for answers given outside resolvers. `http` also tells
+ * Apollo the status to answer with (Apollo removes that extension from the response).
+ */
+export function graphqlErrorOf(error: AppError, { http = false } = {}): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code, ...(http ? { http: { status: error.status } } : {}) } });
 }

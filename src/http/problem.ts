@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { databaseUnavailable, isDatabaseUnavailable } from "../db/availability";
 import { AppError, toProblem, validationError } from "../errors";
@@ -49,4 +51,14 @@ function fieldOf(instancePath: string | undefined, params: Record<string, unknow
   const missing = params?.missingProperty ?? params?.additionalProperty;
   const field = typeof missing === "string" ? (base ? `${base}.${missing}` : missing) : base;
   return field || (context ?? "body");
+}
+
+/**
+ * A whole HTTP/1.1 response carrying a problem, for sockets that never reach Fastify (requests Node
+ * cannot parse, websocket upgrades it refuses); the connection is closed after it.
+ */
+export function rawProblemResponse(error: AppError): string {
+  const body = JSON.stringify(toProblem(error, randomUUID()));
+  const retryAfter = error.retryAfterSeconds === undefined ? "" : `Retry-After: ${Math.ceil(error.retryAfterSeconds)}\r\n`;
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`;
 }

@@ -3,8 +3,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import secureJson from "secure-json-parse";
 import type { Socket } from "node:net";
-import { AppError, toProblem } from "../errors";
-import { asAppError, sendProblem } from "./problem";
+import { AppError } from "../errors";
+import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -81,6 +81,5 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     error.code === "HPE_HEADER_OVERFLOW"
       ? new AppError("HEADERS_TOO_LARGE", "The request headers exceed 16 KiB")
       : new AppError("VALIDATION_FAILED", "The request is not valid HTTP/1.1");
-  const body = JSON.stringify(toProblem(appError, randomUUID()));
-  socket.end(`HTTP/1.1 ${appError.status} ${appError.status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(rawProblemResponse(appError));
 }

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { type ExecutionResult, type GraphQLSchema, parse, specifiedRules, validate } from "graphql";
 import { AppError, ERROR_TABLE } from "../errors";
 import { checkOperationLimits } from "../graphql/operation-limits";
+import { rawProblemResponse } from "../http/problem";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
 import type { Context as WsContext } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
@@ -59,7 +60,7 @@ export function attachGraphQLWebsocket(options: {
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = (request.url ?? "").split("?")[0];
     if (pathname !== GRAPHQL_PATH) {
-      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      socket.end(rawProblemResponse(new AppError("NOT_FOUND", `No websocket endpoint at ${pathname}; use ${GRAPHQL_PATH}`)));
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => wss.emit("connection", ws, request));
@@ -81,7 +82,7 @@ export function attachGraphQLWebsocket(options: {
           return [graphqlErrorOf(new AppError("RATE_LIMITED", `This socket already runs ${active} operations (at most ${limits.maxSubscriptionsPerSocket}); open another socket or stop one`))];
         }
         try {
-          if (policy.allowList && policy.allowList.resolve({ query: payload.query }) !== payload.query) return;
+          policy.allowList?.resolve({ query: payload.query }); // throws OPERATION_NOT_ALLOWED
         } catch (error) {
           if (error instanceof AppError) return [graphqlErrorOf(error)];
           throw error;
@@ -93,7 +94,7 @@ export function attachGraphQLWebsocket(options: {
           return; // graphql-ws reports the syntax error itself
         }
         const problem = checkOperationLimits(schema, document, payload.operationName, payload.variables, policy.limits);
-        return problem ? [graphqlErrorOf(new AppError("QUERY_TOO_COMPLEX", problem.message))] : undefined;
+        return problem ? [graphqlErrorOf(problem)] : undefined;
       },
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket as WebSocket;
@@ -176,7 +177,7 @@ export function attachGraphQLWebsocket(options: {
       // upgrades and close their connections: left unanswered they would hold the server's close open.
       httpServer.off("upgrade", onUpgrade);
       httpServer.on("upgrade", (_request: IncomingMessage, socket: Duplex) =>
-        socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"),
+        socket.end(rawProblemResponse(new AppError("SERVICE_UNAVAILABLE", "The server is shutting down", { retryAfterSeconds: 1 }))),
       );
       for (const client of wss.clients) client.close(1001, "Server shutting down");
       // A peer that does not answer the close handshake must not hold the shutdown.

@@ -17,7 +17,6 @@ export interface LiveMilestone {
 }
 
 export interface LiveEvents {
-  readonly kind: "in-process" | "redis";
   /** "up"/"down" with REDIS_URL (down: fanning out within this instance only), else "not used". */
   redisStatus(): "up" | "down" | "not used";
   /** Matching events one subscription may have waiting to be sent before it is cut off as a slow consumer. */
@@ -46,22 +45,24 @@ export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl:
   const local = new EventTarget();
   // One listener per live subscription: thousands are expected, not a leak.
   setMaxListeners(0, local);
-  const dispatch = (events: LiveMilestone[]) => {
-    try {
-      local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
-    } catch (error) {
-      log.warn({ err: error, events: events.length }, "a live listener failed");
-    }
-  };
+  const dispatch = (events: LiveMilestone[]) => void local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
   const base = {
     maxQueuedEvents,
     listen(listener: (events: LiveMilestone[]) => void) {
-      const handler = (event: Event) => listener((event as CustomEvent<LiveMilestone[]>).detail);
+      // EventTarget reports a throwing listener as an uncaught exception, which would end the
+      // process: one subscriber's failure is logged here instead.
+      const handler = (event: Event) => {
+        try {
+          listener((event as CustomEvent<LiveMilestone[]>).detail);
+        } catch (error) {
+          log.warn({ err: error }, "a live listener failed");
+        }
+      };
       local.addEventListener("milestones", handler);
       return () => local.removeEventListener("milestones", handler);
     },
   };
-  if (!redisUrl) return { ...base, kind: "in-process", redisStatus: () => "not used", publish: dispatch, close: async () => {} };
+  if (!redisUrl) return { ...base, redisStatus: () => "not used", publish: dispatch, close: async () => {} };
 
   const publisher = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -87,7 +88,6 @@ export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl:
   });
   return {
     ...base,
-    kind: "redis",
     redisStatus: () => (publisher.status === "ready" && subscriber.status === "ready" ? "up" : "down"),
     publish(events) {
       // Our own subscriber hears what we publish; only when it does not (it is disconnected) are

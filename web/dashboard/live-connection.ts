@@ -1,5 +1,6 @@
 import { createClient, type Client } from "graphql-ws";
 import { bearer } from "../shared/api-key";
+import { graphqlWebsocketUrl } from "../shared/gateway-url";
 
 export type ConnectionState =
   | { kind: "no-key" }
@@ -27,9 +28,8 @@ export type LiveConnection = Pick<Client, "subscribe" | "dispose">;
 
 export function openLiveConnection(key: string, onState: (state: ConnectionState) => void): LiveConnection {
   let disposed = false;
-  const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/graphql`;
   const client = createClient({
-    url,
+    url: graphqlWebsocketUrl(),
     connectionParams: { authorization: bearer(key) },
     lazy: false,
     keepAlive: 15_000,

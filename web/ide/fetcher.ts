@@ -1,5 +1,6 @@
 import { getOperationAST, parse, type DocumentNode, type ExecutionResult } from "graphql";
 import { createClient, type Client } from "graphql-ws";
+import { graphqlWebsocketUrl } from "../shared/gateway-url";
 
 type Params = { query: string; operationName?: string | null; variables?: unknown };
 type Result = ExecutionResult;
@@ -18,8 +19,7 @@ export function createGatewayFetcher(): (params: Params, opts?: { headers?: Reco
   const clientFor = (authorization: string | undefined): Client => {
     if (socket && socket.authorization === authorization) return socket.client;
     void socket?.client.dispose();
-    const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/graphql`;
-    const client = createClient({ url, connectionParams: authorization ? { authorization } : {}, lazy: true, retryAttempts: 0 });
+    const client = createClient({ url: graphqlWebsocketUrl(), connectionParams: authorization ? { authorization } : {}, lazy: true, retryAttempts: 0 });
     socket = { authorization, client };
     return client;
   };
