@@ -26,7 +26,7 @@ import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryService } from "./delivery/delivery.service";
 import { createDeliveryStore } from "./delivery/delivery.store";
-import type { DeliveryWorker } from "./delivery/delivery.worker";
+import type { RunningDeliveryWorker } from "./delivery/delivery.runtime";
 import { registerMilestoneRoutes } from "./milestones/milestone.routes";
 import { createMilestoneService } from "./milestones/milestone.service";
 import { milestoneView } from "./milestones/milestone.view";
@@ -38,6 +38,8 @@ import { problemSchema, stationSchema, temperatureProductsSchema } from "./stati
 import { createStationService } from "./stations/station.service";
 import { createStationStore } from "./stations/station.store";
 import { attachGraphQLWebsocket } from "./live/graphql-websocket";
+import { createAwbStreams } from "./live/awb-streams";
+import { registerLiveMetrics } from "./live/live.metrics";
 import type { Services } from "./services";
 import { loadWebAssets } from "./web/web-assets";
 import { registerWebRoutes, sendIdePage, wantsHtml } from "./web/web.routes";
@@ -47,7 +49,7 @@ export interface App {
   readonly database: Database;
   readonly services: Services;
   /** The delivery worker of this process, unless DELIVERY_WORKER=false. */
-  readonly worker: DeliveryWorker | undefined;
+  readonly worker: RunningDeliveryWorker | undefined;
   /** The URL the server listens on, once started. */
   url(): string;
   listen(): Promise<string>;
@@ -77,7 +79,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   const live = createLiveEvents({ redisUrl: config.redisUrl, log, maxQueuedEvents: config.liveMaxQueuedEvents });
   const deliveryStore = createDeliveryStore(database.prisma);
   const metrics = createDeliveryMetrics(deliveryStore);
-  let worker: DeliveryWorker | undefined;
+  let worker: RunningDeliveryWorker | undefined;
   const milestones = createMilestoneService({
     prisma: database.prisma,
     onCommitted: (events, deliveryCount) => {
@@ -130,16 +132,30 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   if (graphqlPolicy.allowList) log.info({ operations: graphqlPolicy.allowList.size }, "GraphQL runs allow-listed operations only");
   const pubSub = createPubSub();
   const schema = await buildGatewaySchema(pubSub);
-  const contextFor = (requestId: string, authorization: string | undefined): GraphQLContext => {
+  // The logger and loaders are made on first use: a live subscription keeps its context for its
+  // whole life and, once started, uses neither.
+  const contextFor = (requestId: string, authorization: string | undefined, websocket?: GraphQLContext["websocket"]): GraphQLContext => {
     let principal: ReturnType<typeof authenticateHeader> | undefined;
+    let requestLog: Logger | undefined;
+    let loaders: GraphQLContext["loaders"] | undefined;
     return {
       requestId,
-      log: log.child({ requestId }),
+      get log() {
+        return (requestLog ??= log.child({ requestId }));
+      },
       services,
       auth: () => (principal ??= authenticateHeader(authorization)),
-      loaders: { deliveryCounts: createDeliveryCountsLoader(database.prisma) },
+      get loaders() {
+        return (loaders ??= { deliveryCounts: createDeliveryCountsLoader(database.prisma) });
+      },
+      ...(websocket ? { websocket } : {}),
     };
   };
+  const streams = createAwbStreams({
+    live,
+    store: { heads: milestones.heads, after: async (awb, position, limit) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView) },
+    log,
+  });
 
   let websocketSeq = 0;
   const websocket = attachGraphQLWebsocket({
@@ -152,10 +168,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       maxSubscriptionsPerSocket: config.liveMaxSubscriptionsPerSocket,
       takeMessageToken: (keyId) => limiter.take(keyId),
     },
-    createContext: (ctx) => {
-      const authorization = ctx.connectionParams?.authorization;
-      const socket = (ctx.extra as { socket: { close(code: number, reason: string): void } }).socket;
-      return { ...contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined), closeConnection: (code, reason) => socket.close(code, reason) };
+    createContext: (socket, connectionParams, subscriptionId) => {
+      const authorization = connectionParams?.authorization;
+      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined, { socket, subscriptionId });
     },
     authorize: async (authorization) => {
       try {
@@ -168,7 +183,15 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         return { ok: false, code: ERROR_TABLE[code].close, reason: error instanceof AppError ? error.message : "Internal error" };
       }
     },
+    recheck: async (keyId) => {
+      const status = await clients.keyStatus(keyId);
+      if (!status || status.revoked) return { ok: false, code: ERROR_TABLE.UNAUTHENTICATED.close, reason: "The API key was revoked" };
+      if (!status.scopes.has("events:read")) return { ok: false, code: ERROR_TABLE.INSUFFICIENT_SCOPE.close, reason: "The API key no longer has the events:read scope" };
+      return "valid";
+    },
+    live: { streams, readAfter: async (awb, position, limit) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView), maxQueuedEvents: config.liveMaxQueuedEvents },
   });
+  registerLiveMetrics(metrics.registry, { sockets: websocket.socketCount, subscriptions: websocket.subscriptionCount, streams: () => streams.size });
   const apollo = await mountApollo({
     app: http,
     schema,
@@ -205,6 +228,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         // Websockets first (closed with 1001, new upgrades refused), then HTTP drains its in-flight
         // requests; only then are Apollo, the worker and the database stopped under them.
         await websocket.dispose();
+        streams.close();
         await http.close();
         await apollo.stop();
         await worker?.stop();

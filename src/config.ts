@@ -1,10 +1,13 @@
 import path from "node:path";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/backoff";
+import { MIN_LEASE_MS, SEND_BUDGET_MS } from "./domain/delivery-timing";
 
 /** Everything the service reads from its environment. The only reader of process.env is main.ts,
  * which hands the environment to `loadConfig`; the result is validated, frozen and passed down. */
 export interface Config {
   readonly port: number;
+  /** `npm run worker`: where the standalone worker serves /healthz, /readyz and /metrics (0: any free port). */
+  readonly workerPort: number;
   readonly host: string;
   /** Unset: the embedded PostgreSQL (PGlite) under `dataDir` (or in memory for "memory://"). */
   readonly databaseUrl: string | undefined;
@@ -56,6 +59,8 @@ export interface Config {
     readonly perOrigin: number;
     readonly pollMs: number;
     readonly leaseMs: number;
+    /** The part of a lease one send may use (not a setting: the contract's 10 s plus a recording margin). */
+    readonly sendBudgetMs: number;
     /** Milliseconds to wait before each retry. */
     readonly retrySchedule: readonly number[];
   };
@@ -164,8 +169,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     }
   }
 
+  const deliveryConcurrency = integer(env, "DELIVERY_CONCURRENCY", 64, 1, 10_000);
+  const deliveryPerOrigin = integer(env, "DELIVERY_PER_ORIGIN", 8, 1, 1_000);
+  if (deliveryPerOrigin > deliveryConcurrency) {
+    throw new ConfigError("DELIVERY_PER_ORIGIN", `is ${deliveryPerOrigin}, more than DELIVERY_CONCURRENCY (${deliveryConcurrency}): one origin cannot have more sends in flight than all of them`);
+  }
+
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
+    workerPort: integer(env, "WORKER_PORT", 8081, 0, 65535),
     host: text(env, "HOST") ?? "127.0.0.1",
     databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
     dataDir: dataDir(text(env, "DATA_DIR") ?? "./data", cwd),
@@ -194,11 +206,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     liveMaxSubscriptionsPerSocket: integer(env, "LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1, 100_000),
     deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
     delivery: Object.freeze({
-      concurrency: integer(env, "DELIVERY_CONCURRENCY", 64, 1, 10_000),
-      perOrigin: integer(env, "DELIVERY_PER_ORIGIN", 8, 1, 1_000),
+      concurrency: deliveryConcurrency,
+      perOrigin: deliveryPerOrigin,
       pollMs: integer(env, "DELIVERY_POLL_MS", 500, 10, 60_000),
-      // A lease must outlast the 10 s send timeout, or a slow attempt could be claimed twice.
-      leaseMs: integer(env, "DELIVERY_LEASE_MS", 30_000, 11_000, 3_600_000),
+      // A send starts only while SEND_BUDGET_MS of its lease is left; the rest is the window in which
+      // prefetched claims can start (delivery.worker.ts).
+      leaseMs: integer(env, "DELIVERY_LEASE_MS", 30_000, MIN_LEASE_MS, 3_600_000),
+      sendBudgetMs: SEND_BUDGET_MS,
       retrySchedule: Object.freeze(schedule(env, "DELIVERY_RETRY_SCHEDULE")),
     }),
   });

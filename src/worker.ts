@@ -1,4 +1,6 @@
 import "reflect-metadata";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { createClientService } from "./clients/client.service";
 import { loadConfigOrExit } from "./cli";
@@ -10,8 +12,9 @@ import { createLogger } from "./log";
 import { createGuardedAgent } from "./outbound/guarded-agent";
 
 /**
- * `npm run worker`: a delivery worker without the HTTP server, for deployments that scale delivery
- * apart from the API (PostgreSQL only: the embedded database belongs to one process).
+ * `npm run worker`: a delivery worker without the API, for deployments that scale delivery apart
+ * from it (PostgreSQL only: the embedded database belongs to one process). It serves /healthz,
+ * /readyz and /metrics on WORKER_PORT so it can be supervised and scraped like the gateway.
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
@@ -25,9 +28,37 @@ async function main(): Promise<void> {
   const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
   const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(loadSecretsKey(config).key) });
   await clients.prepareSecrets();
-  const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics: createDeliveryMetrics(store), log });
-  log.info("delivery worker running");
+  const metrics = createDeliveryMetrics(store);
+  const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log });
+
+  const json = (res: http.ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff" }).end(JSON.stringify(body));
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (req.method !== "GET") return json(res, 405, { status: 405, title: "Method Not Allowed" });
+    if (path === "/healthz") return json(res, 200, { status: "ok" });
+    if (path === "/readyz") {
+      void database.ping().then((up) => json(res, up ? 200 : 503, { status: up ? "ready" : "unavailable", database: up ? "up" : "down", wakeups: worker.wakeups() }));
+      return;
+    }
+    if (path === "/metrics") {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text),
+        () => json(res, 503, { status: 503, title: "Metrics unavailable" }),
+      );
+      return;
+    }
+    json(res, 404, { status: 404, title: "Not Found" });
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(config.workerPort, config.host, resolve));
+  const { address, port } = server.address() as AddressInfo;
+  log.info({ url: `http://${address}:${port}` }, "delivery worker running");
+
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    server.close();
     await worker.stop();
     await agent.close();
     await database.close();
@@ -38,6 +69,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });

@@ -83,6 +83,12 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       return principal;
     },
 
+    /** A key's standing now, read from the database (no cache): null when no such key exists. */
+    async keyStatus(keyId: string): Promise<{ revoked: boolean; scopes: Set<Scope> } | null> {
+      const row = await prisma.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true, scopes: true } });
+      return row ? { revoked: row.revokedAt !== null, scopes: new Set(row.scopes.filter(isScope)) } : null;
+    },
+
     /**
      * First start with no client at all: creates one with every scope from the BOOTSTRAP_* settings,
      * generating (and logging once) what is not set.

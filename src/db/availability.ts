@@ -33,3 +33,14 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 export function databaseUnavailable(): AppError {
   return new AppError("SERVICE_UNAVAILABLE", "The database is unavailable; nothing was changed, try again shortly", { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS });
 }
+
+/** The SQLSTATE an error carries (from pg, or inside Prisma's driver-adapter error), if any. */
+export function sqlStateOf(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 6; depth++) {
+    const candidate = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } }; cause?: unknown };
+    const adapterCause = candidate.meta?.driverAdapterError?.cause;
+    for (const code of [adapterCause?.originalCode, adapterCause?.code, candidate.code]) if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+    e = candidate.cause;
+  }
+  return undefined;
+}

@@ -1,7 +1,13 @@
+import { randomUUID } from "node:crypto";
 import type { Prisma } from "../db/database";
+
+/** PostgreSQL NOTIFY channel: ingestion notifies it when it queues deliveries (delivered at commit). */
+export const DELIVERY_CHANNEL = "cgw_deliveries";
 
 export interface ClaimedDelivery {
   id: string;
+  /** The claim holding this delivery's lease; every write about this attempt names it. */
+  leaseToken: string;
   clientId: string;
   callback: string;
   origin: string;
@@ -13,6 +19,7 @@ export interface ClaimedDelivery {
 
 export interface AttemptOutcome {
   deliveryId: string;
+  leaseToken: string;
   startedAt: Date;
   durationMs: number;
   statusCode: number | null;
@@ -24,9 +31,14 @@ export interface AttemptOutcome {
 }
 
 /**
- * The outbox's SQL. Claims take a lease: a delivery is held by one worker until it records the
- * outcome or the lease runs out (the worker died), so an attempt is never made twice at once, and a
- * crash loses nothing — the delivery becomes claimable again when the lease expires.
+ * The outbox's SQL, all of it: the delivery worker's hot path (claim, record, release, defer) as raw
+ * multi-row statements.
+ *
+ * A claim takes a lease and names it with a fresh token. Until the lease runs out no other claim can
+ * take the delivery; after that (its worker died or stalled) another claim may, with a new token.
+ * Every write after a claim matches the token (graphile-worker's `locked_by`), so a holder whose
+ * lease was taken over writes nothing: it cannot overwrite the new holder's outcome, count an attempt
+ * twice or clear the new lease. A crash loses nothing: the delivery is claimable when its lease ends.
  */
 export function createDeliveryStore(prisma: Prisma) {
   return {
@@ -35,6 +47,7 @@ export function createDeliveryStore(prisma: Prisma) {
      * FOR UPDATE SKIP LOCKED lets concurrent workers claim disjoint sets without waiting on each other.
      */
     async claimDue({ limit, perOrigin, excludeOrigins, leaseMs }: { limit: number; perOrigin: number; excludeOrigins: string[]; leaseMs: number }): Promise<ClaimedDelivery[]> {
+      const leaseToken = randomUUID();
       const rows = await prisma.$queryRawUnsafe<Array<{ id: string; client_id: string; callback: string; origin: string; payload: string; attempt_count: number; received_at: Date }>>(
         `WITH candidates AS (
            SELECT id, origin, next_attempt_at FROM delivery
@@ -49,7 +62,7 @@ export function createDeliveryStore(prisma: Prisma) {
          ), chosen AS (
            SELECT id FROM ranked WHERE n <= $3 ORDER BY next_attempt_at LIMIT $5
          )
-         UPDATE delivery d SET lease_until = now() + ($4::int * interval '1 millisecond')
+         UPDATE delivery d SET lease_until = now() + ($4::int * interval '1 millisecond'), lease_token = $6::uuid
          FROM chosen, status_event e
          WHERE d.id = chosen.id AND e.id = d.event_id
          RETURNING d.id, d.client_id, d.callback, d.origin, d.payload, d.attempt_count, e.received_at`,
@@ -58,9 +71,11 @@ export function createDeliveryStore(prisma: Prisma) {
         perOrigin,
         leaseMs,
         limit,
+        leaseToken,
       );
       return rows.map((r) => ({
         id: r.id,
+        leaseToken,
         clientId: r.client_id,
         callback: r.callback,
         origin: r.origin,
@@ -85,42 +100,56 @@ export function createDeliveryStore(prisma: Prisma) {
       );
     },
 
-    /** Gives claimed deliveries back unattempted. */
-    async release(ids: string[]): Promise<void> {
-      if (ids.length === 0) return;
-      await prisma.$executeRawUnsafe(`UPDATE delivery SET lease_until = NULL WHERE id = ANY($1::uuid[])`, ids);
+    /** Gives claimed deliveries back unattempted; a delivery whose lease another claim holds now is left alone. */
+    async release(claims: Array<{ id: string; leaseToken: string }>): Promise<number> {
+      if (claims.length === 0) return 0;
+      return prisma.$executeRawUnsafe(
+        `UPDATE delivery d SET lease_until = NULL, lease_token = NULL
+         FROM unnest($1::uuid[], $2::uuid[]) AS v(id, token) WHERE d.id = v.id AND d.lease_token = v.token`,
+        claims.map((c) => c.id),
+        claims.map((c) => c.leaseToken),
+      );
     },
 
-    /** Records a batch of attempts and their deliveries' new states in one transaction. */
-    async recordOutcomes(outcomes: AttemptOutcome[]): Promise<void> {
-      if (outcomes.length === 0) return;
+    /**
+     * Records attempts and their deliveries' new states in one statement. An outcome whose claim no
+     * longer holds the delivery is dropped whole (attempt row included); returns how many were recorded.
+     */
+    async recordOutcomes(outcomes: AttemptOutcome[]): Promise<number> {
+      if (outcomes.length === 0) return 0;
       // Multi-row statements over arrays: Prisma's createMany cost several times more per batch.
-      await prisma.$transaction([
-        prisma.$executeRawUnsafe(
-          `INSERT INTO delivery_attempt (delivery_id, started_at, duration_ms, status_code, error)
-           SELECT d::uuid, s::timestamptz, ms, sc, e FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[]) AS v(d, s, ms, sc, e)`,
-          outcomes.map((o) => o.deliveryId),
-          outcomes.map((o) => o.startedAt.toISOString()),
-          outcomes.map((o) => o.durationMs),
-          outcomes.map((o) => o.statusCode),
-          outcomes.map((o) => o.error),
-        ),
-        prisma.$executeRawUnsafe(
-          `UPDATE delivery d SET
+      const rows = await prisma.$queryRawUnsafe<Array<{ n: bigint }>>(
+        `WITH v AS (
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::int[], $8::int[], $9::text[])
+             AS v(id, token, status, next_attempt_at, last_error, started_at, duration_ms, status_code, error)
+         ), updated AS (
+           UPDATE delivery d SET
              status = v.status::delivery_status,
              attempt_count = d.attempt_count + 1,
              next_attempt_at = COALESCE(v.next_attempt_at, d.next_attempt_at),
              completed_at = CASE WHEN v.status = 'PENDING' THEN NULL ELSE now() END,
              last_error = v.last_error,
-             lease_until = NULL
-           FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[]) AS v(id, status, next_attempt_at, last_error)
-           WHERE d.id = v.id`,
-          outcomes.map((o) => o.deliveryId),
-          outcomes.map((o) => o.status),
-          outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null),
-          outcomes.map((o) => (o.status === "DELIVERED" ? null : o.error ?? (o.statusCode === null ? "no answer" : `HTTP ${o.statusCode}`))),
-        ),
-      ]);
+             lease_until = NULL,
+             lease_token = NULL
+           FROM v WHERE d.id = v.id AND d.lease_token = v.token
+           RETURNING d.id
+         ), attempts AS (
+           INSERT INTO delivery_attempt (delivery_id, started_at, duration_ms, status_code, error)
+           SELECT v.id, v.started_at, v.duration_ms, v.status_code, v.error FROM v JOIN updated USING (id)
+           RETURNING 1
+         )
+         SELECT count(*) AS n FROM attempts`,
+        outcomes.map((o) => o.deliveryId),
+        outcomes.map((o) => o.leaseToken),
+        outcomes.map((o) => o.status),
+        outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null),
+        outcomes.map((o) => (o.status === "DELIVERED" ? null : o.error ?? (o.statusCode === null ? "no answer" : `HTTP ${o.statusCode}`))),
+        outcomes.map((o) => o.startedAt.toISOString()),
+        outcomes.map((o) => o.durationMs),
+        outcomes.map((o) => o.statusCode),
+        outcomes.map((o) => o.error),
+      );
+      return Number(rows[0]?.n ?? 0);
     },
 
     async queueStats(): Promise<{ pending: number; oldestDueAgeSeconds: number }> {

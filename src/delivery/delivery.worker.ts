@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { retryDelayMs } from "./backoff";
-import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
 import type { DeliveryOutcome } from "./delivery.metrics";
+import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
 import type { SendResult } from "./sender";
 
 export interface WorkerOptions {
@@ -11,8 +11,13 @@ export interface WorkerOptions {
   perOrigin: number;
   /** How often to look for due deliveries when nothing woke the worker. */
   pollMs: number;
-  /** How long a claim holds a delivery; MUST exceed the 10 s send timeout plus recording time. */
+  /** How long a claim holds a delivery. At least `sendBudgetMs` plus a window to start sends in (config.ts checks). */
   leaseMs: number;
+  /**
+   * The part of a lease a send may need: its time limit plus a margin to record the outcome. A send
+   * starts only while at least this much of its lease is left.
+   */
+  sendBudgetMs: number;
   /** Waits before each retry; a delivery is dead after schedule.length + 1 attempts. */
   retrySchedule: readonly number[];
 }
@@ -20,7 +25,7 @@ export interface WorkerOptions {
 /**
  * Claimed deliveries kept ready per origin, as a multiple of its concurrency, so a freed slot need
  * not wait for a claim query. Only for origins that answer quickly: a slow one would sit on claims
- * until their leases were half gone.
+ * until they had to be given back.
  */
 const PREFETCH_FACTOR = 16;
 const FAST_ORIGIN_MS = 250;
@@ -28,57 +33,70 @@ const FAST_ORIGIN_MS = 250;
 const MAX_UNRECORDED = 5_000;
 const RECORD_BATCH = 500;
 const SATURATED_DEFER_MS = 1_000;
+const MAX_RECORD_BACKOFF_MS = 5_000;
+
+export interface WorkerDeps {
+  claim: (args: { limit: number; perOrigin: number; excludeOrigins: string[]; leaseMs: number }) => Promise<ClaimedDelivery[]>;
+  release: (claims: ClaimedDelivery[]) => Promise<unknown>;
+  defer: (origin: string, byMs: number, limit: number) => Promise<number>;
+  /**
+   * Sends one notification. `startBy` (a `performance.now()` instant) is the last moment the POST
+   * may begin: a send that is not ready by then (say, its signing secret was slow to load) MUST
+   * return null without sending, and the delivery is given back.
+   */
+  send: (delivery: ClaimedDelivery, startBy: number) => Promise<SendResult | null>;
+  /** Records outcomes; returns how many still held their claim (the rest were fenced out). */
+  record: (outcomes: AttemptOutcome[]) => Promise<number>;
+  onAttempt?: (outcome: DeliveryOutcome, delivery: ClaimedDelivery) => void;
+  log: Logger;
+  options: WorkerOptions;
+  /** For tests: the clock the lease arithmetic runs on (monotonic milliseconds). */
+  now?: () => number;
+}
 
 interface Queued {
   delivery: ClaimedDelivery;
-  claimedAt: number;
+  /** The last instant (this worker's clock) at which a send may start and still end inside the lease. */
+  startBy: number;
 }
 
 /**
  * The delivery loop. It is handed its I/O — claim, send, record — and knows nothing of the database
  * or HTTP client behind them (graphile-worker's shape), so the policy here is testable on its own.
  *
- * Claims are prefetched into a queue per origin; a send starts when its origin has a free slot. A
- * queued delivery whose lease is half gone is given back instead of sent, so a send always finishes
- * inside its lease and no other worker can be sending the same attempt. Outcomes are recorded in
- * batches after the send, off the sending path.
+ * Claims are prefetched into a queue per origin; a send starts when its origin has a free slot and
+ * enough of its lease is left. The lease clock starts before the claim query is sent, so this
+ * worker's idea of a lease's end is never later than the database's, whatever the clock offset
+ * between them. Outcomes are recorded in batches after the send, off the sending path; a record that
+ * arrives after another worker took the delivery over is dropped by the store (fencing).
  */
-export function createDeliveryWorker(deps: {
-  claim: (args: { limit: number; perOrigin: number; excludeOrigins: string[]; leaseMs: number }) => Promise<ClaimedDelivery[]>;
-  release: (ids: string[]) => Promise<void>;
-  defer: (origin: string, byMs: number, limit: number) => Promise<number>;
-  send: (delivery: ClaimedDelivery) => Promise<SendResult>;
-  record: (outcomes: AttemptOutcome[]) => Promise<void>;
-  onAttempt?: (outcome: DeliveryOutcome, delivery: ClaimedDelivery) => void;
-  log: Logger;
-  options: WorkerOptions;
-}) {
-  const { claim, release, defer, send, record, onAttempt, log, options } = deps;
-  const deferredAt = new Map<string, number>();
+export function createDeliveryWorker(deps: WorkerDeps) {
+  const { claim, release, defer, send, record, onAttempt, log, options, now = () => performance.now() } = deps;
   const queues = new Map<string, Queued[]>();
   const inFlight = new Map<string, number>();
-  let inFlightTotal = 0;
-  let queuedTotal = 0;
+  const deferredAt = new Map<string, number>();
+  /** Moving average of each origin's send duration (ms). */
+  const pace = new Map<string, number>();
+  const counts = { inFlight: 0, queued: 0 };
+  const unrecorded: AttemptOutcome[] = [];
+  let toRelease: ClaimedDelivery[] = [];
   let running = false;
   let wakeUp: (() => void) | undefined;
   let loopDone: Promise<void> = Promise.resolve();
-  const unrecorded: AttemptOutcome[] = [];
   let recording: Promise<void> | undefined;
-  let toRelease: string[] = [];
-  const idle = new Set<() => void>();
+  let stopping: Promise<void> | undefined;
+  const idleWaiters = new Set<() => void>();
 
   const wake = () => {
     wakeUp?.();
     wakeUp = undefined;
   };
   const held = (origin: string) => (inFlight.get(origin) ?? 0) + (queues.get(origin)?.length ?? 0);
-  /** Moving average of each origin's send duration (ms). */
-  const pace = new Map<string, number>();
   const prefetchFor = (origin: string) => options.perOrigin * ((pace.get(origin) ?? Infinity) < FAST_ORIGIN_MS ? PREFETCH_FACTOR : 1);
 
   function outcomeOf(delivery: ClaimedDelivery, result: SendResult): { outcome: AttemptOutcome; kind: DeliveryOutcome } {
     const attempts = delivery.attemptCount + 1;
-    const base = { deliveryId: delivery.id, startedAt: result.startedAt, durationMs: result.durationMs, statusCode: result.statusCode, error: result.error };
+    const base = { deliveryId: delivery.id, leaseToken: delivery.leaseToken, startedAt: result.startedAt, durationMs: result.durationMs, statusCode: result.statusCode, error: result.error };
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode <= 299) {
       return { outcome: { ...base, status: "DELIVERED", nextAttemptAt: null }, kind: "delivered" };
     }
@@ -89,77 +107,98 @@ export function createDeliveryWorker(deps: {
     return { outcome: { ...base, status: "PENDING", nextAttemptAt: new Date(Date.now() + delay) }, kind: "retry" };
   }
 
-  /** Records outcomes in batches, one transaction each, until none is left. */
-  function recordPending(): Promise<void> {
-    recording ??= (async () => {
-      let failures = 0;
-      while (unrecorded.length > 0) {
-        const batch = unrecorded.slice(0, RECORD_BATCH);
-        try {
-          await record(batch);
-          unrecorded.splice(0, batch.length);
-          failures = 0;
-        } catch (error) {
-          // The leases keep these deliveries from being claimed meanwhile; if recording fails past
-          // the lease, another claim sends them again (at least once: never lost).
-          log.warn({ err: error, count: batch.length }, "recording delivery outcomes failed; retrying");
-          await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** failures++)));
-          if (!running && failures > 5) break;
-        }
+  /** Records outcomes in batches until none is left; while stopped, gives up after a few failures. */
+  async function drainOutcomes(): Promise<void> {
+    let failures = 0;
+    while (unrecorded.length > 0) {
+      const batch = unrecorded.slice(0, RECORD_BATCH);
+      try {
+        const recorded = await record(batch);
+        unrecorded.splice(0, batch.length);
+        failures = 0;
+        if (recorded < batch.length) log.warn({ fencedOut: batch.length - recorded }, "outcomes of deliveries whose lease another worker had taken over were not recorded");
+      } catch (error) {
+        // Until recorded, the claims keep these deliveries from being claimed; if recording fails past
+        // a lease, another claim sends that delivery again (at least once: never lost).
+        failures++;
+        log.warn({ err: error, count: batch.length }, "recording delivery outcomes failed; retrying");
+        if (!running && failures > 5) return;
+        await new Promise((r) => setTimeout(r, Math.min(MAX_RECORD_BACKOFF_MS, 50 * 2 ** failures)));
       }
+    }
+  }
+
+  /** Starts recording unless a recording is under way; resolves when the outcomes queued so far are recorded (or given up on). */
+  function recordPending(): Promise<void> {
+    // `.finally` runs after this assignment even when nothing was pending, so `recording` is never
+    // left holding a settled promise (which would stop all later recording).
+    recording ??= drainOutcomes().finally(() => {
       recording = undefined;
-      checkIdle();
-    })();
+      if (unrecorded.length > 0 && running) void recordPending();
+      notifyIfIdle();
+    });
     return recording;
   }
 
-  function checkIdle(): void {
-    if (inFlightTotal === 0 && recording === undefined) for (const resolve of idle) resolve();
+  function notifyIfIdle(): void {
+    if (counts.inFlight > 0 || recording !== undefined) return;
+    for (const resolve of idleWaiters) resolve();
+    idleWaiters.clear();
   }
 
-  /** Starts every queued delivery whose origin has a free slot. */
+  function giveBack(delivery: ClaimedDelivery): void {
+    toRelease.push(delivery);
+  }
+
+  function flushReleases(): void {
+    if (toRelease.length === 0) return;
+    const claims = toRelease;
+    toRelease = [];
+    release(claims).catch((error: unknown) => log.warn({ err: error }, "giving back deliveries failed; their leases will run out"));
+  }
+
+  /** Starts every queued delivery whose origin has a free slot; gives back what can no longer start in time. */
   function pump(): void {
-    const now = Date.now();
+    const t = now();
     for (const [origin, queue] of queues) {
-      while (queue.length > 0 && inFlightTotal < options.concurrency && (inFlight.get(origin) ?? 0) < options.perOrigin) {
-        const { delivery, claimedAt } = queue.shift()!;
-        queuedTotal--;
-        if (!running || now - claimedAt > options.leaseMs / 2) {
-          toRelease.push(delivery.id);
+      while (queue.length > 0 && counts.inFlight < options.concurrency && (inFlight.get(origin) ?? 0) < options.perOrigin) {
+        const { delivery, startBy } = queue.shift()!;
+        counts.queued--;
+        if (!running || t > startBy) {
+          giveBack(delivery);
           continue;
         }
         inFlight.set(origin, (inFlight.get(origin) ?? 0) + 1);
-        inFlightTotal++;
-        void deliver(delivery);
+        counts.inFlight++;
+        void deliver(delivery, startBy);
       }
       if (queue.length === 0) queues.delete(origin);
     }
-    if (toRelease.length > 0) {
-      const ids = toRelease;
-      toRelease = [];
-      release(ids).catch((error: unknown) => log.warn({ err: error }, "giving back deliveries failed; their leases will run out"));
-    }
+    flushReleases();
   }
 
-  async function deliver(delivery: ClaimedDelivery): Promise<void> {
+  async function deliver(delivery: ClaimedDelivery, startBy: number): Promise<void> {
     try {
-      const result = await send(delivery);
-      pace.set(delivery.origin, 0.8 * (pace.get(delivery.origin) ?? result.durationMs) + 0.2 * result.durationMs);
-      const { outcome, kind } = outcomeOf(delivery, result);
-      onAttempt?.(kind, delivery);
-      unrecorded.push(outcome);
-      void recordPending();
+      const result = await send(delivery, startBy);
+      if (result === null) giveBack(delivery);
+      else {
+        pace.set(delivery.origin, 0.8 * (pace.get(delivery.origin) ?? result.durationMs) + 0.2 * result.durationMs);
+        const { outcome, kind } = outcomeOf(delivery, result);
+        onAttempt?.(kind, delivery);
+        unrecorded.push(outcome);
+        void recordPending();
+      }
     } catch (error) {
       log.error({ err: error, deliveryId: delivery.id }, "delivery failed unexpectedly; it will be retried when its lease ends");
     } finally {
-      inFlightTotal--;
+      counts.inFlight--;
       const left = (inFlight.get(delivery.origin) ?? 1) - 1;
       if (left === 0) inFlight.delete(delivery.origin);
       else inFlight.set(delivery.origin, left);
       pump();
       // Ask for more only when this origin's queue runs low, not after every send.
       if (held(delivery.origin) <= prefetchFor(delivery.origin) / 2) wake();
-      checkIdle();
+      notifyIfIdle();
     }
   }
 
@@ -168,39 +207,43 @@ export function createDeliveryWorker(deps: {
    * pushing it back by a second, once a second, keeps claims for healthy origins cheap.
    */
   async function deferSaturated(full: string[]): Promise<void> {
-    const now = Date.now();
+    const t = now();
     for (const origin of full) {
-      if ((inFlight.get(origin) ?? 0) < options.perOrigin || now - (deferredAt.get(origin) ?? 0) < SATURATED_DEFER_MS) continue;
-      deferredAt.set(origin, now);
+      if ((inFlight.get(origin) ?? 0) < options.perOrigin || t - (deferredAt.get(origin) ?? -Infinity) < SATURATED_DEFER_MS) continue;
+      deferredAt.set(origin, t);
       await defer(origin, SATURATED_DEFER_MS, 10_000);
     }
     for (const origin of deferredAt.keys()) if (!inFlight.has(origin)) deferredAt.delete(origin);
   }
 
+  async function claimMore(capacity: number): Promise<boolean> {
+    const full = [...new Set([...queues.keys(), ...inFlight.keys()])].filter((origin) => held(origin) >= prefetchFor(origin));
+    await deferSaturated(full);
+    const claimStartedAt = now();
+    const claimed = await claim({ limit: capacity, perOrigin: options.perOrigin * PREFETCH_FACTOR, excludeOrigins: full, leaseMs: options.leaseMs });
+    const startBy = claimStartedAt + options.leaseMs - options.sendBudgetMs;
+    for (const delivery of claimed) {
+      // A claim may bring more for a slow or new origin than it may hold: give those back.
+      if (held(delivery.origin) >= prefetchFor(delivery.origin)) {
+        giveBack(delivery);
+        continue;
+      }
+      const queue = queues.get(delivery.origin) ?? [];
+      queue.push({ delivery, startBy });
+      queues.set(delivery.origin, queue);
+      counts.queued++;
+    }
+    pump();
+    return claimed.length === capacity;
+  }
+
   async function loop(): Promise<void> {
     while (running) {
-      const capacity = options.concurrency * 2 - inFlightTotal - queuedTotal;
+      const capacity = options.concurrency * 2 - counts.inFlight - counts.queued;
       let more = false;
       if (capacity > 0 && unrecorded.length < MAX_UNRECORDED) {
         try {
-          const perOrigin = options.perOrigin * PREFETCH_FACTOR;
-          const full = [...new Set([...queues.keys(), ...inFlight.keys()])].filter((origin) => held(origin) >= prefetchFor(origin));
-          await deferSaturated(full);
-          const claimed = await claim({ limit: capacity, perOrigin, excludeOrigins: full, leaseMs: options.leaseMs });
-          const claimedAt = Date.now();
-          for (const delivery of claimed) {
-            // A claim may bring more for a slow or new origin than it may hold: give those back.
-            if (held(delivery.origin) >= prefetchFor(delivery.origin)) {
-              toRelease.push(delivery.id);
-              continue;
-            }
-            const queue = queues.get(delivery.origin) ?? [];
-            queue.push({ delivery, claimedAt });
-            queues.set(delivery.origin, queue);
-            queuedTotal++;
-          }
-          pump();
-          more = claimed.length === capacity;
+          more = await claimMore(capacity);
         } catch (error) {
           log.warn({ err: error }, "claiming deliveries failed; will try again");
         }
@@ -220,21 +263,26 @@ export function createDeliveryWorker(deps: {
     start(): void {
       if (running) return;
       running = true;
+      stopping = undefined;
       loopDone = loop();
     },
     /** New deliveries were committed: look now instead of at the next poll. */
     wake,
-    /** Stops claiming, gives back what was queued, waits for sends in flight and their recording. */
-    async stop(): Promise<void> {
-      running = false;
-      wake();
-      await loopDone;
-      pump(); // with running false, this gives every queued delivery back
-      if (inFlightTotal > 0 || recording !== undefined) await new Promise<void>((resolve) => idle.add(resolve));
-      await recordPending();
+    /** Stops claiming, gives back what was queued, waits for sends in flight and their recording. Safe to call twice. */
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        running = false;
+        wake();
+        await loopDone;
+        pump(); // with running false, this gives every queued delivery back
+        if (counts.inFlight > 0 || recording !== undefined) await new Promise<void>((resolve) => idleWaiters.add(resolve));
+        await recordPending();
+      })();
+      return stopping;
     },
-    get inFlight(): number {
-      return inFlightTotal;
+    /** Sends in flight and deliveries claimed but not yet started. */
+    get load(): { inFlight: number; queued: number; unrecorded: number } {
+      return { inFlight: counts.inFlight, queued: counts.queued, unrecorded: unrecorded.length };
     },
   };
 }

@@ -4,8 +4,9 @@ import { parseRetryAfter } from "./backoff";
 import type { ClaimedDelivery } from "./delivery.store";
 import { signWebhook } from "./notification";
 
-/** CONTRACT §7: success is a 2xx within 10 s. */
-export const DELIVERY_TIMEOUT_MS = 10_000;
+import { DELIVERY_TIMEOUT_MS } from "../domain/delivery-timing";
+
+export { DELIVERY_TIMEOUT_MS };
 const USER_AGENT = "cargo-gateway/1.0 (webhook delivery)";
 
 export interface SendResult {

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { WebSocket } from "ws";
 import type DataLoader from "dataloader";
 import type { Principal } from "../clients/client.service";
 import type { DeliveryCounts } from "../delivery/delivery.loaders";
@@ -13,6 +14,6 @@ export interface GraphQLContext {
   readonly auth: () => Promise<Principal | null>;
   /** Per-request batch loaders (never shared between requests). */
   readonly loaders: { readonly deliveryCounts: DataLoader<string, DeliveryCounts> };
-  /** Over a websocket: closes the connection (for example a slow consumer, 4429). */
-  readonly closeConnection?: (code: number, reason: string) => void;
+  /** Over a websocket: the socket and the graphql-ws id of this operation (live feeds write their frames there). */
+  readonly websocket?: { readonly socket: WebSocket; readonly subscriptionId: string };
 }

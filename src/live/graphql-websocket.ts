@@ -1,48 +1,83 @@
 import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { type ExecutionResult, type GraphQLSchema, parse, specifiedRules, validate } from "graphql";
-import { AppError, ERROR_TABLE } from "../errors";
-import { checkOperationLimits } from "../graphql/operation-limits";
-import { rawProblemResponse } from "../http/problem";
-import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
-import type { Context as WsContext } from "graphql-ws";
-import { useServer } from "graphql-ws/use/ws";
+import {
+  createSourceEventStream,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  parse,
+  specifiedRules,
+  validate,
+} from "graphql";
+import { CloseCode, type Context as WsContext, handleProtocols, makeServer } from "graphql-ws";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
+import { AppError, ERROR_TABLE } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
-import { createSharedSubscribe } from "./shared-subscribe";
+import { checkOperationLimits } from "../graphql/operation-limits";
+import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
+import { rawProblemResponse } from "../http/problem";
+import type { AwbStreams } from "./awb-streams";
+import { LiveFeed } from "./live-feed";
+import type { LiveMilestone } from "./live-events";
+import { createLiveOperations } from "./live-operations";
 
 export const GRAPHQL_PATH = "/graphql";
-/** graphql-ws pings idle sockets this often so proxies keep them and dead peers are noticed. */
+/** Every socket is pinged this often; one that has not answered the previous ping is dropped. */
 const KEEP_ALIVE_MS = 12_000;
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
 const CLOSE_GRACE_MS = 1_000;
-/** How often each socket's key is checked again. */
-const REVALIDATE_MS = 5_000;
+/** How often the key behind every socket is looked up again (revocations made anywhere reach sockets within it). */
+export const REVALIDATE_MS = 5_000;
+/** Parsed and validated documents kept by their text (dashboards send the same few operations). */
+const MAX_CACHED_DOCUMENTS = 500;
+const MAX_MESSAGE_BYTES = 64 * 1024;
 
+/** What a key's connection may do: a verdict at connect, and again on every re-check. */
+export type KeyVerdict = { ok: true; keyId: string } | { ok: false; code: number; reason: string };
 
 export interface GraphQLWebsocket {
   /** Closes every socket (1001 going away) and stops accepting new ones. */
   dispose(): Promise<void>;
-  readonly clientCount: () => number;
+  /** Open sockets (after the HTTP upgrade). */
+  socketCount(): number;
+  /** Live subscriptions (feeds) running. */
+  subscriptionCount(): number;
+  /** Executions of live subscription operations so far: one per (event, operation), however many subscribers. */
+  liveExecutions(): number;
+}
+
+/** Our state of one socket; graphql-ws keeps its own (`ctx`) beside it. */
+interface SocketState {
+  alive: boolean;
+  authorization: unknown;
+  keyId: string | undefined;
 }
 
 /**
- * graphql-ws on the HTTP server's `upgrade` event at /graphql, next to Fastify and Apollo on the same port.
- * `createContext` builds the resolver context for each operation from the connection's init payload.
+ * GraphQL over websockets (the graphql-transport-ws protocol) on the HTTP server's `upgrade` event at
+ * /graphql, next to Fastify and Apollo on the same port. graphql-ws's protocol core (`makeServer`)
+ * runs the protocol; this module is its `ws` adapter, owned here rather than taken from
+ * `graphql-ws/use/ws`, so that it can refuse messages before the core sees them, keep one keep-alive
+ * timer for all sockets, and let live subscriptions write their frames directly (live-feed.ts).
  */
 export function attachGraphQLWebsocket(options: {
   httpServer: HttpServer;
   schema: GraphQLSchema;
   policy: GraphQLPolicy;
   log: Logger;
-  createContext: (ws: WsContext<Record<string, unknown> | undefined>) => Promise<GraphQLContext> | GraphQLContext;
+  createContext: (socket: WebSocket, connectionParams: Record<string, unknown> | undefined, subscriptionId: string) => GraphQLContext;
+  /** Who the `connection_init` payload's `authorization` names, at connect (charging its rate limit like a request). */
+  authorize: (authorization: unknown) => Promise<KeyVerdict>;
   /**
-   * Who the `connection_init` payload's `authorization` names: a principal, or an error to close with.
-   * Called at connect and again every REVALIDATE_MS, so a revoked key's sockets are closed.
+   * The periodic re-check of a connected key: `revoked` closes its sockets, anything else keeps them.
+   * MUST NOT charge the key's rate limit, and a failure (database down) MUST NOT count as revoked.
    */
-  authorize: (authorization: unknown) => Promise<{ ok: true; keyId: string } | { ok: false; code: number; reason: string }>;
+  recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
+  live: { streams: AwbStreams; readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>; maxQueuedEvents: number };
   /** Per key and per socket (docs/API.md "Limits"); over a limit the socket closes with 4429 or the operation gets RATE_LIMITED. */
   limits: {
     maxConnectionsPerKey: number;
@@ -51,11 +86,106 @@ export function attachGraphQLWebsocket(options: {
     takeMessageToken: (keyId: string) => void;
   };
 }): GraphQLWebsocket {
-  const { httpServer, schema, policy, log, createContext, authorize, limits } = options;
-  const sockets = new Map<WebSocket, { authorization: unknown; keyId: string }>();
+  const { httpServer, schema, policy, log, createContext, authorize, recheck, live, limits } = options;
+  const states = new Map<WebSocket, SocketState>();
   const connectionsByKey = new Map<string, number>();
   const tooMany = ERROR_TABLE.RATE_LIMITED.close;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, handleProtocols, clientTracking: true });
+  const operations = createLiveOperations({ schema, format: (result) => formatResult(result, log) });
+  const documents = new Map<string, { document: DocumentNode } | { errors: readonly GraphQLError[] }>();
+  let subscriptions = 0;
+
+  /** Parses and validates a query once per text; the same DocumentNode is then shared by every socket that sends it. */
+  function documentOf(query: string): { document: DocumentNode } | { errors: readonly GraphQLError[] } {
+    let entry = documents.get(query);
+    if (entry) return entry;
+    try {
+      const document = parse(query);
+      const errors = validate(schema, document, [...specifiedRules, ...policy.validationRules]);
+      entry = errors.length > 0 ? { errors } : { document };
+    } catch (error) {
+      entry = { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
+    }
+    if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value!);
+    documents.set(query, entry);
+    return entry;
+  }
+
+  const server = makeServer<Record<string, unknown> | undefined, { socket: WebSocket; state: SocketState }>({
+    schema,
+    connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
+    onConnect: async (ctx) => {
+      const { socket, state } = ctx.extra;
+      const authorization = ctx.connectionParams?.authorization;
+      const verdict = await authorize(authorization);
+      if (!verdict.ok) {
+        socket.close(verdict.code, verdict.reason);
+        return false;
+      }
+      const open = connectionsByKey.get(verdict.keyId) ?? 0;
+      if (open >= limits.maxConnectionsPerKey) {
+        socket.close(tooMany, `This API key already has ${open} open websockets (at most ${limits.maxConnectionsPerKey})`);
+        return false;
+      }
+      connectionsByKey.set(verdict.keyId, open + 1);
+      state.authorization = authorization;
+      state.keyId = verdict.keyId;
+      return true;
+    },
+    // The same rules as over HTTP: allow-list, validation (with our depth rule), and the operation
+    // limits, which need the variables. Returning the execution arguments skips graphql-ws's own
+    // parse and validate: they were done here, once per document text.
+    onSubscribe: (ctx, id, payload) => {
+      const active = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
+      if (active >= limits.maxSubscriptionsPerSocket) {
+        return [graphqlErrorOf(new AppError("RATE_LIMITED", `This socket already runs ${active} operations (at most ${limits.maxSubscriptionsPerSocket}); open another socket or stop one`))];
+      }
+      try {
+        policy.allowList?.resolve({ query: payload.query }); // throws OPERATION_NOT_ALLOWED
+      } catch (error) {
+        if (error instanceof AppError) return [graphqlErrorOf(error)];
+        throw error;
+      }
+      const parsed = documentOf(payload.query);
+      if ("errors" in parsed) return [...parsed.errors];
+      const problem = checkOperationLimits(schema, parsed.document, payload.operationName, payload.variables, policy.limits);
+      if (problem) return [graphqlErrorOf(problem)];
+      return {
+        schema,
+        document: parsed.document,
+        operationName: payload.operationName,
+        variableValues: payload.variables,
+        contextValue: createContext(ctx.extra.socket, ctx.connectionParams, id),
+      };
+    },
+    subscribe: async (args: ExecutionArgs) => {
+      const source = await createSourceEventStream(args);
+      if (!(source instanceof LiveFeed)) {
+        // Every subscription field of this schema returns a LiveFeed; anything else is an error result.
+        return Symbol.asyncIterator in source ? { errors: [new GraphQLError("Unsupported subscription source")] } : source;
+      }
+      const context = args.contextValue as GraphQLContext;
+      const operation = operations.acquire(args);
+      subscriptions++;
+      source.start({
+        streams: live.streams,
+        readAfter: live.readAfter,
+        socket: context.websocket!.socket,
+        id: context.websocket!.subscriptionId,
+        operation,
+        maxQueuedEvents: live.maxQueuedEvents,
+        log,
+        onEnd: () => {
+          subscriptions--;
+          operation.release();
+        },
+      });
+      return source;
+    },
+    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result as ExecutionResult, log),
+    onError: (_ctx, _id, _payload, errors) =>
+      errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed"))) as never,
+  });
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = (request.url ?? "").split("?")[0];
@@ -63,115 +193,102 @@ export function attachGraphQLWebsocket(options: {
       socket.end(rawProblemResponse(new AppError("NOT_FOUND", `No websocket endpoint at ${pathname}; use ${GRAPHQL_PATH}`)));
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit("connection", ws, request));
+    wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws));
   };
   httpServer.on("upgrade", onUpgrade);
 
-  const server = useServer<Record<string, unknown> | undefined>(
-    {
-      schema,
-      // Every subscriber of the same event and operation shares one execution (see shared-subscribe.ts).
-      subscribe: createSharedSubscribe((payload) => (payload as { eventId?: string } | null)?.eventId) as never,
-      connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
-      validate: (schema, document, rules) => validate(schema, document, [...(rules ?? specifiedRules), ...policy.validationRules]),
-      // The same operation limits as over HTTP (they need the variables, which validation rules do
-      // not see). With an allow-list, a websocket operation must send a listed document in full.
-      onSubscribe: (ctx, id, payload) => {
-        const active = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
-        if (active >= limits.maxSubscriptionsPerSocket) {
-          return [graphqlErrorOf(new AppError("RATE_LIMITED", `This socket already runs ${active} operations (at most ${limits.maxSubscriptionsPerSocket}); open another socket or stop one`))];
-        }
+  function onConnection(socket: WebSocket): void {
+    const state: SocketState = { alive: true, authorization: undefined, keyId: undefined };
+    states.set(socket, state);
+    socket.on("pong", () => (state.alive = true));
+    socket.on("error", (error) => log.debug({ err: error }, "websocket error"));
+    let handle: ((data: string) => Promise<void>) | undefined;
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((resolve, reject) => {
+            if (socket.readyState !== socket.OPEN) return resolve();
+            socket.send(data, (error) => (error ? reject(error) : resolve()));
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (cb) => (handle = cb),
+      },
+      { socket, state },
+    );
+    socket.on("message", (data: Buffer, isBinary: boolean) => {
+      const text = isBinary ? "" : data.toString("utf8");
+      if (state.keyId !== undefined) {
+        // Every message after the handshake takes a token of its key (the budget of its HTTP requests).
         try {
-          policy.allowList?.resolve({ query: payload.query }); // throws OPERATION_NOT_ALLOWED
+          limits.takeMessageToken(state.keyId);
         } catch (error) {
-          if (error instanceof AppError) return [graphqlErrorOf(error)];
-          throw error;
+          socket.close(tooMany, error instanceof AppError ? error.message : "Too many messages");
+          return;
         }
-        let document;
-        try {
-          document = parse(payload.query);
-        } catch {
-          return; // graphql-ws reports the syntax error itself
-        }
-        const problem = checkOperationLimits(schema, document, payload.operationName, payload.variables, policy.limits);
-        return problem ? [graphqlErrorOf(problem)] : undefined;
-      },
-      onConnect: async (ctx) => {
-        const socket = ctx.extra.socket as WebSocket;
-        const authorization = ctx.connectionParams?.authorization;
-        const verdict = await authorize(authorization);
-        if (!verdict.ok) {
-          socket.close(verdict.code, verdict.reason);
-          return false;
-        }
-        const open = connectionsByKey.get(verdict.keyId) ?? 0;
-        if (open >= limits.maxConnectionsPerKey) {
-          socket.close(tooMany, `This API key already has ${open} open websockets (at most ${limits.maxConnectionsPerKey})`);
-          return false;
-        }
-        connectionsByKey.set(verdict.keyId, open + 1);
-        sockets.set(socket, { authorization, keyId: verdict.keyId });
-        socket.once("close", () => {
-          sockets.delete(socket);
-          const left = (connectionsByKey.get(verdict.keyId) ?? 1) - 1;
-          if (left > 0) connectionsByKey.set(verdict.keyId, left);
-          else connectionsByKey.delete(verdict.keyId);
-        });
-        return true;
-      },
-      context: (ctx) => createContext(ctx),
-      onNext: (_ctx, _id, _payload, _args, result) => formatResult(result as ExecutionResult, log),
-      onError: (_ctx, _id, _payload, errors) =>
-        errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed"))) as never,
-    },
-    wss,
-    KEEP_ALIVE_MS,
-  );
-
-  // graphql-ws treats a client message of a server-only type (connection_ack, next, error) as its
-  // own failure: it logs to the console and closes with 4500. It is the client's error, so it is
-  // answered as one (4400) before graphql-ws sees it. Registered first, to run before graphql-ws.
-  wss.prependListener("connection", (socket: WebSocket) => {
-    const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
-    socket.emit = ((event: string | symbol, ...args: unknown[]) => {
-      if (event === "message" && isServerOnlyMessage(args[0])) {
+      }
+      // graphql-ws treats a client message of a server-only type as its own failure (it logs and
+      // closes 4500); it is the client's error, answered here as one.
+      if (isServerOnlyMessage(text)) {
         socket.close(ERROR_TABLE.VALIDATION_FAILED.close, "Clients may not send connection_ack, next or error messages");
-        return true;
+        return;
       }
-      return emit(event, ...args);
-    }) as typeof socket.emit;
-  });
-
-  // Message rate: every message after connection_init takes one of its key's tokens (the same
-  // budget as the key's HTTP requests); a socket over it is closed with 4429.
-  wss.on("connection", (socket: WebSocket) => {
-    socket.on("message", () => {
-      const entry = sockets.get(socket);
-      if (!entry) return; // before the handshake: graphql-ws allows only connection_init
-      try {
-        limits.takeMessageToken(entry.keyId);
-      } catch (error) {
-        socket.close(tooMany, error instanceof AppError ? error.message : "Too many messages");
-      }
+      handle?.(text).catch((error: unknown) => {
+        log.error({ err: error }, "websocket message handling failed");
+        socket.close(CloseCode.InternalServerError, "Internal server error");
+      });
     });
-  });
+    socket.once("close", (code: number, reason: Buffer) => {
+      states.delete(socket);
+      if (state.keyId !== undefined) {
+        const left = (connectionsByKey.get(state.keyId) ?? 1) - 1;
+        if (left > 0) connectionsByKey.set(state.keyId, left);
+        else connectionsByKey.delete(state.keyId);
+      }
+      void closed(code, reason.toString()).catch((error: unknown) => log.warn({ err: error }, "closing a websocket's operations failed"));
+    });
+  }
 
-  // Revoked keys: one timer re-checks every socket's key (revocations made elsewhere included).
-  const patrol = setInterval(() => {
-    for (const [socket, { authorization }] of sockets) {
-      authorize(authorization).then(
-        (verdict) => {
-          if (!verdict.ok) socket.close(verdict.code, verdict.reason);
-        },
-        () => {},
-      );
+  // One timer pings every socket; a socket that did not answer the last ping is dropped.
+  const heartbeat = setInterval(() => {
+    for (const [socket, state] of states) {
+      if (!state.alive) {
+        socket.terminate();
+        continue;
+      }
+      state.alive = false;
+      socket.ping();
     }
+  }, KEEP_ALIVE_MS);
+  heartbeat.unref();
+
+  // Revoked keys: every REVALIDATE_MS each distinct key with open sockets is looked up once. Only a
+  // definite answer (revoked, or the scope gone) closes sockets; a failed lookup keeps them.
+  let patrolling = false;
+  const patrol = setInterval(() => {
+    if (patrolling) return;
+    patrolling = true;
+    const byKey = new Map<string, WebSocket[]>();
+    for (const [socket, state] of states) if (state.keyId !== undefined) byKey.set(state.keyId, [...(byKey.get(state.keyId) ?? []), socket]);
+    void Promise.all(
+      [...byKey].map(async ([keyId, sockets]) => {
+        try {
+          const verdict = await recheck(keyId);
+          if (verdict !== "valid" && !verdict.ok) for (const socket of sockets) socket.close(verdict.code, verdict.reason);
+        } catch (error) {
+          log.debug({ err: error }, "re-checking a websocket key failed; its sockets stay open");
+        }
+      }),
+    ).finally(() => (patrolling = false));
   }, REVALIDATE_MS);
   patrol.unref();
 
   return {
-    clientCount: () => wss.clients.size,
+    socketCount: () => states.size,
+    subscriptionCount: () => subscriptions,
+    liveExecutions: () => operations.executions(),
     async dispose() {
+      clearInterval(heartbeat);
       clearInterval(patrol);
       // Clients reconnect at once when closed below, often on a kept-alive connection. Refuse those
       // upgrades and close their connections: left unanswered they would hold the server's close open.
@@ -184,15 +301,15 @@ export function attachGraphQLWebsocket(options: {
       const terminate = setTimeout(() => {
         for (const client of wss.clients) client.terminate();
       }, CLOSE_GRACE_MS);
-      await server.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+      while (wss.clients.size > 0) await new Promise((r) => setTimeout(r, 20));
       clearTimeout(terminate);
     },
   };
 }
 
-function formatResult(result: ExecutionResult, log: Logger): ExecutionResult | void {
-  if (!result.errors?.length) return;
+function formatResult(result: ExecutionResult, log: Logger): ExecutionResult {
+  if (!result.errors?.length) return result;
   return {
     ...result,
     errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed"))) as never,
@@ -201,8 +318,7 @@ function formatResult(result: ExecutionResult, log: Logger): ExecutionResult | v
 
 const SERVER_ONLY_TYPE = /"type"\s*:\s*"(connection_ack|next|error)"/;
 
-function isServerOnlyMessage(data: unknown): boolean {
-  const text = Buffer.isBuffer(data) ? data.toString("utf8") : typeof data === "string" ? data : "";
+function isServerOnlyMessage(text: string): boolean {
   if (!SERVER_ONLY_TYPE.test(text)) return false;
   try {
     const type = (JSON.parse(text) as { type?: unknown } | null)?.type;
@@ -211,3 +327,5 @@ function isServerOnlyMessage(data: unknown): boolean {
     return false; // not JSON: graphql-ws answers that itself (4400)
   }
 }
+
+export type { WsContext };

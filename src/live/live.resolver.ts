@@ -1,98 +1,53 @@
-import { Arg, Resolver, Root, type SubscribeResolverData, Subscription } from "type-graphql";
+import { Arg, Field, InputType, Resolver, Root, type SubscribeResolverData, Subscription } from "type-graphql";
 import { requireScope } from "../clients/client.service";
 import { parseAwb } from "../domain/awb";
 import { validationError } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
-import { milestoneView } from "../milestones/milestone.view";
 import { StatusEventType } from "../milestones/milestone.types";
 import { StatusCode, toStoredCode } from "../subscriptions/subscription.types";
 import type { LiveMilestone } from "./live-events";
-
-/** Close code for a slow consumer: "too many" in the HTTP-mirroring 4xxx range. */
-export const SLOW_CONSUMER_CLOSE = 4429;
+import { LiveFeed } from "./live-feed";
 
 /** Most AWBs one `statusEvents` subscription may watch. */
 export const MAX_WATCHED_AWBS = 100;
+const POSITION = /^\d{1,15}$/;
 
-interface WatchArgs {
-  awbs: string[];
-  states?: StatusCode[] | null;
-  after?: string | null;
+@InputType("StreamPosition", { description: "Where to resume one AWB's stream: the `sequence` of the last event of that AWB seen." })
+export class StreamPositionInput {
+  @Field() awb!: string;
+  @Field() sequence!: string;
 }
 
-function parseAwbs(values: readonly string[]): string[] {
-  if (values.length === 0 || values.length > MAX_WATCHED_AWBS) throw validationError([{ field: "awbs", message: `must list 1 to ${MAX_WATCHED_AWBS} AWBs` }]);
-  const problems: Array<{ field: string; message: string }> = [];
-  const parsed = values.map((v, i) => {
-    const awb = parseAwb(v);
-    if (!awb) problems.push({ field: `awbs[${i}]`, message: "must be an AWB such as 020-12345675" });
-    return awb?.canonical ?? "";
-  });
-  if (problems.length > 0) throw validationError(problems);
-  return [...new Set(parsed)];
+function parseAwbField(value: string, field: string): string {
+  const awb = parseAwb(value);
+  if (!awb) throw validationError([{ field, message: "must be an AWB such as 020-12345675" }]);
+  return awb.canonical;
+}
+
+function parsePosition(value: string, field: string): number {
+  if (!POSITION.test(value)) throw validationError([{ field, message: "must be the sequence of an earlier event of this AWB" }]);
+  return Number(value);
+}
+
+function wantedStates(states: readonly StatusCode[] | null | undefined): Set<string> | null {
+  return states && states.length > 0 && !states.includes(StatusCode.ALL) ? new Set(states.map(toStoredCode)) : null;
 }
 
 /**
- * The live stream of one subscription: first what was stored after `after` (catch-up after a
- * reconnect), then live events. Listening starts before the history is read, and events already
- * yielded from history are skipped by sequence, so the seam loses and repeats nothing.
+ * A live feed of the AWBs' events (see live-feed.ts): what was stored after each AWB's `after`
+ * position first, then live events, each once and in each AWB's order. It is checked here (scope,
+ * arguments) and started by the websocket transport, which knows the socket it writes to.
  */
-async function* watch(ctx: GraphQLContext, { awbs, states, after }: WatchArgs): AsyncGenerator<LiveMilestone> {
+async function watch(ctx: GraphQLContext, awbs: readonly string[], states: readonly StatusCode[] | null | undefined, after: ReadonlyMap<string, number>): Promise<LiveFeed> {
   requireScope(await ctx.auth(), "events:read");
-  const watched = new Set(parseAwbs(awbs));
-  const wanted = states && states.length > 0 && !states.includes(StatusCode.ALL) ? new Set(states.map(toStoredCode)) : null;
-  if (after !== undefined && after !== null && !/^\d{1,19}$/.test(after)) throw validationError([{ field: "after", message: "must be a sequence number from an earlier event" }]);
-  const matches = (e: LiveMilestone) => watched.has(e.awb) && (wanted === null || wanted.has(e.state));
-
-  // Our own bounded queue, filled by a synchronous listener: a consumer that falls this far behind
-  // is cut off (its socket closed with 4429) instead of queueing without bound.
-  const queue: LiveMilestone[][] = [];
-  let queued = 0;
-  let notify: (() => void) | undefined;
-  let overflowed = false;
-  const stop = ctx.services.live.listen((batch) => {
-    const relevant = batch.filter(matches);
-    if (relevant.length === 0) return;
-    if (queued + relevant.length > ctx.services.live.maxQueuedEvents) overflowed = true;
-    else {
-      queue.push(relevant);
-      queued += relevant.length;
-    }
-    notify?.();
-  });
-  try {
-    let last = -1n;
-    if (after !== undefined && after !== null) {
-      last = BigInt(after);
-      for (const stored of await ctx.services.milestones.since([...watched], last)) {
-        const event = milestoneView(stored);
-        last = stored.seq;
-        if (matches(event)) yield event;
-      }
-    }
-    for (;;) {
-      if (overflowed) {
-        ctx.closeConnection?.(SLOW_CONSUMER_CLOSE, "Slow consumer: live events were arriving faster than they were read");
-        return;
-      }
-      const batch = queue.shift();
-      if (batch) queued -= batch.length;
-      if (!batch) {
-        await new Promise<void>((resolve) => (notify = resolve));
-        notify = undefined;
-        continue;
-      }
-      for (const event of batch) if (BigInt(event.sequence) > last) yield event;
-    }
-  } finally {
-    stop();
-  }
+  return new LiveFeed({ awbs: [...new Set(awbs)], states: wantedStates(states), after });
 }
 
 const toType = (e: LiveMilestone): StatusEventType =>
   new StatusEventType({
     id: e.eventId,
-    seq: BigInt(e.sequence),
+    seq: 0n,
+    position: BigInt(e.sequence),
     awb: e.awb,
     state: e.state,
     occurredAt: new Date(e.timestamp),
@@ -102,11 +57,17 @@ const toType = (e: LiveMilestone): StatusEventType =>
     flight: e.flight,
   });
 
+type Data = SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>;
+
 @Resolver()
 export class LiveResolver {
   @Subscription(() => StatusEventType, {
-    description: "Milestones of one AWB as they are stored (scope events:read); `states` omitted means all; `after` (a sequence) first replays what was stored since.",
-    subscribe: ({ args, context }: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) => watch(context, { awbs: [args.awb as string], states: args.states as StatusCode[] | null, after: args.after as string | null }),
+    description: "Milestones of one AWB as they are stored, in order (scope events:read); `states` omitted means all; `after` (the `sequence` of the last event seen) first replays what was stored since.",
+    subscribe: ({ args, context }: Data) => {
+      const awb = parseAwbField(args.awb as string, "awb");
+      const after = args.after === undefined || args.after === null ? new Map<string, number>() : new Map([[awb, parsePosition(args.after as string, "after")]]);
+      return watch(context, [awb], args.states as StatusCode[] | null, after);
+    },
   })
   awbStatusChanged(
     @Root() event: LiveMilestone,
@@ -118,16 +79,26 @@ export class LiveResolver {
   }
 
   @Subscription(() => StatusEventType, {
-    description: `Milestones of up to ${MAX_WATCHED_AWBS} AWBs, for dashboards (scope events:read).`,
-    subscribe: ({ args, context }: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) => watch(context, { awbs: args.awbs as string[], states: args.states as StatusCode[] | null, after: args.after as string | null }),
+    description: `Milestones of up to ${MAX_WATCHED_AWBS} AWBs, for dashboards (scope events:read), each AWB's in order; \`after\` lists, per AWB, the \`sequence\` of the last event seen.`,
+    subscribe: ({ args, context }: Data) => {
+      const values = args.awbs as string[];
+      if (values.length === 0 || values.length > MAX_WATCHED_AWBS) throw validationError([{ field: "awbs", message: `must list 1 to ${MAX_WATCHED_AWBS} AWBs` }]);
+      const awbs = values.map((v, i) => parseAwbField(v, `awbs[${i}]`));
+      const after = new Map<string, number>();
+      ((args.after as StreamPositionInput[] | null | undefined) ?? []).forEach((p, i) => {
+        const awb = parseAwbField(p.awb, `after[${i}].awb`);
+        if (!awbs.includes(awb)) throw validationError([{ field: `after[${i}].awb`, message: "must be one of the AWBs watched" }]);
+        after.set(awb, parsePosition(p.sequence, `after[${i}].sequence`));
+      });
+      return watch(context, awbs, args.states as StatusCode[] | null, after);
+    },
   })
   statusEvents(
     @Root() event: LiveMilestone,
     @Arg("awbs", () => [String]) _awbs: string[],
     @Arg("states", () => [StatusCode], { nullable: true }) _states?: StatusCode[] | null,
-    @Arg("after", () => String, { nullable: true }) _after?: string | null,
+    @Arg("after", () => [StreamPositionInput], { nullable: true }) _after?: StreamPositionInput[] | null,
   ): StatusEventType {
     return toType(event);
   }
 }
-

@@ -1,21 +1,14 @@
+import { sqlStateOf } from "../db/availability";
 import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
 import { matchesState } from "../domain/status";
 import { validationError } from "../errors";
+import { DELIVERY_CHANNEL } from "../delivery/delivery.store";
 import { notificationBody, originOf } from "../delivery/notification";
 import type { MilestoneInput } from "./milestone.validate";
+import { createMilestoneStore, PositionConflict, type StoredMilestone } from "./milestone.store";
 
-export interface StoredMilestone {
-  id: string;
-  seq: bigint;
-  awb: string;
-  state: string;
-  occurredAt: Date;
-  receivedAt: Date;
-  toaTimestamp: Date | null;
-  station: string | null;
-  flight: string | null;
-}
+export type { StoredMilestone } from "./milestone.store";
 
 export interface IngestResult {
   /** The stored event's id (for a duplicate: the id stored the first time). */
@@ -24,6 +17,10 @@ export interface IngestResult {
   /** Subscriptions notified of this event (0 for a duplicate). */
   matchedSubscriptions: number;
 }
+
+const MAX_INGEST_ATTEMPTS = 3;
+/** 40P01: PostgreSQL chose this transaction to break a deadlock (stream rows are locked in AWB order, so rare). */
+const isDeadlock = (error: unknown) => sqlStateOf(error) === "40P01";
 
 /** Chunk size for multi-row inserts, well under PostgreSQL's 65,535 bind parameters. */
 const INSERT_CHUNK = 2_000;
@@ -40,27 +37,18 @@ export function dedupeKeyOf(event: MilestoneInput): string {
  * only after the commit (`onCommitted`).
  */
 export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma; onCommitted: (events: StoredMilestone[], deliveries: number) => void }) {
-  return {
-    async ingest(events: MilestoneInput[], receivedAt = new Date()): Promise<IngestResult[]> {
-      const keys = events.map(dedupeKeyOf);
-      const { results, stored, deliveryCount } = await prisma.$transaction(
+  const store = createMilestoneStore(prisma);
+
+  async function ingestOnce(events: MilestoneInput[], keys: string[], receivedAt: Date) {
+    return prisma.$transaction(
         async (tx) => {
-          // One multi-row statement per table: Prisma's createMany path cost ~10x raw SQL for 500 rows.
-          const created = await tx.$queryRawUnsafe<Array<StoredMilestone & { dedupeKey: string }>>(
-            `INSERT INTO status_event (id, dedupe_key, awb, state, occurred_at, received_at, toa_timestamp, station, flight)
-             SELECT gen_random_uuid(), k, a, s, o::timestamptz, $5::timestamptz, t::timestamptz, st, f
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::text[], $8::text[]) AS v(k, a, s, o, t, st, f)
-             ON CONFLICT (dedupe_key) DO NOTHING
-             RETURNING id::text AS id, seq, dedupe_key AS "dedupeKey", awb, state, occurred_at AS "occurredAt", received_at AS "receivedAt",
-                       toa_timestamp AS "toaTimestamp", station, flight`,
-            keys,
-            events.map((e) => e.awb),
-            events.map((e) => e.state),
-            events.map((e) => e.occurredAt.toISOString()),
-            receivedAt.toISOString(),
-            events.map((e) => e.toaTimestamp?.toISOString() ?? null),
-            events.map((e) => e.station),
-            events.map((e) => e.flight),
+          // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
+          const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
+          const created = await store.insertNumbered(
+            tx,
+            events.map((e, i) => ({ dedupeKey: keys[i]!, awb: e.awb, state: e.state, occurredAt: e.occurredAt, toaTimestamp: e.toaTimestamp, station: e.station, flight: e.flight })),
+            receivedAt,
+            heads,
           );
           const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
           const seen = new Set<string>();
@@ -93,9 +81,14 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
           });
           for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
             const chunk = deliveries.slice(i, i + INSERT_CHUNK);
-            await tx.$executeRawUnsafe(
-              `INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload)
-               SELECT gen_random_uuid(), e::uuid, s::uuid, c::uuid, cb, o, p FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(e, s, c, cb, o, p)`,
+            // The notification reaches LISTENing workers in other processes at commit, not before.
+            await tx.$queryRawUnsafe(
+              `WITH ins AS (
+                 INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload)
+                 SELECT gen_random_uuid(), e::uuid, s::uuid, c::uuid, cb, o, p FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(e, s, c, cb, o, p)
+                 RETURNING 1
+               ), notified AS (SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT count(*) FROM ins) n)
+               SELECT (SELECT count(*) FROM notified)::int AS notified`,
               chunk.map((d) => d.eventId),
               chunk.map((d) => d.subscriptionId),
               chunk.map((d) => d.clientId),
@@ -108,14 +101,27 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
         },
         { timeout: 60_000, maxWait: 10_000 },
       );
-      if (stored.length > 0) onCommitted(stored, deliveryCount);
-      return results;
+  }
+
+  return {
+    async ingest(events: MilestoneInput[], receivedAt = new Date()): Promise<IngestResult[]> {
+      const keys = events.map(dedupeKeyOf);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const { results, stored, deliveryCount } = await ingestOnce(events, keys, receivedAt);
+          if (stored.length > 0) onCommitted(stored, deliveryCount);
+          return results;
+        } catch (error) {
+          // Both are resolved by running again: the other transaction has ended by then.
+          if (attempt >= MAX_INGEST_ATTEMPTS || !(error instanceof PositionConflict || isDeadlock(error))) throw error;
+        }
+      }
     },
 
-    /** Milestones of these AWBs stored after `sequence`, in storage order (live catch-up). */
-    async since(awbs: readonly string[], sequence: bigint, limit = 1_000): Promise<StoredMilestone[]> {
-      return prisma.statusEvent.findMany({ where: { awb: { in: [...awbs] }, seq: { gt: sequence } }, orderBy: { seq: "asc" }, take: limit });
-    },
+    /** One AWB's events after `position`, in stream order, at most `limit` (page with the last position). */
+    after: store.after,
+    /** The last position of each AWB's stream (0 when it has none). */
+    heads: store.heads,
 
     /** The stored milestones of an AWB (any accepted spelling), in the order they happened; at most 1,000. */
     async history(awbInput: unknown): Promise<StoredMilestone[]> {
@@ -123,7 +129,7 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
       if (!parsed) throw validationError([{ field: "awb", message: "is required: an AWB such as 020-12345675" }]);
       return prisma.statusEvent.findMany({
         where: { awb: parsed.canonical },
-        orderBy: [{ occurredAt: "asc" }, { seq: "asc" }],
+        orderBy: [{ occurredAt: "asc" }, { position: "asc" }],
         take: 1_000,
       });
     },

@@ -6,7 +6,7 @@ import type { StoredMilestone } from "./milestone.service";
 export class StatusEventType {
   constructor(e: StoredMilestone) {
     this.eventId = e.id;
-    this.sequence = e.seq.toString();
+    this.sequence = e.position.toString();
     this.awb = e.awb;
     this.state = e.state as StatusCode;
     this.timestamp = e.occurredAt;
@@ -17,7 +17,7 @@ export class StatusEventType {
   }
 
   @Field(() => ID) eventId: string;
-  @Field({ description: "Increases with every stored event: pass the last one seen as `after` to catch up." }) sequence: string;
+  @Field({ description: "The event's place in its AWB's stream (1, 2, 3, … in the order they were stored): pass the last one seen as `after` to catch up." }) sequence: string;
   @Field() awb: string;
   @Field(() => StatusCode) state: StatusCode;
   @Field({ description: "When the milestone happened." }) timestamp: Date;

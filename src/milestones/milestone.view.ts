@@ -4,7 +4,7 @@ import type { StoredMilestone } from "./milestone.service";
 export function milestoneView(e: StoredMilestone) {
   return {
     eventId: e.id,
-    sequence: e.seq.toString(),
+    sequence: e.position.toString(),
     awb: e.awb,
     state: e.state,
     timestamp: e.occurredAt.toISOString(),

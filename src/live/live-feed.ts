@@ -1,0 +1,238 @@
+import type { Logger } from "pino";
+import type { WebSocket } from "ws";
+import type { AwbStreams, StreamMember } from "./awb-streams";
+import type { LiveMilestone } from "./live-events";
+import type { LiveOperation } from "./live-operations";
+
+/** Close code for a slow consumer: "too many" in the HTTP-mirroring 4xxx range. */
+export const SLOW_CONSUMER_CLOSE = 4429;
+/** Rows per read while catching up. */
+const CATCH_UP_PAGE = 500;
+
+/** What one subscription asked for, checked by the resolver before the feed starts. */
+export interface FeedSpec {
+  /** Canonical AWBs. */
+  readonly awbs: readonly string[];
+  /** Status codes wanted; null for all. */
+  readonly states: ReadonlySet<string> | null;
+  /** Per AWB: replay what was stored after this position first. Absent: live from now on. */
+  readonly after: ReadonlyMap<string, number>;
+}
+
+export interface FeedWiring {
+  streams: AwbStreams;
+  /** One AWB's stored events after a position, oldest first. */
+  readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>;
+  socket: Pick<WebSocket, "send" | "close" | "readyState" | "bufferedAmount">;
+  /** The graphql-ws subscription id the frames carry. */
+  id: string;
+  operation: LiveOperation;
+  /** How many frames may wait in the socket's send buffer (or in a catch-up) before the consumer counts as slow. */
+  maxQueuedEvents: number;
+  log: Logger;
+  /** Called once when the feed ends, however it ends. */
+  onEnd(): void;
+}
+
+const DONE: IteratorResult<never> = { done: true, value: undefined };
+const OPEN = 1;
+
+/**
+ * A live subscription as graphql-ws sees it: an async iterator that never yields. Frames do not pass
+ * through graphql-ws's per-socket execute-and-stringify loop; the feed writes them to the socket
+ * itself, each being `{"id":…,"type":"next","payload":…}` around a payload rendered once per
+ * (event, operation) and shared by every feed of that operation (live-operations.ts).
+ *
+ * `return()` (the client's `complete`, or its socket closing) ends the feed at once and leaves every
+ * stream — unlike an async generator, whose `return()` waits for a pending `next()` to settle, which
+ * for a quiet AWB is never.
+ */
+export class LiveFeed implements AsyncIterableIterator<never> {
+  private wiring: FeedWiring | undefined;
+  private readonly leaves: Array<() => void> = [];
+  private ended = false;
+  private failure: unknown;
+  private pendingNext: ((result: IteratorResult<never>) => void) | undefined;
+  private rejectNext: ((error: unknown) => void) | undefined;
+  private prefix = "";
+  /** Set while a payload is being rendered asynchronously: later frames queue behind it to keep order. */
+  private tail: Promise<void> | undefined;
+
+  constructor(readonly spec: FeedSpec) {}
+
+  /** Joins the AWBs' streams and, where `after` was given, replays from storage first. */
+  start(wiring: FeedWiring): void {
+    if (this.ended) return;
+    this.wiring = wiring;
+    this.prefix = `{"id":${JSON.stringify(wiring.id)},"type":"next","payload":`;
+    for (const awb of this.spec.awbs) {
+      const member = new FeedMember(this, awb, this.spec.after.get(awb));
+      this.leaves.push(wiring.streams.join(awb, member));
+    }
+  }
+
+  wants(event: LiveMilestone): boolean {
+    return this.spec.states === null || this.spec.states.has(event.state);
+  }
+
+  /** Sends one event's frame, in the order called. */
+  deliver(event: LiveMilestone): void {
+    const wiring = this.wiring;
+    if (this.ended || !wiring) return;
+    const payload = wiring.operation.payloadFor(event);
+    if (this.tail === undefined && typeof payload === "string") return this.write(payload);
+    const previous = this.tail ?? Promise.resolve();
+    const next: Promise<void> = previous
+      .then(() => payload)
+      .then(
+        (text) => this.write(text),
+        (error: unknown) => this.fail(error),
+      )
+      .finally(() => {
+        if (this.tail === next) this.tail = undefined;
+      });
+    this.tail = next;
+  }
+
+  private write(payload: string): void {
+    const wiring = this.wiring;
+    if (this.ended || !wiring || wiring.socket.readyState !== OPEN) return;
+    const frame = `${this.prefix}${payload}}`;
+    // bufferedAmount counts bytes not yet handed to the kernel: this many frames of this size.
+    if (wiring.socket.bufferedAmount > wiring.maxQueuedEvents * frame.length) return this.tooSlow();
+    wiring.socket.send(frame);
+  }
+
+  tooSlow(): void {
+    if (this.ended) return;
+    this.wiring?.socket.close(SLOW_CONSUMER_CLOSE, "Slow consumer: live events were arriving faster than they were read");
+    this.end();
+  }
+
+  /** Ends the feed with an error, which graphql-ws sends to the client as this operation's `error`. */
+  fail(error: unknown): void {
+    if (this.ended) return;
+    this.failure = error;
+    this.end();
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const leave of this.leaves) leave();
+    this.leaves.length = 0;
+    const resolve = this.pendingNext;
+    const reject = this.rejectNext;
+    this.pendingNext = this.rejectNext = undefined;
+    if (this.failure !== undefined && reject) reject(this.failure);
+    else resolve?.(DONE);
+    this.wiring?.onEnd();
+    this.wiring = undefined;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  get catchUp(): Pick<FeedWiring, "readAfter" | "maxQueuedEvents" | "log"> | undefined {
+    return this.wiring;
+  }
+
+  next(): Promise<IteratorResult<never>> {
+    if (this.ended) return this.failure !== undefined ? Promise.reject(this.failure) : Promise.resolve(DONE);
+    return new Promise((resolve, reject) => {
+      this.pendingNext = resolve;
+      this.rejectNext = reject;
+    });
+  }
+
+  return(): Promise<IteratorResult<never>> {
+    this.failure = undefined;
+    this.end();
+    return Promise.resolve(DONE);
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<never>> {
+    this.end();
+    return Promise.reject(error);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+/**
+ * One feed's place in one AWB's stream. `last` is the position handled last (sent, or skipped by the
+ * states filter). Events arrive in order from the stream; the only hole a member can see is at its
+ * start, between the `after` it was given and the stream's head, which it reads from storage.
+ */
+class FeedMember implements StreamMember {
+  private last: number | undefined;
+  /** Stream events held while catching up. */
+  private held: Array<{ event: LiveMilestone; position: number }> | undefined;
+
+  constructor(
+    private readonly feed: LiveFeed,
+    private readonly awb: string,
+    after: number | undefined,
+  ) {
+    this.last = after;
+  }
+
+  started(head: number): void {
+    if (this.last === undefined) this.last = head;
+    else if (this.last < head && !this.held) {
+      this.held = [];
+      void this.catchUp();
+    }
+  }
+
+  next(event: LiveMilestone, position: number): void {
+    if (this.last === undefined || position <= this.last || this.feed.isEnded) return;
+    if (this.held) {
+      if (this.held.length >= (this.feed.catchUp?.maxQueuedEvents ?? Infinity)) return this.feed.tooSlow();
+      this.held.push({ event, position });
+      return;
+    }
+    if (position !== this.last + 1) {
+      this.held = [{ event, position }];
+      void this.catchUp();
+      return;
+    }
+    this.handle(event, position);
+  }
+
+  private handle(event: LiveMilestone, position: number): void {
+    this.last = position;
+    if (this.feed.wants(event)) this.feed.deliver(event);
+  }
+
+  /** Reads from storage after `last` until the held stream events follow on without a hole. */
+  private async catchUp(): Promise<void> {
+    const source = this.feed.catchUp;
+    if (!source) return;
+    try {
+      for (;;) {
+        const rows = await source.readAfter(this.awb, this.last!, CATCH_UP_PAGE);
+        if (this.feed.isEnded) return;
+        for (const row of rows) {
+          const position = Number(row.sequence);
+          if (position === this.last! + 1) this.handle(row, position);
+        }
+        if (rows.length === CATCH_UP_PAGE) continue;
+        const held = this.held!;
+        while (held.length > 0 && held[0]!.position <= this.last! + 1) {
+          const { event, position } = held.shift()!;
+          if (position === this.last! + 1) this.handle(event, position);
+        }
+        if (held.length === 0) break;
+        // Still a hole before the held events: they committed after the read; read again.
+      }
+      this.held = undefined;
+    } catch (error) {
+      source.log.warn({ err: error, awb: this.awb }, "catching up a live subscription failed");
+      this.feed.fail(error);
+    }
+  }
+}
