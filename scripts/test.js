@@ -10,6 +10,8 @@ const path = require("node:path");
 const jest = [
   "--experimental-vm-modules",
   "--no-warnings=ExperimentalWarning",
+  // Leak tests compare heap sizes after forced collections.
+  "--expose-gc",
   path.join(__dirname, "..", "node_modules", "jest", "bin", "jest.js"),
 ];
 const run = (args) => spawnSync(process.execPath, [...jest, ...args], { stdio: "inherit" }).status ?? 1;

@@ -183,6 +183,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         return { ok: false, code: ERROR_TABLE[code].close, reason: error instanceof AppError ? error.message : "Internal error" };
       }
     },
+    recheckMs: config.liveKeyRecheckMs,
     recheck: async (keyId) => {
       const status = await clients.keyStatus(keyId);
       if (!status || status.revoked) return { ok: false, code: ERROR_TABLE.UNAUTHENTICATED.close, reason: "The API key was revoked" };
@@ -191,7 +192,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     },
     live: { streams, readAfter: async (awb, position, limit) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView), maxQueuedEvents: config.liveMaxQueuedEvents },
   });
-  registerLiveMetrics(metrics.registry, { sockets: websocket.socketCount, subscriptions: websocket.subscriptionCount, streams: () => streams.size });
+  registerLiveMetrics(metrics.registry, { sockets: websocket.socketCount, subscriptions: websocket.subscriptionCount, streams: () => streams.size, executions: websocket.liveExecutions });
   const apollo = await mountApollo({
     app: http,
     schema,

@@ -50,6 +50,8 @@ export interface Config {
   readonly liveMaxQueuedEvents: number;
   /** Open websockets one API key may hold on this instance. */
   readonly liveMaxConnectionsPerKey: number;
+  /** How often the key behind each websocket is looked up again; a revoked key\'s sockets close within it. */
+  readonly liveKeyRecheckMs: number;
   /** Operations one websocket may run at once. */
   readonly liveMaxSubscriptionsPerSocket: number;
   /** Run the delivery worker in this process (`npm run worker` runs one on its own). */
@@ -203,6 +205,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
     liveMaxQueuedEvents: integer(env, "LIVE_MAX_QUEUED_EVENTS", 10_000, 10, 10_000_000),
     liveMaxConnectionsPerKey: integer(env, "LIVE_MAX_CONNECTIONS_PER_KEY", 50, 1, 1_000_000),
+    liveKeyRecheckMs: integer(env, "LIVE_KEY_RECHECK_MS", 5_000, 100, 3_600_000),
     liveMaxSubscriptionsPerSocket: integer(env, "LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1, 100_000),
     deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
     delivery: Object.freeze({

@@ -30,8 +30,6 @@ export const GRAPHQL_PATH = "/graphql";
 const KEEP_ALIVE_MS = 12_000;
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
 const CLOSE_GRACE_MS = 1_000;
-/** How often the key behind every socket is looked up again (revocations made anywhere reach sockets within it). */
-export const REVALIDATE_MS = 5_000;
 /** Parsed and validated documents kept by their text (dashboards send the same few operations). */
 const MAX_CACHED_DOCUMENTS = 500;
 const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -77,6 +75,8 @@ export function attachGraphQLWebsocket(options: {
    * MUST NOT charge the key's rate limit, and a failure (database down) MUST NOT count as revoked.
    */
   recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
+  /** How often the key behind every socket is looked up again (revocations made anywhere reach its sockets within it). */
+  recheckMs: number;
   live: { streams: AwbStreams; readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>; maxQueuedEvents: number };
   /** Per key and per socket (docs/API.md "Limits"); over a limit the socket closes with 4429 or the operation gets RATE_LIMITED. */
   limits: {
@@ -86,7 +86,7 @@ export function attachGraphQLWebsocket(options: {
     takeMessageToken: (keyId: string) => void;
   };
 }): GraphQLWebsocket {
-  const { httpServer, schema, policy, log, createContext, authorize, recheck, live, limits } = options;
+  const { httpServer, schema, policy, log, createContext, authorize, recheck, recheckMs, live, limits } = options;
   const states = new Map<WebSocket, SocketState>();
   const connectionsByKey = new Map<string, number>();
   const tooMany = ERROR_TABLE.RATE_LIMITED.close;
@@ -262,7 +262,7 @@ export function attachGraphQLWebsocket(options: {
   }, KEEP_ALIVE_MS);
   heartbeat.unref();
 
-  // Revoked keys: every REVALIDATE_MS each distinct key with open sockets is looked up once. Only a
+  // Revoked keys: every recheckMs each distinct key with open sockets is looked up once. Only a
   // definite answer (revoked, or the scope gone) closes sockets; a failed lookup keeps them.
   let patrolling = false;
   const patrol = setInterval(() => {
@@ -280,7 +280,7 @@ export function attachGraphQLWebsocket(options: {
         }
       }),
     ).finally(() => (patrolling = false));
-  }, REVALIDATE_MS);
+  }, recheckMs);
   patrol.unref();
 
   return {

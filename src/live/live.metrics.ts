@@ -1,7 +1,7 @@
-import { Gauge, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
 
 /** Gauges of the live fan-out: a leak of sockets or subscriptions shows as a line that only climbs. */
-export function registerLiveMetrics(registry: Registry, read: { sockets: () => number; subscriptions: () => number; streams: () => number }): void {
+export function registerLiveMetrics(registry: Registry, read: { sockets: () => number; subscriptions: () => number; streams: () => number; executions: () => number }): void {
   new Gauge({
     name: "gateway_live_sockets",
     help: "Open GraphQL websockets",
@@ -24,6 +24,15 @@ export function registerLiveMetrics(registry: Registry, read: { sockets: () => n
     registers: [registry],
     collect() {
       this.set(read.streams());
+    },
+  });
+  new Counter({
+    name: "gateway_live_executions_total",
+    help: "GraphQL executions of live events: one per (event, operation), shared by every subscriber that asked the same",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read.executions());
     },
   });
 }

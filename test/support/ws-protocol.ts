@@ -1,0 +1,51 @@
+import WebSocket from "ws";
+
+/**
+ * A bare graphql-transport-ws client over `ws`, for tests that open hundreds of sockets or must
+ * control exactly when a socket closes (graphql-ws's own client retries and buffers on its own).
+ */
+export interface RawSubscriber {
+  readonly socket: WebSocket;
+  /** `data` of every `next` frame, in arrival order. */
+  readonly received: Array<Record<string, any>>;
+  readonly errors: unknown[];
+  subscribe(id: string, query: string, variables: Record<string, unknown>): void;
+  complete(id: string): void;
+  readonly closed: Promise<number>;
+  close(): void;
+}
+
+export async function openSubscriber(url: string, authorization: string): Promise<RawSubscriber> {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
+  const received: Array<Record<string, any>> = [];
+  const errors: unknown[] = [];
+  const closed = new Promise<number>((resolve) => socket.on("close", (code) => resolve(code)));
+  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+  socket.send(JSON.stringify({ type: "connection_init", payload: { authorization } }));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("message", (data) => (JSON.parse(String(data)).type === "connection_ack" ? resolve() : reject(new Error(`expected connection_ack, got ${String(data)}`))));
+    void closed.then((code) => reject(new Error(`closed with ${code} before connection_ack`)));
+  });
+  socket.on("message", (data) => {
+    const message = JSON.parse(String(data)) as { type: string; payload?: { data?: Record<string, any>; errors?: unknown } };
+    if (message.type === "next" && message.payload?.data && !message.payload.errors) received.push(message.payload.data);
+    else if (message.type === "next" || message.type === "error") errors.push(message.payload);
+  });
+  return {
+    socket,
+    received,
+    errors,
+    closed,
+    subscribe: (id, query, variables) => socket.send(JSON.stringify({ id, type: "subscribe", payload: { query, variables } })),
+    complete: (id) => socket.send(JSON.stringify({ id, type: "complete" })),
+    close: () => socket.close(1000),
+  };
+}
+
+/** Reads one metric's value from the gateway's /metrics. */
+export async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`no metric ${name}`);
+  return Number(line.split(" ")[1]);
+}
