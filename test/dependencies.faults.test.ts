@@ -11,6 +11,7 @@ import { createPostgresDatabase } from "./support/postgres";
 import { startPrivatePostgres, startPrivateRedis } from "./support/private-services";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
+import { metric, openSubscriber } from "./support/ws-protocol";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 // getJson aborts after 15 s: a hang fails the test (TimeoutError), it is never a slow pass.
@@ -90,6 +91,35 @@ describeBackend("postgres")("PostgreSQL stopped while the gateway runs", () => {
     await until(() => new Set(receiver.posts.filter((p) => p.path === "/ok/outage").map((p) => p.headers["webhook-id"])).size >= accepted.size, { what: "every notification delivered", timeoutMs: 30_000 });
     console.log(`PostgreSQL outage: ${n} ingestion calls — ${accepted.size} accepted (all stored and delivered), ${refused.length} refused with 503, 0 hung, 0 lost; outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
   }, 120_000);
+});
+
+describeBackend("postgres")("PostgreSQL stopped under open websockets", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  it("keeps live subscribers connected through the outage (the key re-check fails, it does not revoke) and serves them after it", async () => {
+    expect.hasAssertions();
+    const postgres = await startPrivatePostgres();
+    disposers.add(() => postgres.dispose());
+    const { url } = await startApp("postgres", disposers, { DATABASE_URL: postgres.url, RATE_LIMIT_PER_SECOND: "0", LIVE_KEY_RECHECK_MS: "200" });
+    const awb = "020-12345675";
+    const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
+    disposers.add(() => subscriber.close());
+    subscriber.subscribe("1", `subscription($a: String!) { awbStatusChanged(awb: $a) { awb state } }`, { a: awb });
+    await until(async () => (await metric(url, "gateway_live_subscriptions")) === 1, { what: "the subscription running" });
+    let closedWith: number | undefined;
+    void subscriber.closed.then((code) => (closedWith = code));
+
+    await postgres.stop();
+    await new Promise((r) => setTimeout(r, 2_000)); // ten re-checks, each failing to reach the database
+    expect(closedWith).toBeUndefined();
+    await postgres.start();
+
+    await until(async () => (await postJson(`${url}/carrier/handling/shipment/events`, { awb, state: "ARR" }, admin)).status === 202, { what: "ingestion after the outage" });
+    await until(() => subscriber.received.length === 1, { what: "the live event after the outage" });
+    expect(subscriber.received[0]).toEqual({ awbStatusChanged: { awb, state: "ARR" } });
+    expect(closedWith).toBeUndefined();
+  }, 60_000);
 });
 
 describeBackend("postgres")("Redis stopped while two instances share it", () => {
