@@ -1,21 +1,23 @@
-// npm run bench:delivery — ingestion and delivery throughput, each next to a bare baseline in the
-// same run, and event-to-callback latency. Gateway and worker run as their own processes on PostgreSQL.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+// npm run bench:delivery — milestone delivery throughput on PostgreSQL and on the embedded default,
+// each next to a bare undici loop in its own process posting the same signed bodies at the same
+// concurrency to the same receiver (its own process too); then event-to-callback latency.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { Client, Pool } from "pg";
-import { request, Pool as HttpPool } from "undici";
-import { signWebhook } from "../../src/delivery/notification";
-import { startGateway } from "./harness";
-import { spawn } from "node:child_process";
+import { Client } from "pg";
+import { request } from "undici";
+import { notificationBody } from "../../src/delivery/notification";
+import { startGateway, startProcess } from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
-const WORKER = path.resolve(__dirname, "../../src/worker.js");
+const RECEIVER = path.resolve(__dirname, "receiver.js");
+const BARE_SENDER = path.resolve(__dirname, "bare-sender.js");
 const ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const BATCH = 500;
 const KEY = "cgw_bench-admin-key-000000000002";
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=";
+/** DELIVERY_PER_ORIGIN's default: every delivery here goes to one origin. */
 const PER_ORIGIN = 8;
 
 const awbFor = (i: number) => {
@@ -23,39 +25,41 @@ const awbFor = (i: number) => {
   return `020-${serial}${Number(serial) % 7}`;
 };
 const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function main(): Promise<void> {
-  // The receiver: counts POSTs and notes when each arrived.
-  let received = 0;
-  const arrivals: Array<{ at: number; body: string }> = [];
-  let recordArrivals = false;
-  const receiver = http.createServer((req, res) => {
-    if (req.method === "OPTIONS") return void res.writeHead(204, { allow: "POST" }).end();
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c));
-    req.on("end", () => {
-      received++;
-      if (recordArrivals) arrivals.push({ at: Date.now(), body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  const callback = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+async function metricsOf(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return new Map(
+    text
+      .split("\n")
+      .filter((l) => l !== "" && !l.startsWith("#"))
+      .map((l) => [l.slice(0, l.lastIndexOf(" ")), Number(l.slice(l.lastIndexOf(" ") + 1))]),
+  );
+}
 
-  const admin = new Client({ connectionString: ADMIN });
-  await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS "gw_bench_delivery" WITH (FORCE)');
-  await admin.query('CREATE DATABASE "gw_bench_delivery"');
-  const url = new URL(ADMIN);
-  url.pathname = "/gw_bench_delivery";
-  const env = { DATABASE_URL: url.toString(), BOOTSTRAP_API_KEY: KEY, BOOTSTRAP_SIGNING_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: "true", RATE_LIMIT_PER_SECOND: "0", DELIVERY_PER_ORIGIN: String(PER_ORIGIN) };
-  const pg = new Pool({ connectionString: url.toString(), max: 4 });
-  const waitFor = async (predicate: () => boolean) => {
-    while (!predicate()) await new Promise((r) => setTimeout(r, 5));
-  };
+/** The bare loop in its own process: the time it takes to sign and POST these bodies. */
+async function bareRate(callback: string, deliveries: Array<{ id: string; payload: string }>): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-"));
+  const input = path.join(dir, "input.json");
+  writeFileSync(input, JSON.stringify({ url: callback, secret: SECRET, concurrency: PER_ORIGIN, deliveries }));
+  const { spawn } = await import("node:child_process");
+  const child = spawn(process.execPath, [BARE_SENDER, input], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => (out += c));
+  await new Promise((r) => child.once("exit", r));
+  rmSync(dir, { recursive: true, force: true });
+  const result = JSON.parse(out.trim().split("\n").pop()!) as { elapsedMs: number; failed: number };
+  if (result.failed > 0) throw new Error(`bare sender: ${result.failed} failed POSTs`);
+  return deliveries.length / (result.elapsedMs / 1000);
+}
 
-  console.log(`bench:delivery — ${EVENTS} events in batches of ${BATCH}, one matching subscription each; ${PER_ORIGIN} deliveries in flight per origin`);
-  let gateway = await startGateway(GATEWAY, { ...env, DELIVERY_WORKER: "false" });
+/**
+ * From the first ingestion call until the gateway's worker (already running, default settings) has
+ * recorded the outcome of every delivery: EVENTS events in calls of BATCH, each matching one
+ * subscription (50 AWBs, one callback origin).
+ */
+async function gatewayRate(env: Record<string, string>, callback: string, label: string): Promise<{ rate: number; latency?: { p50: number; p99: number } }> {
+  const gateway = await startGateway(GATEWAY, env);
   try {
     const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
     const awbs = Array.from({ length: 50 }, (_, i) => awbFor(i));
@@ -67,92 +71,96 @@ async function main(): Promise<void> {
     const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) =>
       JSON.stringify(Array.from({ length: BATCH }, (_, k) => ({ eventId: `b${b}-${k}`, awb: awbs[(b * BATCH + k) % awbs.length], state: "DEP" }))),
     );
-
-    // 1. Ingestion: the gateway (validation, transaction with events and deliveries) …
-    let t = performance.now();
+    await sleep(1_000);
+    const started = performance.now();
     for (const body of batches) {
       const res = await request(`${gateway.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body });
       if (res.statusCode !== 202) throw new Error(`ingest: ${res.statusCode}`);
       await res.body.dump();
     }
-    const ingestRate = EVENTS / ((performance.now() - t) / 1000);
-    // … next to raw pg inserting the same rows (an event and its delivery) in the same batches.
-    const { rows: subs } = await pg.query<{ id: string; client_id: string; awb: string }>("SELECT id, client_id, awb FROM subscription");
-    const byAwb = new Map(subs.map((s) => [s.awb, s]));
-    t = performance.now();
-    for (let b = 0; b < batches.length; b++) {
-      const events = Array.from({ length: BATCH }, (_, k) => ({ key: `raw-${b}-${k}`, awb: awbs[(b * BATCH + k) % awbs.length]! }));
-      const client = await pg.connect();
-      try {
-        await client.query("BEGIN");
-        const { rows } = await client.query<{ id: string; awb: string; received_at: Date }>(
-          `INSERT INTO status_event (id, dedupe_key, awb, state, occurred_at, received_at) SELECT gen_random_uuid(), k, a, 'DEP', now(), now() FROM unnest($1::text[], $2::text[]) AS t(k, a) ON CONFLICT DO NOTHING RETURNING id, awb, received_at`,
-          [events.map((e) => e.key), events.map((e) => e.awb)],
-        );
-        await client.query(
-          `INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, status, next_attempt_at)
-           SELECT gen_random_uuid(), e, s, c, $4, 'raw', p, 'DELIVERED', now() FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $5::text[]) AS t(e, s, c, p)`,
-          [rows.map((r) => r.id), rows.map((r) => byAwb.get(r.awb)!.id), rows.map((r) => byAwb.get(r.awb)!.client_id), callback, rows.map((r) => JSON.stringify({ subscriptionId: byAwb.get(r.awb)!.id, AWB: r.awb, State: "DEP", toaTimestamp: null, timestamp: r.received_at.toISOString() }))],
-        );
-        await client.query("COMMIT");
-      } finally {
-        client.release();
-      }
+    for (;;) {
+      const m = await metricsOf(gateway.url);
+      if ((m.get('gateway_deliveries_total{outcome="delivered"}') ?? 0) >= EVENTS && m.get("gateway_delivery_queue_depth") === 0) break;
+      await sleep(50);
     }
-    const rawIngestRate = EVENTS / ((performance.now() - t) / 1000);
-    console.log(`ingestion: gateway ${ingestRate.toFixed(0)} events/s, raw pg ${rawIngestRate.toFixed(0)} events/s → ${(ingestRate / rawIngestRate).toFixed(2)}x (target >= 0.3)`);
-
-    // 2. Delivery of the backlog by a worker process …
-    const { rows: payloads } = await pg.query<{ id: string; payload: string }>("SELECT id, payload FROM delivery WHERE status = 'PENDING'");
-    received = 0;
-    t = performance.now();
-    const worker = spawn(process.execPath, [WORKER], { env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", DELIVERY_POLL_MS: "20", ...env }, stdio: "inherit" });
-    await waitFor(() => received >= EVENTS);
-    const deliveryRate = EVENTS / ((performance.now() - t) / 1000);
-    worker.kill("SIGTERM");
-    await new Promise((r) => worker.once("exit", r));
-    // … next to a bare undici loop posting the same signed bodies at the same concurrency.
-    received = 0;
-    const pool = new HttpPool(new URL(callback).origin, { connections: PER_ORIGIN });
-    let next = 0;
-    t = performance.now();
-    await Promise.all(
-      Array.from({ length: PER_ORIGIN }, async () => {
-        while (next < payloads.length) {
-          const d = payloads[next++]!;
-          const ts = Math.floor(Date.now() / 1000);
-          const res = await pool.request({ method: "POST", path: "/hook", body: d.payload, headers: { "content-type": "application/json", "webhook-id": d.id, "webhook-timestamp": String(ts), "webhook-signature": signWebhook(SECRET, d.id, ts, d.payload) } });
-          await res.body.dump();
-        }
-      }),
-    );
-    const bareRate = payloads.length / ((performance.now() - t) / 1000);
-    await pool.close();
-    console.log(`delivery: worker ${deliveryRate.toFixed(0)}/s, bare undici loop ${bareRate.toFixed(0)}/s → ${(deliveryRate / bareRate).toFixed(2)}x (target >= 0.5)`);
-
-    // 3. Event-to-callback latency with the gateway's own worker, at a steady trickle.
-    gateway.child.kill("SIGTERM");
-    await new Promise((r) => gateway.child.once("exit", r));
-    gateway = await startGateway(GATEWAY, env);
-    received = 0;
-    recordArrivals = true;
-    const sent = 1_000;
-    for (let i = 0; i < sent / 10; i++) {
-      const body = JSON.stringify(Array.from({ length: 10 }, (_, k) => ({ eventId: `lat-${i}-${k}`, awb: awbs[(i * 10 + k) % awbs.length], state: "ARR" })));
-      const res = await request(`${gateway.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body });
-      await res.body.dump();
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await waitFor(() => received >= sent);
-    const latencies = arrivals.map((a) => a.at - Date.parse(JSON.parse(a.body).timestamp));
-    console.log(`event-to-callback latency (${sent} events, 10 every ~20 ms): p50 ${percentile(latencies, 0.5)} ms, p99 ${percentile(latencies, 0.99)} ms`);
+    const rate = EVENTS / ((performance.now() - started) / 1000);
+    console.log(`${label}: ${EVENTS} events ingested and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s`);
+    return { rate };
   } finally {
     gateway.child.kill("SIGTERM");
     await new Promise((r) => gateway.child.once("exit", r));
-    await pg.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const receiver = await startProcess(RECEIVER, [], {}, "receiver listening");
+  const callback = `${receiver.url}/hook`;
+  const admin = new Client({ connectionString: ADMIN });
+  await admin.connect();
+  const base = { BOOTSTRAP_API_KEY: KEY, BOOTSTRAP_SIGNING_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: "true", RATE_LIMIT_PER_SECOND: "0", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" };
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-"));
+  // The same bodies the gateway signs and sends (same fields, same sizes), for the bare loop.
+  const bodies = Array.from({ length: EVENTS }, (_, i) => ({
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+    payload: notificationBody({ subscriptionId: "7b3c1f0e-9a41-4a55-9d3e-2a7f54c1e0aa", awb: awbFor(i % 50), state: "DEP", toaTimestamp: null, receivedAt: new Date() }),
+  }));
+  try {
+    console.log(`bench:delivery — ${EVENTS} events in calls of ${BATCH}, one matching subscription each, one callback origin, ${PER_ORIGIN} in flight per origin; default settings, LOG_LEVEL=${base.LOG_LEVEL}`);
+    const rows: string[] = [];
+    for (const backend of (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",") as Array<"postgres" | "embedded">) {
+      let env: Record<string, string>;
+      if (backend === "postgres") {
+        await admin.query('DROP DATABASE IF EXISTS "gw_bench_delivery" WITH (FORCE)');
+        await admin.query('CREATE DATABASE "gw_bench_delivery"');
+        const url = new URL(ADMIN);
+        url.pathname = "/gw_bench_delivery";
+        env = { ...base, DATABASE_URL: url.toString() };
+      } else env = { ...base, DATA_DIR: dataDir };
+      const gateway = await gatewayRate(env, callback, `gateway on ${backend}`);
+      const bare = await bareRate(callback, bodies);
+      console.log(`bare undici loop: ${bare.toFixed(0)} deliveries/s`);
+      rows.push(`${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.toFixed(0)}/s → ${(gateway.rate / bare).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.25"})`);
+    }
+    for (const row of rows) console.log(row);
+
+    // Event-to-callback latency with the gateway's own worker, at a steady trickle (embedded default).
+    rmSync(dataDir, { recursive: true, force: true });
+    const gateway = await startGateway(GATEWAY, { ...base, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-")) });
+    try {
+      const latencyReceiver = await import("node:http");
+      const arrivals: number[] = [];
+      const server = latencyReceiver.createServer((req, res) => {
+        if (req.method === "OPTIONS") return void res.writeHead(204, { allow: "POST" }).end();
+        let body = "";
+        req.on("data", (c: Buffer) => (body += c));
+        req.on("end", () => {
+          arrivals.push(Date.now() - Date.parse((JSON.parse(body) as { timestamp: string }).timestamp));
+          res.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const hook = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+      const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+      const awbs = Array.from({ length: 50 }, (_, i) => awbFor(100 + i));
+      for (const awb of awbs) await (await request(`${gateway.url}/carrier/handling/shipment/subscribe`, { method: "POST", headers: auth, body: JSON.stringify({ awb, callback: hook, states: "*" }) })).body.dump();
+      const sent = 1_000;
+      for (let i = 0; i < sent / 10; i++) {
+        const body = JSON.stringify(Array.from({ length: 10 }, (_, k) => ({ eventId: `lat-${i}-${k}`, awb: awbs[(i * 10 + k) % awbs.length], state: "ARR" })));
+        await (await request(`${gateway.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body })).body.dump();
+        await sleep(20);
+      }
+      while (arrivals.length < sent) await sleep(5);
+      console.log(`event-to-callback latency on the embedded default (${sent} events, 10 every ~20 ms): p50 ${percentile(arrivals, 0.5)} ms, p99 ${percentile(arrivals, 0.99)} ms`);
+      server.close();
+    } finally {
+      gateway.child.kill("SIGTERM");
+      await new Promise((r) => gateway.child.once("exit", r));
+    }
+  } finally {
     await admin.query('DROP DATABASE IF EXISTS "gw_bench_delivery" WITH (FORCE)');
     await admin.end();
-    receiver.close();
+    receiver.child.kill("SIGTERM");
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -37,10 +37,18 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts the gateway (dist/src/main.js) with request logging off the hot path (LOG_LEVEL=warn) and waits for /readyz. */
-export async function startGateway(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Starts the gateway (dist/src/main.js) and waits for /readyz. LOG_LEVEL is warn unless `env` sets
+ * it; its log goes to /dev/null (BENCH_VERBOSE=1 shows it), as a service's log goes to a file.
+ */
+export async function startGateway(script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", PORT: String(port), LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "inherit", "inherit"] });
+  // BENCH_CPU_PROF=<dir>: a CPU profile of each gateway run, written there on exit.
+  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, script], {
+    env: { PATH: process.env.PATH ?? "", PORT: String(port), LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", process.env.BENCH_VERBOSE ? "inherit" : "ignore", "inherit"],
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);

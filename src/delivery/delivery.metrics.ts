@@ -15,12 +15,18 @@ export function createDeliveryMetrics(store: DeliveryStore) {
     registers: [registry],
   });
   const events = new Counter({ name: "gateway_events_ingested_total", help: "Milestones stored (duplicates excluded)", registers: [registry] });
+  // Both queue gauges come from one query per scrape (prom-client collects them one after the other).
+  let stats: { at: number; value: ReturnType<DeliveryStore["queueStats"]> } | undefined;
+  const queueStats = () => {
+    if (!stats || Date.now() - stats.at > 250) stats = { at: Date.now(), value: store.queueStats() };
+    return stats.value;
+  };
   new Gauge({
     name: "gateway_delivery_queue_depth",
     help: "Deliveries pending (due or waiting for a retry)",
     registers: [registry],
     async collect() {
-      this.set((await store.queueStats()).pending);
+      this.set((await queueStats()).pending);
     },
   });
   new Gauge({
@@ -28,7 +34,7 @@ export function createDeliveryMetrics(store: DeliveryStore) {
     help: "How long the oldest due delivery has been waiting",
     registers: [registry],
     async collect() {
-      this.set((await store.queueStats()).oldestDueAgeSeconds);
+      this.set((await queueStats()).oldestDueAgeSeconds);
     },
   });
   return {
