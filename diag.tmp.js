@@ -7,8 +7,8 @@ const os = require("os"), fs = require("fs"), path = require("path");
 (async () => {
   const recv = http.createServer((q, r) => { if (q.method === "OPTIONS") return r.writeHead(204, { allow: "POST" }).end(); q.resume(); q.on("end", () => r.writeHead(204).end()); }).listen(0);
   await new Promise(r => recv.on("listening", r));
-  const dir = process.env.MEM ? "memory://" : fs.mkdtempSync(path.join(os.tmpdir(), "diag-"));
-  const app = await createApp(loadConfig({ DATA_DIR: dir, PORT: "0", BOOTSTRAP_API_KEY: "cgw_test-bootstrap-admin-key-0001", ALLOW_PRIVATE_CALLBACKS: "true", RATE_LIMIT_PER_SECOND: "0", DELIVERY_WORKER: "false" }), pino({ level: "warn" }));
+  const dir = process.env.PG ? undefined : process.env.MEM ? "memory://" : fs.mkdtempSync(path.join(os.tmpdir(), "diag-"));
+  const app = await createApp(loadConfig({ ...(dir ? { DATA_DIR: dir } : { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/diag" }), PORT: "0", BOOTSTRAP_API_KEY: "cgw_test-bootstrap-admin-key-0001", ALLOW_PRIVATE_CALLBACKS: "true", RATE_LIMIT_PER_SECOND: "0", DELIVERY_WORKER: "false" }), pino({ level: "warn" }));
   const url = await app.listen();
   const h = { authorization: "Bearer cgw_test-bootstrap-admin-key-0001", "content-type": "application/json" };
   const awbs = Array.from({ length: 50 }, (_, i) => { const s = String(3000000 + i); return `020-${s}${Number(s) % 7}`; });

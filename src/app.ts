@@ -77,11 +77,15 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
   const live = createLiveEvents({ redisUrl: config.redisUrl, log, maxQueuedEvents: config.liveMaxQueuedEvents });
-  const deliveryStore = createDeliveryStore(database.prisma);
+  const deliveryStore = createDeliveryStore(database.sql);
   const metrics = createDeliveryMetrics(deliveryStore);
   let worker: RunningDeliveryWorker | undefined;
   const milestones = createMilestoneService({
     prisma: database.prisma,
+    // The worker starts last; until then (and with DELIVERY_WORKER=false) it has no room.
+    handoff: config.deliveryWorker
+      ? { leaseMs: config.delivery.leaseMs, room: (origin) => worker?.handoff.room(origin) ?? 0, take: (deliveries, startedAt) => worker?.handoff.take(deliveries, startedAt) }
+      : undefined,
     onCommitted: (events, deliveryCount) => {
       metrics.recordEvents(events.length);
       if (deliveryCount > 0) worker?.wake();

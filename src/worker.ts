@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const database = await openDatabase({ kind: "postgres", url: config.databaseUrl });
-  const store = createDeliveryStore(database.prisma);
+  const store = createDeliveryStore(database.sql);
   const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
   const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(loadSecretsKey(config).key) });
   await clients.prepareSecrets();

@@ -15,7 +15,7 @@ describe.each(BACKENDS)("the outbox store on %s", (backend) => {
     beforeAll(async () => {
       // No worker: the test is the only claimant.
       ({ app } = await startApp(backend, disposers, { DELIVERY_WORKER: "false" }));
-      store = createDeliveryStore(app.database.prisma);
+      store = createDeliveryStore(app.database.sql);
     });
     afterAll(() => disposers.disposeAll());
 

@@ -105,24 +105,29 @@ describe("the delivery worker's policy", () => {
     expect(seen.recorded).toEqual([]);
   });
 
-  it("defers the due backlog of an origin whose every slot is busy, so claims for other origins stay cheap", async () => {
+  it("defers the due backlog of an origin seen to be slow whose every slot is busy, so claims for other origins stay cheap", async () => {
     const gate = deferred();
     const slow = "http://slow:80";
+    const fast = "http://fast:80";
+    let slowSends = 0;
     const { worker, seen } = harness({
-      batches: [[delivery(slow), delivery(slow)], [], []],
+      // First a quick round that teaches the worker each origin's pace, then the slow origin's slots fill.
+      batches: [[delivery(slow), delivery(fast), delivery(fast)], [delivery(slow), delivery(slow), delivery(fast), delivery(fast)], [], [], []],
       send: async (d) => {
         seen.sent.push(d.id);
-        if (d.origin === slow) await gate.promise;
-        return ok();
+        if (d.origin === slow && ++slowSends > 1) await gate.promise;
+        return { ...ok(), durationMs: d.origin === slow ? 2_000 : 1 };
       },
     });
     worker.start();
-    await until(() => seen.sent.length === 2, "both slots of the slow origin busy");
+    await until(() => seen.sent.length === 3, "the first round");
+    worker.wake();
+    await until(() => slowSends === 3, "both slots of the slow origin busy");
     worker.wake();
     await until(() => seen.deferred.length > 0, "a deferral");
     gate.resolve();
     await worker.stop();
-    expect(seen.deferred[0]).toBe(slow);
+    expect(new Set(seen.deferred)).toEqual(new Set([slow]));
   });
 
   it("retries a failed recording until it succeeds, and records each outcome once", async () => {
@@ -159,5 +164,21 @@ describe("the delivery worker's policy", () => {
     await until(() => seen.recorded.length === 1, "an outcome after the restart");
     await worker.stop();
     expect(seen.recorded.map((o) => o.deliveryId)).toEqual([d.id]);
+  });
+
+  it("takes deliveries handed off by an ingestion in this process without a claim, and has no room while stopped", async () => {
+    const { worker, seen } = harness();
+    expect(worker.handoff.room("http://a:80")).toBe(0);
+    worker.start();
+    const room = worker.handoff.room("http://a:80");
+    expect(room).toBeGreaterThan(0);
+    const handed = [delivery(), delivery()];
+    const claimsBefore = seen.claims;
+    worker.handoff.take(handed, performance.now());
+    await until(() => seen.recorded.length === 2, "both handed-off deliveries recorded");
+    expect(seen.sent.sort()).toEqual(handed.map((d) => d.id).sort());
+    expect(seen.claims - claimsBefore).toBeLessThanOrEqual(1); // at most the loop's own poll, which found nothing
+    await worker.stop();
+    expect(worker.handoff.room("http://a:80")).toBe(0);
   });
 });

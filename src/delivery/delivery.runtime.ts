@@ -50,6 +50,7 @@ export function startDeliveryWorker(deps: { config: Config; store: DeliveryStore
   worker.start();
   return {
     ...worker,
+    handoff: worker.handoff,
     get load() {
       return worker.load;
     },

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Prisma } from "../db/database";
+import type { Prisma, SqlExecutor } from "../db/database";
 
 /** PostgreSQL NOTIFY channel: ingestion notifies it when it queues deliveries (delivered at commit). */
 export const DELIVERY_CHANNEL = "cgw_deliveries";
@@ -30,6 +30,24 @@ export interface AttemptOutcome {
   nextAttemptAt: Date | null;
 }
 
+/** A delivery being queued by an ingestion. */
+export interface NewDelivery {
+  id: string;
+  eventId: string;
+  subscriptionId: string;
+  clientId: string;
+  callback: string;
+  origin: string;
+  payload: string;
+  /** Queued already claimed by this process's worker (see DeliveryHandoff). */
+  leased: boolean;
+}
+
+type Tx = Pick<Prisma, "$queryRawUnsafe">;
+
+/** Rows per multi-row insert, well under PostgreSQL's 65,535 bind parameters. */
+const INSERT_CHUNK = 2_000;
+
 /**
  * The outbox's SQL, all of it: the delivery worker's hot path (claim, record, release, defer) as raw
  * multi-row statements.
@@ -40,7 +58,41 @@ export interface AttemptOutcome {
  * lease was taken over writes nothing: it cannot overwrite the new holder's outcome, count an attempt
  * twice or clear the new lease. A crash loses nothing: the delivery is claimable when its lease ends.
  */
-export function createDeliveryStore(prisma: Prisma) {
+  /**
+   * Queues deliveries inside an ingestion's transaction. Rows marked `leased` are written already
+   * claimed, under `leaseToken`, for this process's worker to send after the commit without a claim
+   * query; if the process dies first, their lease runs out and any worker claims them. Workers of
+   * other processes LISTENing on DELIVERY_CHANNEL are told at commit when unleased rows were queued.
+   */
+export async function queueDeliveries(tx: Tx, deliveries: readonly NewDelivery[], lease: { token: string; ms: number }): Promise<void> {
+    for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
+      const chunk = deliveries.slice(i, i + INSERT_CHUNK);
+      const notify = chunk.some((d) => !d.leased);
+      await tx.$queryRawUnsafe(
+        `WITH ins AS (
+           INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, lease_until, lease_token)
+           SELECT i::uuid, e::uuid, s::uuid, c::uuid, cb, o, p,
+                  CASE WHEN l THEN now() + ($8::int * interval '1 millisecond') END, CASE WHEN l THEN $9::uuid END
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $10::boolean[]) AS v(i, e, s, c, cb, o, p, l)
+           RETURNING 1
+         ), notified AS (SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT count(*) FROM ins) n WHERE $11::boolean)
+         SELECT (SELECT count(*) FROM notified)::int AS notified`,
+        chunk.map((d) => d.id),
+        chunk.map((d) => d.eventId),
+        chunk.map((d) => d.subscriptionId),
+        chunk.map((d) => d.clientId),
+        chunk.map((d) => d.callback),
+        chunk.map((d) => d.origin),
+        chunk.map((d) => d.payload),
+        lease.ms,
+        lease.token,
+        chunk.map((d) => d.leased),
+        notify,
+      );
+    }
+  }
+
+export function createDeliveryStore(sql: SqlExecutor) {
   return {
     /**
      * Up to `limit` due deliveries, at most `perOrigin` for any one origin, none for `excludeOrigins`.
@@ -48,7 +100,7 @@ export function createDeliveryStore(prisma: Prisma) {
      */
     async claimDue({ limit, perOrigin, excludeOrigins, leaseMs }: { limit: number; perOrigin: number; excludeOrigins: string[]; leaseMs: number }): Promise<ClaimedDelivery[]> {
       const leaseToken = randomUUID();
-      const rows = await prisma.$queryRawUnsafe<Array<{ id: string; client_id: string; callback: string; origin: string; payload: string; attempt_count: number; received_at: Date }>>(
+      const rows = await sql.query<{ id: string; client_id: string; callback: string; origin: string; payload: string; attempt_count: number; received_at: Date }>(
         `WITH candidates AS (
            SELECT id, origin, next_attempt_at FROM delivery
            WHERE status = 'PENDING' AND next_attempt_at <= now()
@@ -66,12 +118,7 @@ export function createDeliveryStore(prisma: Prisma) {
          FROM chosen, status_event e
          WHERE d.id = chosen.id AND e.id = d.event_id
          RETURNING d.id, d.client_id, d.callback, d.origin, d.payload, d.attempt_count, e.received_at`,
-        excludeOrigins,
-        limit * 2,
-        perOrigin,
-        leaseMs,
-        limit,
-        leaseToken,
+        [excludeOrigins, limit * 2, perOrigin, leaseMs, limit, leaseToken],
       );
       return rows.map((r) => ({
         id: r.id,
@@ -81,7 +128,7 @@ export function createDeliveryStore(prisma: Prisma) {
         origin: r.origin,
         payload: r.payload,
         attemptCount: r.attempt_count,
-        eventReceivedAt: r.received_at,
+        eventReceivedAt: new Date(r.received_at),
       }));
     },
 
@@ -90,25 +137,30 @@ export function createDeliveryStore(prisma: Prisma) {
      * the future, so that claims for other origins do not scan past them (up to `limit` rows).
      */
     async deferOrigin(origin: string, byMs: number, limit: number): Promise<number> {
-      return prisma.$executeRawUnsafe(
-        `UPDATE delivery SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
-         WHERE id IN (SELECT id FROM delivery WHERE status = 'PENDING' AND origin = $1 AND next_attempt_at <= now()
-                      AND (lease_until IS NULL OR lease_until < now()) ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)`,
-        origin,
-        byMs,
-        limit,
+      const rows = await sql.query<{ n: number }>(
+        `WITH moved AS (
+           UPDATE delivery SET next_attempt_at = now() + ($2::int * interval '1 millisecond')
+           WHERE id IN (SELECT id FROM delivery WHERE status = 'PENDING' AND origin = $1 AND next_attempt_at <= now()
+                        AND (lease_until IS NULL OR lease_until < now()) ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+           RETURNING 1
+         ) SELECT count(*)::int AS n FROM moved`,
+        [origin, byMs, limit],
       );
+      return rows[0]?.n ?? 0;
     },
 
     /** Gives claimed deliveries back unattempted; a delivery whose lease another claim holds now is left alone. */
     async release(claims: Array<{ id: string; leaseToken: string }>): Promise<number> {
       if (claims.length === 0) return 0;
-      return prisma.$executeRawUnsafe(
-        `UPDATE delivery d SET lease_until = NULL, lease_token = NULL
-         FROM unnest($1::uuid[], $2::uuid[]) AS v(id, token) WHERE d.id = v.id AND d.lease_token = v.token`,
-        claims.map((c) => c.id),
-        claims.map((c) => c.leaseToken),
+      const rows = await sql.query<{ n: number }>(
+        `WITH released AS (
+           UPDATE delivery d SET lease_until = NULL, lease_token = NULL
+           FROM unnest($1::uuid[], $2::uuid[]) AS v(id, token) WHERE d.id = v.id AND d.lease_token = v.token
+           RETURNING 1
+         ) SELECT count(*)::int AS n FROM released`,
+        [claims.map((c) => c.id), claims.map((c) => c.leaseToken)],
       );
+      return rows[0]?.n ?? 0;
     },
 
     /**
@@ -117,8 +169,8 @@ export function createDeliveryStore(prisma: Prisma) {
      */
     async recordOutcomes(outcomes: AttemptOutcome[]): Promise<number> {
       if (outcomes.length === 0) return 0;
-      // Multi-row statements over arrays: Prisma's createMany cost several times more per batch.
-      const rows = await prisma.$queryRawUnsafe<Array<{ n: bigint }>>(
+      // One multi-row statement over arrays: Prisma's createMany cost several times more per batch.
+      const rows = await sql.query<{ n: number }>(
         `WITH v AS (
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::int[], $8::int[], $9::text[])
              AS v(id, token, status, next_attempt_at, last_error, started_at, duration_ms, status_code, error)
@@ -138,7 +190,8 @@ export function createDeliveryStore(prisma: Prisma) {
            SELECT v.id, v.started_at, v.duration_ms, v.status_code, v.error FROM v JOIN updated USING (id)
            RETURNING 1
          )
-         SELECT count(*) AS n FROM attempts`,
+         SELECT count(*)::int AS n FROM attempts`,
+        [
         outcomes.map((o) => o.deliveryId),
         outcomes.map((o) => o.leaseToken),
         outcomes.map((o) => o.status),
@@ -148,15 +201,17 @@ export function createDeliveryStore(prisma: Prisma) {
         outcomes.map((o) => o.durationMs),
         outcomes.map((o) => o.statusCode),
         outcomes.map((o) => o.error),
+        ],
       );
-      return Number(rows[0]?.n ?? 0);
+      return rows[0]?.n ?? 0;
     },
 
     async queueStats(): Promise<{ pending: number; oldestDueAgeSeconds: number }> {
-      const [row] = await prisma.$queryRawUnsafe<Array<{ pending: bigint; oldest: Date | null }>>(
-        `SELECT count(*) AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()) AS oldest FROM delivery WHERE status = 'PENDING'`,
+      const [row] = await sql.query<{ pending: number; oldest: Date | null }>(
+        `SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()) AS oldest FROM delivery WHERE status = 'PENDING'`,
+        [],
       );
-      return { pending: Number(row?.pending ?? 0), oldestDueAgeSeconds: row?.oldest ? Math.max(0, (Date.now() - row.oldest.getTime()) / 1000) : 0 };
+      return { pending: row?.pending ?? 0, oldestDueAgeSeconds: row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0 };
     },
   };
 }

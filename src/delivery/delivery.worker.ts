@@ -58,6 +58,19 @@ export interface WorkerDeps {
   now?: () => number;
 }
 
+/**
+ * How an ingestion in this process hands freshly queued deliveries to its worker: it asks how many
+ * the worker can start on, queues that many already leased to it, and after the commit hands them
+ * over. They are sent without a claim query (and without waiting for one).
+ */
+export interface DeliveryHandoff {
+  readonly leaseMs: number;
+  /** How many new deliveries to this origin the worker would take now (0 while stopped). */
+  room(origin: string): number;
+  /** Deliveries committed already leased to this worker; `claimStartedAt` is when their lease clock started. */
+  take(deliveries: ClaimedDelivery[], claimStartedAt: number): void;
+}
+
 interface Queued {
   delivery: ClaimedDelivery;
   /** The last instant (this worker's clock) at which a send may start and still end inside the lease. */
@@ -240,6 +253,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     await deferSaturated(full);
     const claimStartedAt = now();
     const claimed = await claim({ limit: capacity, perOrigin: options.perOrigin * PREFETCH_FACTOR, excludeOrigins: full, leaseMs: options.leaseMs });
+    enqueue(claimed, claimStartedAt);
+    pump();
+    // Claim again at once only if there may be more to take for an origin with room: a claim that
+    // excludes every origin it found would scan their whole backlog for nothing.
+    return claimed.length === capacity && claimed.some((d) => held(d.origin) < prefetchFor(d.origin));
+  }
+
+  /** Queues claimed deliveries per origin; what an origin has no room for is given back. */
+  function enqueue(claimed: readonly ClaimedDelivery[], claimStartedAt: number): void {
     const startBy = claimStartedAt + options.leaseMs - options.sendBudgetMs;
     for (const delivery of claimed) {
       // A claim may bring more for a slow or new origin than it may hold: give those back.
@@ -252,17 +274,16 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       queues.set(delivery.origin, queue);
       counts.queued++;
     }
-    pump();
-    // Claim again at once only if there may be more to take for an origin with room: a claim that
-    // excludes every origin it found would scan their whole backlog for nothing.
-    return claimed.length === capacity && claimed.some((d) => held(d.origin) < prefetchFor(d.origin));
   }
 
   async function loop(): Promise<void> {
     while (running) {
       const capacity = options.concurrency * CLAIM_AHEAD - counts.inFlight - counts.queued;
       let more = false;
-      if (capacity > 0 && unrecorded.length < MAX_UNRECORDED) {
+      // A claim is one statement whatever its size: with work still queued, wait until a sizeable
+      // batch fits rather than claiming a few rows at a time as slots free up.
+      const worthClaiming = capacity >= options.concurrency || counts.queued === 0;
+      if (capacity > 0 && worthClaiming && unrecorded.length < MAX_UNRECORDED) {
         try {
           more = await claimMore(capacity);
         } catch (error) {
@@ -280,7 +301,21 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     }
   }
 
+  const handoff: DeliveryHandoff = {
+    leaseMs: options.leaseMs,
+    room(origin) {
+      if (!running) return 0;
+      const total = options.concurrency * CLAIM_AHEAD - counts.inFlight - counts.queued;
+      return Math.max(0, Math.min(total, prefetchFor(origin) - held(origin)));
+    },
+    take(deliveries, claimStartedAt) {
+      enqueue(deliveries, claimStartedAt);
+      pump();
+    },
+  };
+
   return {
+    handoff,
     start(): void {
       if (running) return;
       running = true;

@@ -3,7 +3,9 @@ import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
 import { matchesState } from "../domain/status";
 import { validationError } from "../errors";
-import { DELIVERY_CHANNEL } from "../delivery/delivery.store";
+import { randomUUID } from "node:crypto";
+import { type ClaimedDelivery, type NewDelivery, queueDeliveries } from "../delivery/delivery.store";
+import type { DeliveryHandoff } from "../delivery/delivery.worker";
 import { notificationBody, originOf } from "../delivery/notification";
 import type { MilestoneInput } from "./milestone.validate";
 import { createMilestoneStore, PositionConflict, type StoredMilestone } from "./milestone.store";
@@ -22,8 +24,6 @@ const MAX_INGEST_ATTEMPTS = 3;
 /** 40P01: PostgreSQL chose this transaction to break a deadlock (stream rows are locked in AWB order, so rare). */
 const isDeadlock = (error: unknown) => sqlStateOf(error) === "40P01";
 
-/** Chunk size for multi-row inserts, well under PostgreSQL's 65,535 bind parameters. */
-const INSERT_CHUNK = 2_000;
 
 /** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
 export function dedupeKeyOf(event: MilestoneInput): string {
@@ -36,10 +36,21 @@ export function dedupeKeyOf(event: MilestoneInput): string {
  * accepting an event and queuing its notifications. Live subscribers and the delivery worker are told
  * only after the commit (`onCommitted`).
  */
-export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma; onCommitted: (events: StoredMilestone[], deliveries: number) => void }) {
+export function createMilestoneService({
+  prisma,
+  onCommitted,
+  handoff,
+}: {
+  prisma: Prisma;
+  /** After each commit that stored events; `deliveries`: those queued for any worker to claim. */
+  onCommitted: (events: StoredMilestone[], deliveries: number) => void;
+  /** This process's delivery worker, when it runs here. */
+  handoff?: DeliveryHandoff | undefined;
+}) {
   const store = createMilestoneStore(prisma);
 
   async function ingestOnce(events: MilestoneInput[], keys: string[], receivedAt: Date) {
+    const lease = { token: randomUUID(), ms: handoff?.leaseMs ?? 0 };
     return prisma.$transaction(
         async (tx) => {
           // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
@@ -61,7 +72,7 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
           const byAwb = new Map<string, typeof subscriptions>();
           for (const s of subscriptions) byAwb.set(s.awb, [...(byAwb.get(s.awb) ?? []), s]);
 
-          const deliveries: Array<{ eventId: string; subscriptionId: string; clientId: string; callback: string; origin: string; payload: string }> = [];
+          const deliveries: NewDelivery[] = [];
           const results: IngestResult[] = keys.map((key) => {
             const event = createdByKey.get(key);
             if (!event || seen.has(key)) return { eventId: event?.id ?? earlierByKey.get(key)!, duplicate: true, matchedSubscriptions: 0 };
@@ -69,6 +80,8 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
             const matching = (byAwb.get(event.awb) ?? []).filter((s) => matchesState(s.states, event.state));
             for (const s of matching) {
               deliveries.push({
+                id: randomUUID(),
+                leased: false,
                 eventId: event.id,
                 subscriptionId: s.id,
                 clientId: s.clientId,
@@ -79,25 +92,20 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
             }
             return { eventId: event.id, duplicate: false, matchedSubscriptions: matching.length };
           });
-          for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
-            const chunk = deliveries.slice(i, i + INSERT_CHUNK);
-            // The notification reaches LISTENing workers in other processes at commit, not before.
-            await tx.$queryRawUnsafe(
-              `WITH ins AS (
-                 INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload)
-                 SELECT gen_random_uuid(), e::uuid, s::uuid, c::uuid, cb, o, p FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(e, s, c, cb, o, p)
-                 RETURNING 1
-               ), notified AS (SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT count(*) FROM ins) n)
-               SELECT (SELECT count(*) FROM notified)::int AS notified`,
-              chunk.map((d) => d.eventId),
-              chunk.map((d) => d.subscriptionId),
-              chunk.map((d) => d.clientId),
-              chunk.map((d) => d.callback),
-              chunk.map((d) => d.origin),
-              chunk.map((d) => d.payload),
-            );
+          // This process's worker takes what it has room for straight from the commit (no claim query).
+          const room = new Map<string, number>();
+          for (const d of deliveries) {
+            if (!handoff) break;
+            let left = room.get(d.origin);
+            if (left === undefined) left = handoff.room(d.origin);
+            d.leased = left > 0;
+            room.set(d.origin, left - 1);
           }
-          return { results, stored: created.map(({ dedupeKey: _, ...event }) => event), deliveryCount: deliveries.length };
+          await queueDeliveries(tx, deliveries, lease);
+          const handedOff: ClaimedDelivery[] = deliveries
+            .filter((d) => d.leased)
+            .map((d) => ({ id: d.id, leaseToken: lease.token, clientId: d.clientId, callback: d.callback, origin: d.origin, payload: d.payload, attemptCount: 0, eventReceivedAt: receivedAt }));
+          return { results, stored: created.map(({ dedupeKey: _, ...event }) => event), deliveryCount: deliveries.length, handedOff };
         },
         { timeout: 60_000, maxWait: 10_000 },
       );
@@ -108,8 +116,11 @@ export function createMilestoneService({ prisma, onCommitted }: { prisma: Prisma
       const keys = events.map(dedupeKeyOf);
       for (let attempt = 1; ; attempt++) {
         try {
-          const { results, stored, deliveryCount } = await ingestOnce(events, keys, receivedAt);
-          if (stored.length > 0) onCommitted(stored, deliveryCount);
+          // The lease clock starts before the transaction (whose now() sets the leases' end).
+          const claimStartedAt = performance.now();
+          const { results, stored, deliveryCount, handedOff } = await ingestOnce(events, keys, receivedAt);
+          if (handedOff.length > 0) handoff?.take(handedOff, claimStartedAt);
+          if (stored.length > 0) onCommitted(stored, deliveryCount - handedOff.length);
           return results;
         } catch (error) {
           // Both are resolved by running again: the other transaction has ended by then.
