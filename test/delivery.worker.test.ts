@@ -167,17 +167,15 @@ describe("the delivery worker's policy", () => {
   });
 
   it("takes deliveries handed off by an ingestion in this process without a claim, and has no room while stopped", async () => {
-    const { worker, seen } = harness();
+    const { worker, seen } = harness(); // its claims find nothing: whatever is sent came by hand-off
     expect(worker.handoff.room("http://a:80")).toBe(0);
     worker.start();
     const room = worker.handoff.room("http://a:80");
     expect(room).toBeGreaterThan(0);
     const handed = [delivery(), delivery()];
-    const claimsBefore = seen.claims;
     worker.handoff.take(handed, performance.now());
     await until(() => seen.recorded.length === 2, "both handed-off deliveries recorded");
     expect(seen.sent.sort()).toEqual(handed.map((d) => d.id).sort());
-    expect(seen.claims - claimsBefore).toBeLessThanOrEqual(1); // at most the loop's own poll, which found nothing
     await worker.stop();
     expect(worker.handoff.room("http://a:80")).toBe(0);
   });
