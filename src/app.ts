@@ -90,7 +90,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       metrics.recordEvents(events.length);
       if (deliveryCount > 0) worker?.wake();
       // After the commit only: a live subscriber never sees an event that could still roll back.
-      live.publish(events.map(milestoneView));
+      // On the next turn, so the ingestion's answer is not held up by a large local fan-out.
+      const views = events.map(milestoneView);
+      setImmediate(() => live.publish(views));
     },
   });
   const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });

@@ -5,6 +5,7 @@ describe("configuration", () => {
     const config = loadConfig({}, "/srv/gw");
     expect(config).toEqual({
       port: 8080,
+      workerPort: 8081,
       host: "127.0.0.1",
       databaseUrl: undefined,
       dataDir: "/srv/gw/data",
@@ -24,9 +25,10 @@ describe("configuration", () => {
       rateLimitBurst: 400,
       liveMaxQueuedEvents: 10000,
       liveMaxConnectionsPerKey: 50,
+      liveKeyRecheckMs: 5_000,
       liveMaxSubscriptionsPerSocket: 100,
       deliveryWorker: true,
-      delivery: { concurrency: 64, perOrigin: 8, pollMs: 500, leaseMs: 30_000, retrySchedule: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000] },
+      delivery: { concurrency: 64, perOrigin: 8, pollMs: 500, leaseMs: 30_000, sendBudgetMs: 12_000, retrySchedule: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000] },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -71,7 +73,9 @@ describe("configuration", () => {
     ["BOOTSTRAP_API_KEY", "short", /BOOTSTRAP_API_KEY must be 16 to 256/],
     ["BOOTSTRAP_CALLBACK_PREFIXES", "ftp://x", /BOOTSTRAP_CALLBACK_PREFIXES has "ftp:\/\/x"/],
     ["DELIVERY_RETRY_SCHEDULE", "5s,soon", /DELIVERY_RETRY_SCHEDULE must be comma-separated durations/],
-    ["DELIVERY_LEASE_MS", "5000", /DELIVERY_LEASE_MS must be between 11000/],
+    ["DELIVERY_LEASE_MS", "14999", /DELIVERY_LEASE_MS must be between 15000/],
+    ["DELIVERY_PER_ORIGIN", "65", /DELIVERY_PER_ORIGIN is 65, more than DELIVERY_CONCURRENCY \(64\)/],
+    ["LIVE_KEY_RECHECK_MS", "50", /LIVE_KEY_RECHECK_MS must be between 100/],
   ])("fails fast naming %s when it is %p", (variable, value, message) => {
     let thrown: unknown;
     try {

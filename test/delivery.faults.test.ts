@@ -79,7 +79,7 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
   it("loses nothing when the server is SIGKILLed mid-burst: every event reaches its callback after a restart", async () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
-    const { sql, start } = await setup({ DELIVERY_LEASE_MS: "11000" });
+    const { sql, start } = await setup({ DELIVERY_LEASE_MS: "15000" });
     const first = await start();
     const awbs = Array.from({ length: 10 }, (_, i) => awbFor(i));
     await subscribeAll(first.url, `${receiver.url}/ok`, awbs);

@@ -44,4 +44,17 @@ describe("live operations", () => {
     other.release();
     expect(operations.size).toBe(0);
   });
+
+  it("shares a rendering between subscribers whose variables differ only in where they resume (`after`)", async () => {
+    const operations = createLiveOperations({ schema, format: (r) => r });
+    // `after` is not an argument of this test schema's field (nothing validates here); what counts is how the document uses it.
+    const resuming = parse(`subscription($tag: String, $after: String) { events(tag: $tag, after: $after) { id } }`);
+    const a = operations.acquire({ document: resuming, variableValues: { tag: "x", after: "3" } });
+    const b = operations.acquire({ document: resuming, variableValues: { tag: "x", after: "17" } });
+    const c = operations.acquire({ document: resuming, variableValues: { tag: "y", after: "3" } });
+    expect(operations.size).toBe(2);
+    a.release();
+    b.release();
+    c.release();
+  });
 });

@@ -104,6 +104,21 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       subscriber.close();
     }, 60_000);
 
+    it("resumes statusEvents per AWB: replays each listed AWB after its own sequence, and starts the others live", async () => {
+      const [a, b] = [nextAwb(), nextAwb()];
+      await ingest([{ awb: a, state: "RCS" }, { awb: a, state: "MAN" }, { awb: a, state: "DEP" }, { awb: b, state: "RCS" }]);
+      const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
+      disposers.add(() => subscriber.close());
+      subscriber.subscribe("1", `subscription($awbs: [String!]!, $after: [StreamPosition!]) { statusEvents(awbs: $awbs, after: $after) { awb sequence state } }`, { awbs: [a, b], after: [{ awb: a, sequence: "1" }] });
+      await until(() => subscriber.received.length === 2, { what: "the replay of the first AWB" });
+      await until(async () => (await metric(url, "gateway_live_subscriptions")) >= 1, { what: "the subscription running" });
+      await new Promise((r) => setTimeout(r, 100)); // b's stream has read its head
+      await ingest({ awb: b, state: "MAN" });
+      await until(() => subscriber.received.length === 3, { what: "the live event of the second AWB" });
+      expect(subscriber.received.map((d) => `${d.statusEvents.awb} ${d.statusEvents.sequence} ${d.statusEvents.state}`)).toEqual([`${a} 2 MAN`, `${a} 3 DEP`, `${b} 2 MAN`]);
+      subscriber.close();
+    });
+
     it("gives every reconnecting subscriber exactly the stored events of its AWB, in order, while ingestion races on the same AWBs", async () => {
       const awbs = [nextAwb(), nextAwb(), nextAwb()];
       let ingesting = true;
@@ -138,8 +153,11 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
           return { awb, seen, last: () => last, finish: session };
         }),
       );
-      await Promise.all(loops);
-      ingesting = false;
+      try {
+        await Promise.all(loops);
+      } finally {
+        ingesting = false; // also when an ingestion failed: the subscribers' loops must end
+      }
       const done = await Promise.all(subscribers);
       for (const subscriber of done) {
         const stored = await postJson(`${url}/graphql`, { query: `query($a: String!) { milestones(awb: $a) { eventId sequence } }`, variables: { a: subscriber.awb } }, admin);
@@ -152,6 +170,22 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
         expect(subscriber.seen).toEqual(expected.slice(firstSeen));
       }
     }, 180_000);
+
+    it("keeps each AWB's sequences dense when one eventId is sent for two AWBs at once (the second is a duplicate)", async () => {
+      const [a, b] = [nextAwb(), nextAwb()];
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const eventId = `twin-${a}-${i}`;
+        const answers = await Promise.all([ingest([{ eventId, awb: a, state: "RCS" }, { awb: a, state: "MAN", eventId: `${eventId}-a` }]), ingest([{ eventId, awb: b, state: "RCS" }, { awb: b, state: "MAN", eventId: `${eventId}-b` }])]);
+        statuses.push(...answers.map((r) => r.status));
+      }
+      expect(new Set(statuses)).toEqual(new Set([202]));
+      for (const awb of [a, b]) {
+        const stored = await postJson(`${url}/graphql`, { query: `query($a: String!) { milestones(awb: $a) { sequence } }`, variables: { a: awb } }, admin);
+        const sequences = (stored.body.data.milestones as Array<{ sequence: string }>).map((m) => Number(m.sequence)).sort((x, y) => x - y);
+        expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, i) => i + 1));
+      }
+    }, 60_000);
 
     it("hands an AWB's events out in position order when they reach the process out of order or not at all", async () => {
       // A second milestone service on the same database that stores without publishing, and a

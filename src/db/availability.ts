@@ -39,7 +39,8 @@ export function sqlStateOf(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 6; depth++) {
     const candidate = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } }; cause?: unknown };
     const adapterCause = candidate.meta?.driverAdapterError?.cause;
-    for (const code of [adapterCause?.originalCode, adapterCause?.code, candidate.code]) if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+    // Prisma's own codes (P2010…) have the same shape as a SQLSTATE; they are not one.
+    for (const code of [adapterCause?.originalCode, adapterCause?.code, candidate.code]) if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^P\d{4}$/.test(code)) return code;
     e = candidate.cause;
   }
   return undefined;

@@ -60,8 +60,9 @@ export interface WorkerDeps {
 
 /**
  * How an ingestion in this process hands freshly queued deliveries to its worker: it asks how many
- * the worker can start on, queues that many already leased to it, and after the commit hands them
- * over. They are sent without a claim query (and without waiting for one).
+ * the worker has room for, queues up to that many already leased to it, and after the commit hands
+ * them over; they are sent without a claim query. Room is not reserved: concurrent ingestions can
+ * lease more than there is room for, and the worker gives the surplus back (then claims it again).
  */
 export interface DeliveryHandoff {
   readonly leaseMs: number;
@@ -102,6 +103,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   let loopDone: Promise<void> = Promise.resolve();
   let recording: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
+  /** Give-backs under way; `stop()` waits for them, so the database is not closed under them. */
+  const releasing = new Set<Promise<void>>();
   const idleWaiters = new Set<() => void>();
 
   const wake = () => {
@@ -152,7 +155,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         // a lease, another claim sends that delivery again (at least once: never lost).
         failures++;
         log.warn({ err: error, count: batch.length }, "recording delivery outcomes failed; retrying");
-        if (!running && failures > 5) return;
+        if (!running && failures > 5) {
+          log.error({ count: unrecorded.length }, "stopping without recording these outcomes: their deliveries will be sent again when their leases end");
+          return;
+        }
         await new Promise((r) => setTimeout(r, Math.min(MAX_RECORD_BACKOFF_MS, 50 * 2 ** failures)));
       }
     }
@@ -184,7 +190,16 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     if (toRelease.length === 0) return;
     const claims = toRelease;
     toRelease = [];
-    release(claims).catch((error: unknown) => log.warn({ err: error }, "giving back deliveries failed; their leases will run out"));
+    const done: Promise<void> = release(claims)
+      .then(
+        () => {
+          // Given back while running: they are claimable again, by this worker too (no NOTIFY for them).
+          if (running) wake();
+        },
+        (error: unknown) => log.warn({ err: error }, "giving back deliveries failed; their leases will run out"),
+      )
+      .finally(() => releasing.delete(done));
+    releasing.add(done);
   }
 
   /** Starts every queued delivery whose origin has a free slot; gives back what can no longer start in time. */
@@ -316,24 +331,33 @@ export function createDeliveryWorker(deps: WorkerDeps) {
 
   return {
     handoff,
+    /** Starts the loop; while a `stop()` is still under way, starts once it has finished. */
     start(): void {
       if (running) return;
+      if (stopping) {
+        void stopping.then(() => this.start());
+        return;
+      }
       running = true;
-      stopping = undefined;
       loopDone = loop();
     },
     /** New deliveries were committed: look now instead of at the next poll. */
     wake,
-    /** Stops claiming, gives back what was queued, waits for sends in flight and their recording. Safe to call twice. */
+    /** Stops claiming, gives back what was queued, waits for sends in flight, their recording and the give-backs. Safe to call twice. */
     stop(): Promise<void> {
+      if (!running && !stopping) return Promise.resolve();
       stopping ??= (async () => {
         running = false;
         wake();
         await loopDone;
-        pump(); // with running false, this gives every queued delivery back
+        for (const queue of queues.values()) for (const { delivery } of queue) giveBack(delivery);
+        queues.clear();
+        counts.queued = 0;
+        flushReleases();
         if (counts.inFlight > 0 || recording !== undefined) await new Promise<void>((resolve) => idleWaiters.add(resolve));
         await recordPending();
-      })();
+        await Promise.all(releasing);
+      })().finally(() => (stopping = undefined));
       return stopping;
     },
     /** Sends in flight and deliveries claimed but not yet started. */

@@ -15,15 +15,9 @@ export interface StreamStore {
 export interface StreamMember {
   /** Called with the head when it is known, before any event: the member's start unless it set its own. */
   started(head: number): void;
-  /**
-   * The AWB's next event, in order. `render` gives this event's payload for an operation and is
-   * shared by every member of the stream: one execution per (event, operation).
-   */
-  next(event: LiveMilestone, position: number, shared: SharedRenders): void;
+  /** The AWB's next event, in order. */
+  next(event: LiveMilestone, position: number): void;
 }
-
-/** Payloads already rendered for one event, keyed by operation; filled by the first member that needs one. */
-export type SharedRenders = Map<object, string | Promise<string>>;
 
 /** How long a hole in an AWB's positions may stay open before it is filled from the database. */
 const GAP_GRACE_MS = 50;
@@ -57,8 +51,10 @@ interface Stream {
  * the database — where the missing event must already be, because a position is only taken after
  * every smaller one has committed. Events at or below the head are repeats and are dropped.
  */
-export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, "listen">; store: StreamStore; log: Logger }) {
+export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, "listen" | "onReconnect">; store: StreamStore; log: Logger }) {
   const streams = new Map<string, Stream>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
   /** AWBs whose heads are to be read in the next batch (one query for every stream opened in a tick). */
   let headBatch: Set<string> | undefined;
 
@@ -68,13 +64,13 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
       if (stream) accept(stream, event, Number(event.sequence));
     }
   });
+  const stopResync = live.onReconnect(() => api.resync());
 
   function emit(stream: Stream, event: LiveMilestone, position: number): void {
     stream.head = position;
-    const shared: SharedRenders = new Map();
     for (const member of stream.members) {
       try {
-        member.next(event, position, shared);
+        member.next(event, position);
       } catch (error) {
         log.warn({ err: error, awb: stream.awb }, "a live subscriber failed on an event");
       }
@@ -118,16 +114,21 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     }, delayMs);
   }
 
-  /** Reads the hole (and whatever follows) from the database, in pages, until nothing waits. */
-  async function fill(stream: Stream): Promise<void> {
-    if (streams.get(stream.awb) !== stream || stream.head === undefined || stream.waiting.size === 0) return;
+  /**
+   * Reads the hole (and whatever follows) from the database, in pages, to its end. `force`: also
+   * when nothing waits (a resync after Redis was away, when the latest events may have been lost).
+   */
+  async function fill(stream: Stream, force = false): Promise<void> {
+    if (streams.get(stream.awb) !== stream || stream.head === undefined || (stream.waiting.size === 0 && !force)) return;
     stream.filling = true;
+    // What waits now was published after its commit, so a read that starts now must find it.
+    const waitingBefore = new Set(stream.waiting.keys());
     try {
       for (;;) {
         const rows = await store.after(stream.awb, stream.head, FILL_PAGE);
         if (streams.get(stream.awb) !== stream) return; // closed meanwhile
         for (const row of rows) accept(stream, row, Number(row.sequence));
-        if (rows.length < FILL_PAGE || stream.waiting.size === 0) break;
+        if (rows.length < FILL_PAGE) break;
       }
       stream.retryMs = RETRY_MIN_MS;
     } catch (error) {
@@ -138,11 +139,20 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     } finally {
       stream.filling = false;
     }
-    // Events that arrived during the read beyond a hole the read did not cover: look again later.
+    // An event that waited before the read and is still ahead of the head is not in this database
+    // (published by an instance on another database or an older version): drop it, or it would
+    // keep the stream reading forever.
+    const stale = [...stream.waiting.keys()].filter((position) => waitingBefore.has(position));
+    if (stale.length > 0) {
+      for (const position of stale) stream.waiting.delete(position);
+      log.warn({ awb: stream.awb, head: stream.head, dropped: stale.length }, "dropped live events that the database does not have");
+    }
+    // Events that arrived during the read beyond what it covered: look again later.
     if (stream.waiting.size > 0) scheduleFill(stream, GAP_GRACE_MS);
   }
 
   function loadHead(stream: Stream): void {
+    if (closed) return;
     if (headBatch) {
       headBatch.add(stream.awb);
       return;
@@ -151,6 +161,7 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     setImmediate(() => {
       const awbs = [...headBatch!];
       headBatch = undefined;
+      if (closed) return;
       store.heads(awbs).then(
         (heads) => {
           for (const awb of awbs) {
@@ -160,12 +171,14 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
         },
         (error: unknown) => {
           log.warn({ err: error, awbs: awbs.length }, "reading live stream heads failed; retrying");
-          setTimeout(() => {
+          const retry = setTimeout(() => {
+            timers.delete(retry);
             for (const awb of awbs) {
               const s = streams.get(awb);
               if (s && s.head === undefined) loadHead(s);
             }
-          }, RETRY_MAX_MS).unref();
+          }, RETRY_MAX_MS);
+          timers.add(retry);
         },
       );
     });
@@ -177,7 +190,7 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     drainWaiting(stream);
   }
 
-  return {
+  const api = {
     /** Adds a member to an AWB's stream; returns the function that removes it (at once, and the stream with its last member). */
     join(awb: string, member: StreamMember): () => void {
       let stream = streams.get(awb);
@@ -202,12 +215,30 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     get size(): number {
       return streams.size;
     },
+    /**
+     * Reads every stream's head again and fills what the database has beyond it: called when Redis
+     * is back, since events published while it was away (the latest of an AWB included) never came.
+     */
+    resync(): void {
+      const known = [...streams.values()].filter((s) => s.head !== undefined);
+      if (known.length === 0 || closed) return;
+      store.heads(known.map((s) => s.awb)).then(
+        (heads) => {
+          for (const stream of known) if (Number(heads.get(stream.awb) ?? 0n) > stream.head!) void fill(stream, true);
+        },
+        (error: unknown) => log.warn({ err: error }, "resyncing live streams failed"),
+      );
+    },
     close(): void {
+      closed = true;
       stopListening();
+      stopResync();
       for (const stream of streams.values()) if (stream.timer) clearTimeout(stream.timer);
+      for (const timer of timers) clearTimeout(timer);
       streams.clear();
     },
   };
+  return api;
 }
 
 export type AwbStreams = ReturnType<typeof createAwbStreams>;

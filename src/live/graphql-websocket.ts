@@ -92,19 +92,18 @@ export function attachGraphQLWebsocket(options: {
   const tooMany = ERROR_TABLE.RATE_LIMITED.close;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, handleProtocols, clientTracking: true });
   const operations = createLiveOperations({ schema, format: (result) => formatResult(result, log) });
-  const documents = new Map<string, { document: DocumentNode } | { errors: readonly GraphQLError[] }>();
+  const documents = new Map<string, { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] }>();
   let subscriptions = 0;
 
   /** Parses and validates a query once per text; the same DocumentNode is then shared by every socket that sends it. */
-  function documentOf(query: string): { document: DocumentNode } | { errors: readonly GraphQLError[] } {
+  function documentOf(query: string): { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] } {
     let entry = documents.get(query);
     if (entry) return entry;
     try {
       const document = parse(query);
-      const errors = validate(schema, document, [...specifiedRules, ...policy.validationRules]);
-      entry = errors.length > 0 ? { errors } : { document };
+      entry = { document, validationErrors: validate(schema, document, [...specifiedRules, ...policy.validationRules]) };
     } catch (error) {
-      entry = { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
+      entry = { syntaxErrors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
     }
     if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value!);
     documents.set(query, entry);
@@ -118,6 +117,8 @@ export function attachGraphQLWebsocket(options: {
       const { socket, state } = ctx.extra;
       const authorization = ctx.connectionParams?.authorization;
       const verdict = await authorize(authorization);
+      // Closed while the key was looked up: its close handler has run and must not be followed by a count.
+      if (socket.readyState !== socket.OPEN) return false;
       if (!verdict.ok) {
         socket.close(verdict.code, verdict.reason);
         return false;
@@ -147,9 +148,11 @@ export function attachGraphQLWebsocket(options: {
         throw error;
       }
       const parsed = documentOf(payload.query);
-      if ("errors" in parsed) return [...parsed.errors];
+      if ("syntaxErrors" in parsed) return [...parsed.syntaxErrors];
+      // The limits first: an abusive operation is refused for what it is, whatever else is wrong with it.
       const problem = checkOperationLimits(schema, parsed.document, payload.operationName, payload.variables, policy.limits);
       if (problem) return [graphqlErrorOf(problem)];
+      if (parsed.validationErrors.length > 0) return [...parsed.validationErrors];
       return {
         schema,
         document: parsed.document,

@@ -26,6 +26,11 @@ export interface LiveEvents {
    * synchronously on publish, so a subscriber controls its own buffering (and can detect that it lags).
    */
   listen(listener: (events: LiveMilestone[]) => void): () => void;
+  /**
+   * Called when Redis is reachable again after an outage: what was published meanwhile did not come
+   * (subscribers resync from the database). Returns the function that stops listening.
+   */
+  onReconnect(listener: () => void): () => void;
   /** Publishes stored milestones; never throws (live fan-out must not fail an ingestion). */
   publish(events: LiveMilestone[]): void;
   close(): Promise<void>;
@@ -46,6 +51,7 @@ export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl:
   // One listener per live subscription: thousands are expected, not a leak.
   setMaxListeners(0, local);
   const dispatch = (events: LiveMilestone[]) => void local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
+  const reconnectListeners = new Set<() => void>();
   const base = {
     maxQueuedEvents,
     listen(listener: (events: LiveMilestone[]) => void) {
@@ -61,6 +67,10 @@ export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl:
       local.addEventListener("milestones", handler);
       return () => local.removeEventListener("milestones", handler);
     },
+    onReconnect(listener: () => void) {
+      reconnectListeners.add(listener);
+      return () => void reconnectListeners.delete(listener);
+    },
   };
   if (!redisUrl) return { ...base, redisStatus: () => "not used", publish: dispatch, close: async () => {} };
 
@@ -71,7 +81,10 @@ export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl:
     if (healthy === !degraded) return;
     degraded = !healthy;
     if (degraded) log.warn("redis unavailable: live events fan out within this instance only until it is back");
-    else log.info("redis reachable again: live events fan out across instances");
+    else {
+      log.info("redis reachable again: live events fan out across instances");
+      for (const listener of reconnectListeners) listener();
+    }
   };
   for (const client of [publisher, subscriber]) {
     client.on("error", (error: Error) => log.debug({ err: error }, "redis connection error"));

@@ -1,7 +1,10 @@
-import { type DocumentNode, execute, type ExecutionResult, type GraphQLSchema } from "graphql";
+import { type DocumentNode, execute, type ExecutionResult, type GraphQLSchema, Kind, visit } from "graphql";
 import type { LiveMilestone } from "./live-events";
 
-/** Payloads kept per operation, newest last: enough for every event of one fan-out and for catch-ups replaying the same history. */
+/**
+ * Payloads kept per operation, oldest dropped first. A fan-out renders and sends an event in one
+ * synchronous pass, so one entry would do for it; the rest serve feeds catching up on recent history.
+ */
 const PAYLOADS_PER_OPERATION = 256;
 
 /**
@@ -65,7 +68,7 @@ export function createLiveOperations({ schema, format }: { schema: GraphQLSchema
     acquire({ document, operationName, variableValues }: { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null }): LiveOperation & { release(): void } {
       let documentId = documentIds.get(document);
       if (documentId === undefined) documentIds.set(document, (documentId = nextDocumentId++));
-      const key = `${documentId}\u0000${operationName ?? ""}\u0000${JSON.stringify(variableValues ?? {})}`;
+      const key = `${documentId}\u0000${operationName ?? ""}\u0000${JSON.stringify(withoutResumeVariables(document, variableValues))}`;
       let operation = operations.get(key);
       if (!operation) operations.set(key, (operation = create(key, document, operationName, variableValues)));
       operation.refs++;
@@ -91,3 +94,32 @@ export function createLiveOperations({ schema, format }: { schema: GraphQLSchema
 }
 
 export type LiveOperations = ReturnType<typeof createLiveOperations>;
+
+/**
+ * The variables that can change a payload. A variable used only as a subscription field's `after`
+ * argument cannot (it says where a replay starts, not what an event looks like), and reconnecting
+ * dashboards each send a different one: leaving it out lets them share renderings. Computed per
+ * document once.
+ */
+const resumeVariablesOf = new WeakMap<DocumentNode, ReadonlySet<string>>();
+function withoutResumeVariables(document: DocumentNode, variables: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  if (!variables) return {};
+  let resume = resumeVariablesOf.get(document);
+  if (!resume) {
+    const uses = new Map<string, number>();
+    const asAfter = new Set<string>();
+    visit(document, {
+      Variable: (node, _key, parent) => {
+        if ((parent as { kind?: string } | undefined)?.kind === Kind.VARIABLE_DEFINITION) return;
+        uses.set(node.name.value, (uses.get(node.name.value) ?? 0) + 1);
+      },
+      Argument: (node) => {
+        if (node.name.value === "after" && node.value.kind === Kind.VARIABLE) asAfter.add(node.value.name.value);
+      },
+    });
+    resume = new Set([...asAfter].filter((name) => uses.get(name) === 1));
+    resumeVariablesOf.set(document, resume);
+  }
+  if (resume.size === 0) return variables;
+  return Object.fromEntries(Object.entries(variables).filter(([name]) => !resume!.has(name)));
+}

@@ -2,7 +2,7 @@ import { sqlStateOf } from "../db/availability";
 import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
 import { matchesState } from "../domain/status";
-import { validationError } from "../errors";
+import { AppError, validationError } from "../errors";
 import { randomUUID } from "node:crypto";
 import { type ClaimedDelivery, type NewDelivery, queueDeliveries } from "../delivery/delivery.store";
 import type { DeliveryHandoff } from "../delivery/delivery.worker";
@@ -21,8 +21,8 @@ export interface IngestResult {
 }
 
 const MAX_INGEST_ATTEMPTS = 3;
-/** 40P01: PostgreSQL chose this transaction to break a deadlock (stream rows are locked in AWB order, so rare). */
-const isDeadlock = (error: unknown) => sqlStateOf(error) === "40P01";
+/** 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation failure. */
+const isRetryable = (error: unknown) => ["40P01", "40001"].includes(sqlStateOf(error) ?? "");
 
 
 /** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
@@ -107,7 +107,9 @@ export function createMilestoneService({
             .map((d) => ({ id: d.id, leaseToken: lease.token, clientId: d.clientId, callback: d.callback, origin: d.origin, payload: d.payload, attemptCount: 0, eventReceivedAt: receivedAt }));
           return { results, stored: created.map(({ dedupeKey: _, ...event }) => event), deliveryCount: deliveries.length, handedOff };
         },
-        { timeout: 60_000, maxWait: 10_000 },
+        // READ COMMITTED whatever the server's default: the numbering relies on each statement seeing
+        // what committed before it (milestone.store.ts).
+        { timeout: 60_000, maxWait: 10_000, isolationLevel: "ReadCommitted" },
       );
   }
 
@@ -123,8 +125,9 @@ export function createMilestoneService({
           if (stored.length > 0) onCommitted(stored, deliveryCount - handedOff.length);
           return results;
         } catch (error) {
-          // Both are resolved by running again: the other transaction has ended by then.
-          if (attempt >= MAX_INGEST_ATTEMPTS || !(error instanceof PositionConflict || isDeadlock(error))) throw error;
+          // Resolved by running again: the other transaction has ended by then.
+          if (!(error instanceof PositionConflict || isRetryable(error))) throw error;
+          if (attempt >= MAX_INGEST_ATTEMPTS) throw new AppError("SERVICE_UNAVAILABLE", "Concurrent ingestions kept conflicting; nothing was stored, try again", { retryAfterSeconds: 1 });
         }
       }
     },

@@ -3,7 +3,7 @@ import type { Prisma } from "../db/database";
 /** A milestone as stored. */
 export interface StoredMilestone {
   id: string;
-  /** Storage order over all AWBs; not commit order. A tie-breaker only. */
+  /** Storage order over all AWBs; not commit order, and nothing orders by it. */
   seq: bigint;
   /** Place in the AWB's stream: 1, 2, 3, … with no gaps, in commit order (see `lockStreams`). */
   position: bigint;
@@ -48,7 +48,8 @@ export function createMilestoneStore(prisma: Prisma) {
   return {
     /**
      * Locks the streams of `awbs` (creating missing ones) until the transaction ends and returns their
-     * heads. Rows are locked in AWB order, so two transactions never wait on each other in a cycle.
+     * heads. Rows are locked in AWB order, so two ingestions do not deadlock on stream rows (they
+     * still can on a dedupe key sent for two AWBs at once; the service retries a deadlock).
      */
     async lockStreams(tx: Tx, awbs: readonly string[]): Promise<Map<string, bigint>> {
       const rows = await tx.$queryRawUnsafe<Array<{ awb: string; last_position: bigint }>>(
