@@ -90,6 +90,18 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       subscribers.forEach((s) => s.close());
     }, 120_000);
 
+    it("refuses a resume position beyond the AWB's last sequence (one from another AWB, or from before sequences were per AWB)", async () => {
+      const awb = nextAwb();
+      await ingest([{ awb, state: "RCS" }, { awb, state: "MAN" }]);
+      const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
+      disposers.add(() => subscriber.close());
+      subscriber.subscribe("1", AWB_QUERY, { awb, after: "50000" });
+      await until(() => subscriber.errors.length === 1, { what: "the error" });
+      expect(JSON.stringify(subscriber.errors[0])).toContain("VALIDATION_FAILED");
+      expect(JSON.stringify(subscriber.errors[0])).toContain("has 2 events so far");
+      subscriber.close();
+    });
+
     it("catches up past any page size: 1,200 stored events replayed in order after `after`", async () => {
       const awb = nextAwb();
       for (let call = 0; call < 2; call++) {

@@ -97,7 +97,8 @@ async function main(): Promise<void> {
   const callback = `${receiver.url}/hook`;
   const admin = new Client({ connectionString: ADMIN });
   await admin.connect();
-  const base = { BOOTSTRAP_API_KEY: KEY, BOOTSTRAP_SIGNING_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: "true", RATE_LIMIT_PER_SECOND: "0", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" };
+  // Defaults but for the key and secret it is given and callbacks to loopback (the receiver).
+  const base = { BOOTSTRAP_API_KEY: KEY, BOOTSTRAP_SIGNING_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: "true", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" };
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-"));
   // The same bodies the gateway signs and sends (same fields, same sizes), for the bare loop.
   const bodies = Array.from({ length: EVENTS }, (_, i) => ({

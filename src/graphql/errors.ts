@@ -12,6 +12,8 @@ const CLIENT_ERROR_CODES = new Set(["GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_
  */
 export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, onInternal?: (cause: unknown) => void): GraphQLFormattedError {
   let original = unwrapResolverError(error);
+  // graphql-ws wraps an error thrown by a subscription's stream in a GraphQLError without a path.
+  if (original instanceof GraphQLError && original.path === undefined && original.originalError instanceof AppError) original = original.originalError;
   if (!(original instanceof AppError) && isDatabaseUnavailable(original)) original = databaseUnavailable();
   if (original instanceof AppError) {
     return {

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { validationError } from "../errors";
 import type { WebSocket } from "ws";
 import type { AwbStreams, StreamMember } from "./awb-streams";
 import type { LiveMilestone } from "./live-events";
@@ -182,7 +183,11 @@ class FeedMember implements StreamMember {
 
   started(head: number): void {
     if (this.last === undefined) this.last = head;
-    else if (this.last < head && !this.held) {
+    else if (this.last > head) {
+      // No event of this AWB has that sequence yet: the client's position is from elsewhere (another
+      // AWB, or a global sequence from before session 3). Waiting on it would silently drop events.
+      this.feed.fail(validationError([{ field: "after", message: `is ${this.last}, but ${this.awb} has ${head} events so far: pass the sequence of the last event of this AWB you saw (or none)` }]));
+    } else if (this.last < head && !this.held) {
       this.held = [];
       void this.catchUp();
     }
