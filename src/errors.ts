@@ -10,6 +10,7 @@ export const ERROR_TABLE = {
   INSUFFICIENT_SCOPE: { status: 403, close: 4403, title: "The API key lacks the scope for this operation" },
   CALLBACK_NOT_REGISTERED: { status: 403, close: 4403, title: "The callback is outside the client's registered prefixes" },
   NOT_FOUND: { status: 404, close: 4404, title: "No such resource" },
+  METHOD_NOT_ALLOWED: { status: 405, close: 4405, title: "The resource does not take this method" },
   SUBSCRIPTION_NOT_FOUND: { status: 404, close: 4404, title: "No such subscription" },
   STATION_NOT_FOUND: { status: 404, close: 4404, title: "No such station" },
   DELIVERY_NOT_FOUND: { status: 404, close: 4404, title: "No such delivery" },

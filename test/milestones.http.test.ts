@@ -224,7 +224,7 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const read = await graphql(url, `query($a: String!, $s: ID!) { milestones(awb: $a) { awb state station } deliveries(subscriptionId: $s) { status attempts { statusCode } } }`, { a: awb, s: subscriptionId }, admin);
       expect(read.data.milestones).toEqual([{ awb, state: "ARR", station: "JFK" }, { awb, state: "RCF", station: null }]);
       await until(async () => (await graphql(url, `query($s: ID!) { deliveries(subscriptionId: $s) { status } }`, { s: subscriptionId }, admin)).data.deliveries[0].status === "DELIVERED");
-      const bad = await graphql(url, `mutation { recordStatusEvents(events: [{ awb: "1", state: "DEP" }]) { eventId } }`, undefined, admin);
+      const bad = await graphql(url, `mutation { recordStatusEvents(events: [{ awb: "1", state: DEP }]) { eventId } }`, undefined, admin);
       expect(bad.errors![0].extensions).toMatchObject({ code: "VALIDATION_FAILED", errors: [{ field: "[0].awb" }] });
     });
 

@@ -40,9 +40,13 @@ export function normaliseStates(codes: readonly string[]): { states: StateSelect
 }
 
 /** REST's states string: codes separated by commas, spaces allowed, any case ("DEP, arr,TOA"). */
+/** "DEP, ARR", "DEP ARR" and "DEP,ARR" all name DEP and ARR: commas, spaces or both separate codes. */
 export function splitStatesString(value: string): string[] {
-  return value.split(",").map((c) => c.trim());
+  return value.split(/[\s,]+/).filter((c) => c !== "");
 }
+
+/** How to write several states, for error messages: the codes comma-separated, as a request sends them. */
+export const STATES_HINT = `status codes separated by commas or spaces, e.g. "DEP, ARR", or "*" for all; known: ${STATUS_CODES.join(", ")}`;
 
 export function formatStates(states: StateSelection): string {
   return states.join(",");

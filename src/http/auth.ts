@@ -2,13 +2,24 @@ import type { ClientService, Principal } from "../clients/client.service";
 import { AppError } from "../errors";
 import type { RateLimiter } from "./rate-limit";
 
-/** The key from an `Authorization: Bearer <key>` value; undefined when absent, an error when malformed. */
+/** Keys are 16 to 256 characters (generated ones are 47): anything else cannot be a key we issued. */
+const KEY_LENGTH = { min: 16, max: 256 };
+
+/**
+ * The key from an `Authorization: Bearer <key>` value; undefined when absent. A header of another
+ * form is malformed; a token that cannot be one of our keys (too short or long) is an unknown key,
+ * said as such without a database lookup.
+ */
 export function bearerKey(header: string | undefined): string | undefined {
   if (header === undefined || header === "") return undefined;
-  const match = /^Bearer\s+(\S{16,256})\s*$/i.exec(header);
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new AppError("UNAUTHENTICATED", 'The Authorization header must be "Bearer <API key>"');
-  return match[1];
+  const key = match[1]!;
+  if (key.length < KEY_LENGTH.min || key.length > KEY_LENGTH.max) throw unknownKey();
+  return key;
 }
+
+export const unknownKey = () => new AppError("UNAUTHENTICATED", "The API key is unknown or revoked");
 
 /**
  * Resolves the caller (or null without a key) and charges its rate limit. An unknown or revoked key
@@ -18,7 +29,7 @@ export async function authenticate(header: string | undefined, clients: ClientSe
   const key = bearerKey(header);
   if (key === undefined) return null;
   const principal = await clients.authenticate(key);
-  if (!principal) throw new AppError("UNAUTHENTICATED", "The API key is unknown or revoked");
+  if (!principal) throw unknownKey();
   limiter.take(principal.keyId);
   return principal;
 }

@@ -65,9 +65,23 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     return sendProblem(reply, appError);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new AppError("NOT_FOUND", `No route for ${request.method} ${request.url.split("?")[0]}`)),
-  );
+  // A path that exists under other methods answers 405 with Allow (RFC 9110 §15.5.6), not 404.
+  const routes: Array<{ methods: string[]; pattern: RegExp }> = [];
+  app.addHook("onRoute", (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`);
+    routes.push({ methods, pattern });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0]!;
+    const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods));
+    if (allowed.size > 0) {
+      const allow = [...allowed].sort().join(", ");
+      reply.header("allow", allow);
+      return sendProblem(reply, new AppError("METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allow}`));
+    }
+    return sendProblem(reply, new AppError("NOT_FOUND", `No route for ${request.method} ${path}`));
+  });
 
   return app;
 }

@@ -5,6 +5,8 @@ import type { Logger } from "pino";
 /** A milestone as live subscribers receive it: plain JSON, so it crosses Redis unchanged. */
 export interface LiveMilestone {
   eventId: string;
+  /** The eventId the ingesting caller gave, or null. */
+  clientEventId: string | null;
   /** Decimal string of the event's sequence number (bigint). */
   sequence: string;
   awb: string;

@@ -48,6 +48,7 @@ const toType = (e: LiveMilestone): StatusEventType =>
     id: e.eventId,
     seq: 0n,
     position: BigInt(e.sequence),
+    dedupeKey: e.clientEventId === null ? "" : `id:${e.clientEventId}`,
     awb: e.awb,
     state: e.state,
     occurredAt: new Date(e.timestamp),

@@ -15,6 +15,8 @@ export type { StoredMilestone } from "./milestone.store";
 export interface IngestResult {
   /** The stored event's id (for a duplicate: the id stored the first time). */
   eventId: string;
+  /** The caller's eventId, or null when it gave none. */
+  clientEventId: string | null;
   duplicate: boolean;
   /** Subscriptions notified of this event (0 for a duplicate). */
   matchedSubscriptions: number;
@@ -24,6 +26,11 @@ const MAX_INGEST_ATTEMPTS = 3;
 /** 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation failure. */
 const isRetryable = (error: unknown) => ["40P01", "40001"].includes(sqlStateOf(error) ?? "");
 
+
+/** The caller's eventId from a dedupe key, or null when the caller gave none. */
+export function clientEventIdOf(dedupeKey: string): string | null {
+  return dedupeKey.startsWith("id:") ? dedupeKey.slice(3) : null;
+}
 
 /** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
 export function dedupeKeyOf(event: MilestoneInput): string {
@@ -75,7 +82,8 @@ export function createMilestoneService({
           const deliveries: NewDelivery[] = [];
           const results: IngestResult[] = keys.map((key) => {
             const event = createdByKey.get(key);
-            if (!event || seen.has(key)) return { eventId: event?.id ?? earlierByKey.get(key)!, duplicate: true, matchedSubscriptions: 0 };
+            const clientEventId = clientEventIdOf(key);
+            if (!event || seen.has(key)) return { eventId: event?.id ?? earlierByKey.get(key)!, clientEventId, duplicate: true, matchedSubscriptions: 0 };
             seen.add(key);
             const matching = (byAwb.get(event.awb) ?? []).filter((s) => matchesState(s.states, event.state));
             for (const s of matching) {
@@ -90,7 +98,7 @@ export function createMilestoneService({
                 payload: notificationBody({ subscriptionId: s.id, awb: event.awb, state: event.state, toaTimestamp: event.toaTimestamp, receivedAt: event.receivedAt }),
               });
             }
-            return { eventId: event.id, duplicate: false, matchedSubscriptions: matching.length };
+            return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
           });
           // This process's worker takes what it has room for straight from the commit (no claim query).
           const room = new Map<string, number>();
@@ -105,7 +113,7 @@ export function createMilestoneService({
           const handedOff: ClaimedDelivery[] = deliveries
             .filter((d) => d.leased)
             .map((d) => ({ id: d.id, leaseToken: lease.token, clientId: d.clientId, callback: d.callback, origin: d.origin, payload: d.payload, attemptCount: 0, eventReceivedAt: receivedAt }));
-          return { results, stored: created.map(({ dedupeKey: _, ...event }) => event), deliveryCount: deliveries.length, handedOff };
+          return { results, stored: created, deliveryCount: deliveries.length, handedOff };
         },
         // READ COMMITTED whatever the server's default: the numbering relies on each statement seeing
         // what committed before it (milestone.store.ts).

@@ -7,6 +7,8 @@ export interface StoredMilestone {
   seq: bigint;
   /** Place in the AWB's stream: 1, 2, 3, … with no gaps, in commit order (see `lockStreams`). */
   position: bigint;
+  /** "id:" + the caller's eventId, or the milestone's identity when it gave none (see dedupeKeyOf). */
+  dedupeKey: string;
   awb: string;
   state: string;
   occurredAt: Date;
@@ -28,7 +30,7 @@ export interface NewMilestone {
 
 type Tx = Pick<Prisma, "$queryRawUnsafe" | "$executeRawUnsafe">;
 
-const COLUMNS = `id::text AS id, seq, position, awb, state, occurred_at AS "occurredAt", received_at AS "receivedAt",
+const COLUMNS = `id::text AS id, seq, position, dedupe_key AS "dedupeKey", awb, state, occurred_at AS "occurredAt", received_at AS "receivedAt",
   toa_timestamp AS "toaTimestamp", station, flight`;
 
 /** Raised inside an ingestion transaction when its positions would leave a gap; the transaction is retried. */
@@ -66,8 +68,8 @@ export function createMilestoneStore(prisma: Prisma) {
      * numbering each AWB's after its locked head, and moves the heads. Returns what was stored.
      * MUST run after `lockStreams` for every AWB of `events`, in the same transaction.
      */
-    async insertNumbered(tx: Tx, events: readonly NewMilestone[], receivedAt: Date, heads: ReadonlyMap<string, bigint>): Promise<Array<StoredMilestone & { dedupeKey: string }>> {
-      const created = await tx.$queryRawUnsafe<Array<StoredMilestone & { dedupeKey: string }>>(
+    async insertNumbered(tx: Tx, events: readonly NewMilestone[], receivedAt: Date, heads: ReadonlyMap<string, bigint>): Promise<StoredMilestone[]> {
+      const created = await tx.$queryRawUnsafe<StoredMilestone[]>(
         `WITH v AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS v(k, a, s, o, t, st, f, i)
          ), fresh AS (
@@ -79,7 +81,7 @@ export function createMilestoneStore(prisma: Prisma) {
            INSERT INTO status_event (id, dedupe_key, awb, state, occurred_at, received_at, toa_timestamp, station, flight, position)
            SELECT gen_random_uuid(), k, a, s, o::timestamptz, $5::timestamptz, t::timestamptz, st, f, position FROM numbered ORDER BY i
            ON CONFLICT (dedupe_key) DO NOTHING
-           RETURNING ${COLUMNS}, dedupe_key AS "dedupeKey"
+           RETURNING ${COLUMNS}
          ), advanced AS (
            UPDATE awb_stream s SET last_position = m.top FROM (SELECT awb, max(position) AS top FROM ins GROUP BY awb) m WHERE s.awb = m.awb
          )

@@ -1,11 +1,12 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { StatusCode } from "../subscriptions/subscription.types";
-import type { StoredMilestone } from "./milestone.service";
+import { clientEventIdOf, type StoredMilestone } from "./milestone.service";
 
 @ObjectType("StatusEvent", { description: "A stored milestone of an AWB." })
 export class StatusEventType {
   constructor(e: StoredMilestone) {
     this.eventId = e.id;
+    this.clientEventId = clientEventIdOf(e.dedupeKey);
     this.sequence = e.position.toString();
     this.awb = e.awb;
     this.state = e.state as StatusCode;
@@ -16,7 +17,8 @@ export class StatusEventType {
     this.flight = e.flight;
   }
 
-  @Field(() => ID) eventId: string;
+  @Field(() => ID, { description: "The gateway's id of the stored event." }) eventId: string;
+  @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave (its idempotency key), or null." }) clientEventId: string | null;
   @Field({ description: "The event's place in its AWB's stream (1, 2, 3, … in the order they were stored): pass the last one seen as `after` to catch up." }) sequence: string;
   @Field() awb: string;
   @Field(() => StatusCode) state: StatusCode;
@@ -31,7 +33,7 @@ export class StatusEventType {
 export class StatusEventInputType {
   @Field(() => String, { nullable: true, description: "Your id for the event; a repeat is stored once." }) eventId?: string | null;
   @Field() awb!: string;
-  @Field({ description: "One status code (RCS … TOA)" }) state!: string;
+  @Field(() => StatusCode, { description: "One status code (RCS … TOA); ALL is refused here (an event has one state)." }) state!: StatusCode;
   @Field(() => String, { nullable: true, description: "ISO 8601 with offset; default: when received" }) timestamp?: string | null;
   @Field(() => String, { nullable: true, description: "ISO 8601 with offset; TOA only" }) toaTimestamp?: string | null;
   @Field(() => String, { nullable: true }) station?: string | null;
@@ -40,7 +42,8 @@ export class StatusEventInputType {
 
 @ObjectType("IngestResult")
 export class IngestResultType {
-  @Field(() => ID) eventId!: string;
+  @Field(() => ID, { description: "The gateway's id of the stored event (for a repeat: the one stored first)." }) eventId!: string;
+  @Field(() => String, { nullable: true, description: "The eventId you sent, or null." }) clientEventId!: string | null;
   @Field() duplicate!: boolean;
   @Field(() => Int) matchedSubscriptions!: number;
 }

@@ -1,7 +1,7 @@
 import { parseAwb } from "../domain/awb";
 import { Checker, join } from "../domain/checker";
 import { isIataCode } from "../domain/iata";
-import { isStatusCode, type StatusCode } from "../domain/status";
+import { isStatusCode, STATUS_CODES, type StatusCode } from "../domain/status";
 import { validationError } from "../errors";
 
 /** CONTRACT §10: at most 1,000 events per ingestion call. */
@@ -65,7 +65,7 @@ export function parseMilestones(body: unknown, { enforceCheckDigit, now }: { enf
     if (typeof event.state !== "string") check.fail(at("state"), "is required: one status code (RCS … TOA)");
     else {
       state = event.state.trim().toUpperCase();
-      if (!isStatusCode(state)) check.fail(at("state"), `must be one status code (RCS MAN DEP ARR RCF NFD DLV DDL RCT TFD DIS TOA), got ${JSON.stringify(event.state)}`);
+      if (!isStatusCode(state)) check.fail(at("state"), `must be one status code (${STATUS_CODES.join(", ")}), got ${JSON.stringify(event.state)}`);
     }
     const occurredAt = timestamp(check, event.timestamp, at("timestamp")) ?? now;
     const toaTimestamp = timestamp(check, event.toaTimestamp, at("toaTimestamp"));

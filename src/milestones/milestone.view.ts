@@ -1,9 +1,10 @@
-import type { StoredMilestone } from "./milestone.service";
+import { clientEventIdOf, type StoredMilestone } from "./milestone.service";
 
 /** A stored milestone as REST and live events show it. `timestamp` is when it happened. */
 export function milestoneView(e: StoredMilestone) {
   return {
     eventId: e.id,
+    clientEventId: clientEventIdOf(e.dedupeKey),
     sequence: e.position.toString(),
     awb: e.awb,
     state: e.state,

@@ -1,4 +1,4 @@
-import { formatStates, splitStatesString } from "../domain/status";
+import { formatStates, splitStatesString, STATES_HINT } from "../domain/status";
 import { type FieldError, validationError } from "../errors";
 import type { Subscription, SubscriptionInput } from "./subscription.service";
 
@@ -34,8 +34,9 @@ export function readSubscriptionBody(body: unknown, { withId }: { withId: boolea
   const rawStates = pick("states");
   let states: unknown = rawStates;
   if (rawStates !== undefined) {
-    if (typeof rawStates !== "string") problems.push({ field: "states", message: 'must be one string of comma-separated status codes, e.g. "DEP, ARR" or "*"' });
-    else states = splitStatesString(rawStates).filter((c) => c !== "");
+    // One string ("DEP, ARR", "DEP ARR") as the specification shows, or a JSON array of codes.
+    if (typeof rawStates === "string") states = splitStatesString(rawStates);
+    else if (!Array.isArray(rawStates) || rawStates.some((c) => typeof c !== "string")) problems.push({ field: "states", message: `must be ${STATES_HINT} (or an array of codes)` });
   }
   if (problems.length > 0) throw validationError(problems);
   return { input: { awb, callback, states }, subscriptionId: record.subscriptionId };

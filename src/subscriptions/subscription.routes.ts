@@ -14,7 +14,10 @@ const subscription = {
 const body = {
   type: "object",
   description: "Either spelling of each field: awb/AWB, callback/Callback, states/States.",
-  properties: { awb: { type: "string", example: "020-12345675" }, callback: { type: "string", example: "https://forwarder.example/hooks/awb" }, states: { type: "string", example: "DEP, ARR, TOA" } },
+  properties: { awb: { type: "string", example: "020-12345675" }, callback: { type: "string", example: "https://forwarder.example/hooks/awb" }, states: {
+      description: 'Status codes (RCS MAN DEP ARR RCF NFD DLV DDL RCT TFD DIS TOA) separated by commas or spaces, or "*" for every code; or an array of codes.',
+      oneOf: [{ type: "string", example: "DEP, ARR, TOA" }, { type: "array", items: { type: "string" }, example: ["DEP", "ARR", "TOA"] }],
+    } },
 } as const;
 const idParam = { type: "object", properties: { id: { type: "string", format: "uuid" } } } as const;
 const security = [{ bearer: [] }];

@@ -2,7 +2,7 @@ import type { Dispatcher } from "undici";
 import type { Principal } from "../clients/client.service";
 import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
-import { normaliseStates, type StateSelection } from "../domain/status";
+import { normaliseStates, type StateSelection, STATES_HINT } from "../domain/status";
 import { AppError, type FieldError, validationError } from "../errors";
 import { Prisma as P } from "../generated/prisma/client";
 import { parseCallbackUrl, verifyCallback } from "./callback-verifier";
@@ -65,7 +65,7 @@ export function createSubscriptionService(deps: { prisma: Prisma; dispatcher: Di
     if (!Array.isArray(input.states) || input.states.some((s) => typeof s !== "string")) problems.push({ field: "states", message: "must list status codes" });
     else {
       const result = normaliseStates(input.states as string[]);
-      if (result.unknown.length > 0) problems.push({ field: "states", message: `unknown status code(s) ${result.unknown.map((c) => JSON.stringify(c)).join(", ")}; known: RCS MAN DEP ARR RCF NFD DLV DDL RCT TFD DIS TOA or *` });
+      if (result.unknown.length > 0) problems.push({ field: "states", message: `unknown status code(s) ${result.unknown.map((c) => JSON.stringify(c)).join(", ")}: send ${STATES_HINT}` });
       else if (result.states.length === 0) problems.push({ field: "states", message: "must name at least one status code, or *" });
       states = result.states;
     }
