@@ -3,6 +3,7 @@
  * ways of writing several states, the GraphQL enum for an event's state, 405 for a wrong method, and
  * the caller's eventId shown back wherever the event appears.
  */
+import { getIntrospectionQuery } from "graphql";
 import WebSocket from "ws";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
@@ -28,6 +29,21 @@ describe("what a new user tripped over", () => {
     receiverUrl = receiver.url;
   });
   afterAll(() => disposers.disposeAll());
+
+  it("answers the standard introspection query of every common client, and still refuses abusive introspection", async () => {
+    for (const options of [{}, { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }]) {
+      const answer = await graphql(url, getIntrospectionQuery(options));
+      expect(answer.errors).toBeUndefined();
+      expect(answer.data.__schema.queryType.name).toBe("Query");
+    }
+    const chain = `{ __type(name: "Query") { ${"fields { type { ofType { ".repeat(8)}name${" } } }".repeat(8)} } }`;
+    const deep = await graphql(url, chain);
+    expect(deep.errors![0]).toMatchObject({ extensions: { code: "QUERY_TOO_COMPLEX" } });
+    expect(deep.errors![0].message).toContain("introspection is nested");
+    const repeated = await graphql(url, `{ ${Array.from({ length: 6 }, (_, i) => `s${i}: __schema { types { name } }`).join(" ")} }`);
+    expect(repeated.errors![0]).toMatchObject({ extensions: { code: "QUERY_TOO_COMPLEX" } });
+    expect(repeated.errors![0].message).toContain("__schema or __type 6 times");
+  });
 
   it("tells an unknown key it is unknown or revoked, short or long, over HTTP and websockets; a malformed header stays malformed", async () => {
     for (const key of ["cgw_nope", "cgw_unknown-but-long-enough-0000"]) {

@@ -205,6 +205,35 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "ide-subscription");
   });
 
+  test("the IDE loads the schema (standard introspection passes the limits): its docs explorer shows the types", async () => {
+    const consoleErrors: string[] = [];
+    const page = await openPage("/graphql", returningViewer([]));
+    page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+    await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
+    await page.click('button[aria-label="Show Documentation Explorer"]');
+    const explorer = page.locator(".graphiql-doc-explorer");
+    await explorer.getByText("Query", { exact: true }).first().waitFor({ timeout: 10_000 });
+    await explorer.getByText("Subscription", { exact: true }).first().waitFor({ timeout: 5_000 });
+    await screenshot(page, "ide-docs");
+    const text = (await page.textContent("body")) ?? "";
+    expect(text).not.toContain("Error fetching schema");
+    expect(text).not.toContain("QUERY_TOO_COMPLEX");
+    expect(consoleErrors).toEqual([]);
+  });
+
+  test("the REST docs at /docs render the API with no console error (Content-Security-Policy included)", async () => {
+    const consoleErrors: string[] = [];
+    const context = await browser.newContext();
+    disposers.add(() => context.close());
+    const page = await context.newPage();
+    page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+    page.on("pageerror", (error) => consoleErrors.push(error.message));
+    await page.goto(`${url}/docs`);
+    await page.getByText("/carrier/handling/shipment/events", { exact: false }).first().waitFor({ timeout: 10_000 });
+    await screenshot(page, "rest-docs");
+    expect(consoleErrors).toEqual([]);
+  });
+
   test("the connection state follows the gateway going away and coming back, and the timeline resumes", async () => {
     const awb = "618-10000011";
     const dataDir = mkdtempSync(path.join(tmpdir(), "cgw-dashboard-"));

@@ -40,7 +40,8 @@ const POOL_CONNECT_TIMEOUT_MS = 5_000;
 
 function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverAdapterFactory; pglite?: PGlite; pool?: pg.Pool; migrationFactory?: SqlMigrationAwareDriverAdapterFactory } {
   if (target.kind === "postgres") {
-    // A connection timeout keeps a dead server from hanging requests; see TOOLCHAIN.md on pool size.
+    // A connection timeout keeps a dead server from hanging requests. More than one connection: with
+    // Prisma 7's pg adapter, a pool of one can time out the first interactive transaction.
     const pool = new pg.Pool({ connectionString: target.url, max: POOL_SIZE, connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS });
     // When PostgreSQL stops or restarts, every open connection emits "error". The adapter listens on
     // idle connections and inside transactions only; a connection checked out for a plain query in

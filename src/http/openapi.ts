@@ -21,6 +21,12 @@ export async function registerOpenApi(app: FastifyInstance, schemas: ReadonlyArr
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    staticCSP: true,
+    // Swagger UI sets inline styles (its layout) at run time; a style cannot run script, so inline
+    // styles are allowed on /docs only, and styles from other hosts not at all (the page loads none).
+    transformStaticCSP: (header) => header.replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'"),
+  });
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
 }
