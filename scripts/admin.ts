@@ -64,6 +64,16 @@ async function run(command: string, options: Record<string, string | undefined>,
 
 class UsageError extends Error {}
 
+/** What to use instead of a command while the gateway holds the embedded database: its GraphQL API (scope admin). */
+const ADVICE: Record<string, string> = {
+  clients: "use its GraphQL query clients",
+  "client:create": "use its GraphQL mutation createClient",
+  "key:issue": "use its GraphQL mutation issueApiKey",
+  "key:revoke": "use its GraphQL mutation revokeApiKey",
+  "secret:rotate": "use its GraphQL mutation rotateSigningSecret",
+  "prefixes:set": "use its GraphQL mutation setCallbackPrefixes",
+};
+
 async function main(): Promise<number> {
   let parsed;
   try {
@@ -81,7 +91,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const config = loadConfigOrExit(process.env);
-  const database = await openConfiguredDatabase(config);
+  const database = await openConfiguredDatabase(config, `stop it and run this again, or ${ADVICE[command] ?? "use its GraphQL API (scope admin)"}`);
   try {
     const clients = createClientService({ prisma: database.prisma, log: createLogger("warn"), secrets: createSecretBox(loadSecretsKey(config).key) });
     await clients.prepareSecrets();

@@ -46,6 +46,8 @@ import { registerWebRoutes, sendIdePage, wantsHtml } from "./web/web.routes";
 
 export interface App {
   readonly http: FastifyInstance;
+  /** What the first start created (a client with every scope), with the credentials it generated. */
+  readonly bootstrap: Awaited<ReturnType<ReturnType<typeof createClientService>["ensureBootstrapClient"]>>;
   readonly database: Database;
   readonly services: Services;
   /** The delivery worker of this process, unless DELIVERY_WORKER=false. */
@@ -59,7 +61,7 @@ export interface App {
 
 /** The composition root: every dependency is built here and handed down; nothing below reads globals. */
 export async function createApp(config: Config, log: Logger): Promise<App> {
-  const database = await openConfiguredDatabase(config);
+  const database = await openConfiguredDatabase(config, "stop it, or start this one with another DATA_DIR");
   if (database.appliedMigrations.length > 0) log.info({ migrations: database.appliedMigrations }, "applied database migrations");
   log.info({ database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) }, "database ready");
 
@@ -73,7 +75,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     await database.close(); // release the data folder before reporting
     throw error;
   });
-  await clients.ensureBootstrapClient(config.bootstrap);
+  const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
   const live = createLiveEvents({ redisUrl: config.redisUrl, log, maxQueuedEvents: config.liveMaxQueuedEvents });
@@ -220,6 +222,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   };
   return {
     http,
+    bootstrap,
     database,
     services,
     get worker() {

@@ -1,14 +1,31 @@
 import "reflect-metadata";
-import { createApp } from "./app";
-import { loadConfigOrExit } from "./cli";
+import { type App, createApp } from "./app";
+import { CliError, loadConfigOrExit } from "./cli";
+import type { Config } from "./config";
 import { createLogger } from "./log";
 
+/**
+ * `npm start` (through `exec`, so this process is the one a supervisor signals): starts the gateway,
+ * and stops it cleanly on SIGTERM or SIGINT. A start that cannot work (the data folder or the port
+ * taken) says so in one line and exits 1.
+ */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
-  const app = await createApp(config, log);
-  const url = await app.listen();
+  let app: App;
+  let url: string;
+  try {
+    app = await createApp(config, log);
+    url = await listenOrExplain(app, config);
+  } catch (error) {
+    if (error instanceof CliError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
   log.info({ url, graphql: `${url}/graphql` }, "gateway listening");
+  if (app.bootstrap.created) printFirstStart(app.bootstrap, url);
 
   let signalled = false;
   const shutdown = (signal: string) => {
@@ -28,6 +45,36 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+async function listenOrExplain(app: App, config: Config): Promise<string> {
+  try {
+    return await app.listen();
+  } catch (error) {
+    await app.stop().catch(() => {}); // release the data folder and connections before exiting
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") throw new CliError(`Port ${config.port} on ${config.host} is in use (another gateway, or another program): stop it, or start this one with another PORT.`);
+    if (code === "EADDRNOTAVAIL") throw new CliError(`HOST ${config.host} is not an address of this machine: set HOST to one (127.0.0.1, or 0.0.0.0 for every interface).`);
+    throw error;
+  }
+}
+
+/** Shown once, on the start that created the first client: what a new user needs to try it. */
+function printFirstStart(bootstrap: Extract<App["bootstrap"], { created: true }>, url: string): void {
+  const line = "─".repeat(72);
+  const rows = [
+    line,
+    " First start: created a client with every scope (its id: " + bootstrap.clientId + ").",
+    ...(bootstrap.generated.apiKey ? [` API key          ${bootstrap.generated.apiKey}`] : []),
+    ...(bootstrap.generated.signingSecret ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`] : []),
+    " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
+    `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,admin`,
+    ` Dashboard        ${url}/dashboard`,
+    ` GraphQL IDE      ${url}/graphql`,
+    ` REST API docs    ${url}/docs`,
+    line,
+  ];
+  process.stdout.write(`${rows.join("\n")}\n`);
 }
 
 main().catch((error: unknown) => {

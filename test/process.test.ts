@@ -1,10 +1,13 @@
-import { spawnSync } from "node:child_process";
+import net from "node:net";
+import readline from "node:readline";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import WebSocket from "ws";
 import { MAIN_JS, spawnServer } from "./support/process";
+import { until } from "./support/webhooks";
 
 describe("the server process", () => {
   let dataDir: string;
@@ -74,12 +77,19 @@ describe("the bootstrap client", () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it("is created once on an empty database, its generated key and secret printed that once", async () => {
+  it("is created once on an empty database, its generated key and secret printed that once in a block a person can read", async () => {
     const first = await spawnServer({ DATA_DIR: dataDir });
-    const line = first.logs.find((l) => l.msg?.toString().startsWith("created the bootstrap client"))!;
-    expect(line).toBeDefined();
-    expect(line.bootstrapSigningSecret).toMatch(/^whsec_/);
-    const key = String(line.bootstrapApiKey);
+    await until(() => first.output.some((l) => l.includes("REST API docs")), { what: "the first-start block" });
+    const block = first.output.filter((l) => !l.startsWith("{")).join("\n");
+    const key = /API key +(cgw_\S+)/.exec(block)?.[1];
+    expect(key).toBeDefined();
+    expect(block).toMatch(/Signing secret +whsec_\S+/);
+    expect(block).toContain(`Dashboard        ${first.url}/dashboard`);
+    expect(block).toContain(`GraphQL IDE      ${first.url}/graphql`);
+    expect(block).toMatch(/npm run admin -- key:issue --client [0-9a-f-]{36} --scopes/);
+    // The structured log says a client was created, without the credentials.
+    expect(first.logs.some((l) => l.msg === "created the bootstrap client with every scope")).toBe(true);
+    expect(JSON.stringify(first.logs)).not.toContain(key);
     const answer = await fetch(`${first.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
     expect(answer.status).toBe(200);
     first.child.kill("SIGTERM");
@@ -87,6 +97,7 @@ describe("the bootstrap client", () => {
 
     const second = await spawnServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: "cgw_ignored-because-a-client-exists" });
     expect(second.logs.some((l) => String(l.msg).startsWith("created the bootstrap client"))).toBe(false);
+    expect(second.output.some((l) => l.includes("First start"))).toBe(false);
     const still = await fetch(`${second.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
     expect(still.status).toBe(200);
     second.child.kill("SIGTERM");
@@ -103,4 +114,85 @@ describe("the bootstrap client", () => {
     await server.exited;
     await rm(dir, { recursive: true, force: true });
   });
+});
+
+describe("npm start under a supervisor", () => {
+  it("stops the gateway within 10 s when the npm process it started gets SIGTERM: the process gone, the port free", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "gw-npm-"));
+    // --ignore-scripts skips prestart's build (the test run has built already); signals take the same path.
+    const npm = spawn("npm", ["start", "--ignore-scripts", "--silent"], {
+      cwd: path.resolve(__dirname, ".."),
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", DATA_DIR: dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | string>((resolve) => npm.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+    const listening = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("npm start did not listen within 30 s")), 30_000);
+      readline.createInterface({ input: npm.stdout! }).on("line", (line) => {
+        try {
+          const entry = JSON.parse(line) as { msg?: string; url?: string; pid?: number };
+          if (entry.msg === "gateway listening") {
+            clearTimeout(timer);
+            resolve({ url: entry.url!, pid: entry.pid! });
+          }
+        } catch {
+          // the first-start block is not JSON
+        }
+      });
+    });
+    expect(listening.pid).not.toBe(npm.pid); // the gateway is npm's child, not npm itself
+    const port = Number(new URL(listening.url).port);
+    npm.kill("SIGTERM");
+    const stoppedBy = Date.now() + 10_000;
+    const serverGone = () => {
+      try {
+        process.kill(listening.pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    const portFree = () =>
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, "127.0.0.1");
+        socket.once("connect", () => (socket.destroy(), resolve(false)));
+        socket.once("error", () => resolve(true));
+      });
+    while (Date.now() < stoppedBy && !(serverGone() && (await portFree()))) await new Promise((r) => setTimeout(r, 100));
+    expect(serverGone()).toBe(true);
+    expect(await portFree()).toBe(true);
+    await expect(exited).resolves.toBe(0);
+    await rm(dataDir, { recursive: true, force: true });
+  }, 60_000);
+});
+
+describe("a start that cannot work", () => {
+  const oneLine = (stderr: string) => stderr.trim().split("\n");
+
+  it("says in one line what to do when the data folder is taken: a second gateway, and an admin command (with that command's API instead)", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "gw-busy-"));
+    const first = await spawnServer({ DATA_DIR: dataDir });
+    const env = { PATH: process.env.PATH ?? "", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn" };
+    const second = spawnSync(process.execPath, [MAIN_JS], { env, encoding: "utf8" });
+    expect(second.status).toBe(1);
+    expect(oneLine(second.stderr)).toEqual([`The embedded database in ${dataDir} is in use by process ${first.child.pid} (a running gateway?): stop it, or start this one with another DATA_DIR.`]);
+    const admin = spawnSync(process.execPath, [path.resolve(__dirname, "../dist/scripts/admin.js"), "key:issue", "--client", "x", "--scopes", "admin"], { env, encoding: "utf8" });
+    expect(admin.status).toBe(1);
+    expect(oneLine(admin.stderr)).toHaveLength(1);
+    expect(admin.stderr).toContain("issueApiKey");
+    expect(admin.stderr).not.toContain("importStations");
+    first.child.kill("SIGTERM");
+    await first.exited;
+    await rm(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("says in one line that the port is in use, and exits 1", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const result = spawnSync(process.execPath, [MAIN_JS], { env: { PATH: process.env.PATH ?? "", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: "memory://", LOG_LEVEL: "warn" }, encoding: "utf8" });
+    taken.close();
+    expect(result.status).toBe(1);
+    expect(oneLine(result.stderr)).toEqual([`Port ${port} on 127.0.0.1 is in use (another gateway, or another program): stop it, or start this one with another PORT.`]);
+  }, 60_000);
 });

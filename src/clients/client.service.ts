@@ -91,22 +91,24 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
 
     /**
      * First start with no client at all: creates one with every scope from the BOOTSTRAP_* settings,
-     * generating (and logging once) what is not set.
+     * generating what is not set. The generated values are returned (for `main.ts` to show once),
+     * never logged.
      */
-    async ensureBootstrapClient(bootstrap: { apiKey?: string | undefined; signingSecret?: string | undefined; callbackPrefixes: readonly string[] }): Promise<{ created: boolean }> {
+    async ensureBootstrapClient(bootstrap: {
+      apiKey?: string | undefined;
+      signingSecret?: string | undefined;
+      callbackPrefixes: readonly string[];
+    }): Promise<{ created: false } | { created: true; clientId: string; generated: { apiKey?: string; signingSecret?: string } }> {
       if ((await prisma.client.count()) > 0) return { created: false };
       const signingSecret = bootstrap.signingSecret ?? generateSigningSecret();
       const client = await prisma.client.create({ data: { name: "bootstrap", callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes), signingSecret: secrets.seal(signingSecret) } });
       const { key } = await issueKey(client.id, SCOPES, "bootstrap", bootstrap.apiKey ?? generateApiKey());
-      log.warn(
-        {
-          clientId: client.id,
-          ...(bootstrap.apiKey ? {} : { bootstrapApiKey: key }),
-          ...(bootstrap.signingSecret ? {} : { bootstrapSigningSecret: signingSecret }),
-        },
-        "created the bootstrap client with every scope; generated credentials are shown this once",
-      );
-      return { created: true };
+      log.warn({ clientId: client.id }, "created the bootstrap client with every scope");
+      return {
+        created: true,
+        clientId: client.id,
+        generated: { ...(bootstrap.apiKey ? {} : { apiKey: key }), ...(bootstrap.signingSecret ? {} : { signingSecret }) },
+      };
     },
 
     async createClient(input: { name: string; callbackPrefixes: readonly string[]; maxSubscriptions?: number }): Promise<{ clientId: string; signingSecret: string }> {

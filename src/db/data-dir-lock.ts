@@ -3,6 +3,16 @@ import path from "node:path";
 
 const LOCK_FILE = "gateway.lock";
 
+/** Another live process holds the embedded database's folder. What to do depends on who asks (cli.ts). */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(`The embedded database in ${dataDir} is in use by process ${pid}`);
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -27,9 +37,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const holder = Number((await readFile(file, "utf8").catch(() => "")).trim());
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-        throw new Error(
-          `The embedded database in ${dataDir} is in use by process ${holder}. Stop that process first, or use its API (GraphQL importStations) instead.`,
-        );
+        throw new DataDirInUseError(dataDir, holder);
       }
       await rm(file, { force: true });
     }

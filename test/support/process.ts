@@ -9,6 +9,8 @@ export interface ServerProcess {
   readonly url: string;
   /** Every JSON log line so far. */
   readonly logs: Array<Record<string, unknown>>;
+  /** Every line of standard output so far, JSON or not. */
+  readonly output: string[];
   /** Resolves with the exit code (or the signal's name). */
   readonly exited: Promise<number | string>;
 }
@@ -23,6 +25,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Array<Record<string, unknown>> = [];
+  const output: string[] = [];
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | string>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
@@ -32,6 +35,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
       reject(new Error(`server did not listen within ${timeoutMs} ms (it must log "gateway listening", so LOG_LEVEL must be info or lower); stderr: ${stderr}`));
     }, timeoutMs);
     readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      output.push(line);
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;
         logs.push(entry);
@@ -48,5 +52,5 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
       reject(new Error(`server exited (${code}) before listening; stderr: ${stderr}`));
     });
   });
-  return { child, url, logs, exited };
+  return { child, url, logs, output, exited };
 }
