@@ -16,8 +16,19 @@ async function main(): Promise<void> {
   let url: string;
   try {
     app = await createApp(config, log);
+  } catch (error) {
+    if (error instanceof CliError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  try {
     url = await listenOrExplain(app, config);
   } catch (error) {
+    // The first client was created before the port turned out to be taken: show its credentials
+    // now, or they would never be shown (later starts find the client and create none).
+    if (app.bootstrap.created) printFirstStart(app.bootstrap, undefined);
     if (error instanceof CliError) {
       console.error(error.message);
       process.exit(1);
@@ -32,6 +43,12 @@ async function main(): Promise<void> {
     if (signalled) return;
     signalled = true;
     log.info({ signal }, "stopping: draining requests and websockets");
+    // A supervisor expects a stop within seconds; a receiver that does not answer could hold a send
+    // for its whole 10 s. Past the deadline, exit: what was not recorded is sent again later.
+    setTimeout(() => {
+      log.error({ afterMs: STOP_DEADLINE_MS }, "stopping took too long; exiting without waiting for the rest");
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
     app.stop().then(
       () => {
         log.info("stopped");
@@ -47,6 +64,9 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
+/** How long a stop may take before the process exits regardless (README "Running it under a supervisor"). */
+const STOP_DEADLINE_MS = 8_000;
+
 async function listenOrExplain(app: App, config: Config): Promise<string> {
   try {
     return await app.listen();
@@ -60,7 +80,7 @@ async function listenOrExplain(app: App, config: Config): Promise<string> {
 }
 
 /** Shown once, on the start that created the first client: what a new user needs to try it. */
-function printFirstStart(bootstrap: Extract<App["bootstrap"], { created: true }>, url: string): void {
+function printFirstStart(bootstrap: Extract<App["bootstrap"], { created: true }>, url: string | undefined): void {
   const line = "─".repeat(72);
   const rows = [
     line,
@@ -69,9 +89,7 @@ function printFirstStart(bootstrap: Extract<App["bootstrap"], { created: true }>
     ...(bootstrap.generated.signingSecret ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`] : []),
     " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
     `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,admin`,
-    ` Dashboard        ${url}/dashboard`,
-    ` GraphQL IDE      ${url}/graphql`,
-    ` REST API docs    ${url}/docs`,
+    ...(url ? [` Dashboard        ${url}/dashboard`, ` GraphQL IDE      ${url}/graphql`, ` REST API docs    ${url}/docs`] : [" (The gateway did not start: see the next line.)"]),
     line,
   ];
   process.stdout.write(`${rows.join("\n")}\n`);

@@ -1,3 +1,5 @@
+import { buildSchema, parse, validate } from "graphql";
+import { depthLimit } from "../src/graphql/depth-limit";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -14,6 +16,17 @@ function deepQuery(levels: number): string {
   for (let i = 0; i < levels - 3; i++) nested = `ofType { ${nested} }`;
   return `{ __schema { types { ${nested} } } }`;
 }
+
+describe("the depth rule on its own", () => {
+  // Our schema's data types do not nest past 12; a recursive one shows the data-depth rule at work.
+  const schema = buildSchema(`type Query { node: Node } type Node { child: Node name: String }`);
+  const nested = (levels: number) => `{ ${"node { ".repeat(1)}${"child { ".repeat(levels - 2)}name${" }".repeat(levels - 1)} }`;
+  it("refuses data fields nested deeper than the limit and accepts them at it", () => {
+    expect(validate(schema, parse(nested(12)), [depthLimit(12)])).toEqual([]);
+    const errors = validate(schema, parse(nested(13)), [depthLimit(12)]);
+    expect(errors.map((e) => e.message)).toEqual(["The operation is nested 13 levels deep; at most 12 are allowed"]);
+  });
+});
 
 describe("GraphQL depth limit", () => {
   const disposers = new Disposers();

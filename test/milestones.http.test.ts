@@ -47,7 +47,7 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const before = Date.now();
       const res = await ingest({ awb: awb.replace("-", " "), state: "dep", timestamp: "2026-11-21T08:00:00+01:00", station: "FRA", flight: "LH8160" });
       expect(res.status).toBe(202);
-      expect(res.body).toEqual({ events: [{ eventId: expect.any(String), duplicate: false, matchedSubscriptions: 1 }] });
+      expect(res.body).toEqual({ events: [{ eventId: expect.any(String), clientEventId: null, duplicate: false, matchedSubscriptions: 1 }] });
       await until(() => postsFor(subscriptionId).length === 1, { what: "the notification" });
       const post = postsFor(subscriptionId)[0]!;
       expect(post.path).toBe("/ok/hook");
@@ -88,7 +88,7 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const subscriptionId = await subscribe(awb, "*");
       const first = await ingest({ eventId: "msg-1", awb, state: "RCS" });
       const again = await ingest({ eventId: "msg-1", awb, state: "RCS" });
-      expect(again.body.events[0]).toEqual({ eventId: first.body.events[0].eventId, duplicate: true, matchedSubscriptions: 0 });
+      expect(again.body.events[0]).toEqual({ eventId: first.body.events[0].eventId, clientEventId: "msg-1", duplicate: true, matchedSubscriptions: 0 });
       const at = "2026-11-21T10:00:00Z";
       const a = await ingest([{ awb, state: "MAN", timestamp: at }, { awb, state: "MAN", timestamp: "2026-11-21T11:00:00+01:00" }]);
       expect(a.body.events.map((e: { duplicate: boolean }) => e.duplicate)).toEqual([false, true]);

@@ -40,6 +40,11 @@ describe("what a new user tripped over", () => {
     const deep = await graphql(url, chain);
     expect(deep.errors![0]).toMatchObject({ extensions: { code: "QUERY_TOO_COMPLEX" } });
     expect(deep.errors![0].message).toContain("introspection is nested");
+    // Aliases inside introspection, multiplied through fragments: small to send, enormous to answer.
+    const rep = (n: number, s: string) => Array.from({ length: n }, (_, i) => `a${i}: ${s}`).join(" ");
+    const fanned = await graphql(url, `{ __schema { types { ...F1 } } } fragment F1 on __Type { ${rep(60, "fields { type { ...F2 } }")} } fragment F2 on __Type { ${rep(60, "ofType { name }")} }`);
+    expect(fanned.errors![0]).toMatchObject({ extensions: { code: "QUERY_TOO_COMPLEX" } });
+    expect(fanned.errors![0].message).toContain("introspection selects more than");
     const repeated = await graphql(url, `{ ${Array.from({ length: 6 }, (_, i) => `s${i}: __schema { types { name } }`).join(" ")} }`);
     expect(repeated.errors![0]).toMatchObject({ extensions: { code: "QUERY_TOO_COMPLEX" } });
     expect(repeated.errors![0].message).toContain("__schema or __type 6 times");
@@ -89,6 +94,18 @@ describe("what a new user tripped over", () => {
     expect(schema.data.__type.inputFields.find((f: { name: string }) => f.name === "state").type).toEqual({ kind: "NON_NULL", ofType: { name: "StatusCode" } });
   });
 
+  it("documents the events body (one or an array, with an example) and the redelivery routes' parameters in the OpenAPI document", async () => {
+    const doc = (await getJson(`${url}/openapi.json`)).body;
+    const events = doc.paths["/carrier/handling/shipment/events"].post.requestBody.content["application/json"];
+    expect(events.schema.oneOf).toHaveLength(2);
+    expect(events.schema.oneOf[0].required).toEqual(["awb", "state"]);
+    expect(events.schema.oneOf[1].type).toBe("array");
+    expect(JSON.stringify(events.example ?? events.schema.example)).toContain("020-12345675");
+    const byName = (route: string) => (doc.paths[route].post.parameters as Array<{ name: string; in: string }>).map((p) => `${p.in}:${p.name}`).sort();
+    expect(byName("/carrier/handling/shipment/subscribe/{id}/redeliver")).toEqual(["path:id", "query:from", "query:to"]);
+    expect(byName("/carrier/handling/shipment/deliveries/{deliveryId}/redeliver")).toEqual(["path:deliveryId"]);
+  });
+
   it("answers a wrong method on an existing path with 405 and Allow, and an unknown path with 404", async () => {
     const wrong = await getJson(`${url}/carrier/stations/stationcodes`, { method: "DELETE" });
     expect(wrong.status).toBe(405);
@@ -101,9 +118,10 @@ describe("what a new user tripped over", () => {
     expect((await getJson(`${url}/carrier/nothing-here`)).status).toBe(404);
   });
 
-  it("gives the caller's eventId back beside the internal id: in the answer, the history, GraphQL and live events", async () => {
-    expect.assertions(9);
+  it("gives the caller's eventId back beside the internal id: in the answer, the history, deliveries, GraphQL and live events", async () => {
+    expect.assertions(10);
     const awb = nextAwb();
+    const subscription = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb, callback: `${receiverUrl}/ok/client-ids`, states: "DEP" }, admin);
     const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
     disposers.add(() => subscriber.close());
     subscriber.subscribe("1", `subscription($a: String!) { awbStatusChanged(awb: $a) { eventId clientEventId state } }`, { a: awb });
@@ -127,5 +145,7 @@ describe("what a new user tripped over", () => {
     await until(() => subscriber.received.length === 3, { what: "the live events" });
     expect(subscriber.received.map((d) => d.awbStatusChanged.clientEventId)).toEqual(["abc-1", null, "abc-2"]);
     expect(subscriber.received[0]!.awbStatusChanged.eventId).toBe(first!.eventId);
+    const deliveries = await getJson(`${url}/carrier/handling/shipment/subscribe/${subscription.body.subscriptionId}/deliveries`, { headers: admin });
+    expect(deliveries.body.map((d: { eventId: string; clientEventId: string | null }) => [d.eventId, d.clientEventId])).toEqual([[first!.eventId, "abc-1"]]);
   });
 });

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import WebSocket from "ws";
 import { MAIN_JS, spawnServer } from "./support/process";
+import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
 describe("the server process", () => {
@@ -163,6 +164,26 @@ describe("npm start under a supervisor", () => {
     expect(await portFree()).toBe(true);
     await expect(exited).resolves.toBe(0);
     await rm(dataDir, { recursive: true, force: true });
+  }, 60_000);
+});
+
+describe("stopping with a send that never ends", () => {
+  it("exits within 10 s of SIGTERM even while a receiver holds a send open (the stop deadline), with code 1", async () => {
+    const receiver = await startReceiver();
+    const server = await spawnServer({ DATA_DIR: "memory://", BOOTSTRAP_API_KEY: "cgw_stop-deadline-admin-key-01", ALLOW_PRIVATE_CALLBACKS: "true" });
+    const auth = { authorization: "Bearer cgw_stop-deadline-admin-key-01", "content-type": "application/json" };
+    const awb = "020-12345675";
+    const subscribed = await fetch(`${server.url}/carrier/handling/shipment/subscribe`, { method: "POST", headers: auth, body: JSON.stringify({ awb, callback: `${receiver.url}/ok/hang`, states: "*" }) });
+    expect(subscribed.status).toBe(201);
+    await fetch(`${server.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body: JSON.stringify({ awb, state: "DEP" }) });
+    // The receiver does not record a hanging POST; the hand-off starts the send at once. Had it not
+    // started, the stop would be quick and exit 0, and the test would fail, not pass.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const signalledAt = Date.now();
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(1);
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    await receiver.close();
   }, 60_000);
 });
 

@@ -207,8 +207,11 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
 
   test("the IDE loads the schema (standard introspection passes the limits): its docs explorer shows the types", async () => {
     const consoleErrors: string[] = [];
-    const page = await openPage("/graphql", returningViewer([]));
-    page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+    // Listening from before the page loads: the schema is fetched as it starts.
+    const page = await openPage("/graphql", async (context) => {
+      await returningViewer([])(context);
+      context.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+    });
     await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
     await page.click('button[aria-label="Show Documentation Explorer"]');
     const explorer = page.locator(".graphiql-doc-explorer");

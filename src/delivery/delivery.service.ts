@@ -1,5 +1,6 @@
 import type { Principal } from "../clients/client.service";
 import type { Prisma } from "../db/database";
+import { clientEventIdOf } from "../domain/event-id";
 import { AppError, validationError } from "../errors";
 import { parseSubscriptionId, UUID_PATTERN } from "../subscriptions/subscription.service";
 
@@ -14,6 +15,8 @@ export interface DeliveryView {
   deliveryId: string;
   subscriptionId: string | null;
   eventId: string;
+  /** The eventId the ingesting caller gave, or null. */
+  clientEventId: string | null;
   callback: string;
   status: "PENDING" | "DELIVERED" | "DEAD";
   attemptCount: number;
@@ -36,10 +39,11 @@ function parseInstant(value: unknown, field: string): Date | undefined {
 
 /** Reading and redelivering a client's own deliveries (CONTRACT §7: dead ones can be redelivered). */
 export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; onRequeued: () => void }) {
-  const toView = (d: Awaited<ReturnType<typeof prisma.delivery.findMany<{ include: { attempts: true } }>>>[number]): DeliveryView => ({
+  const toView = (d: Awaited<ReturnType<typeof prisma.delivery.findMany<{ include: { attempts: true; event: { select: { dedupeKey: true } } } }>>>[number]): DeliveryView => ({
     deliveryId: d.id,
     subscriptionId: d.subscriptionId,
     eventId: d.eventId,
+    clientEventId: clientEventIdOf(d.event.dedupeKey),
     callback: d.callback,
     status: d.status,
     attemptCount: d.attemptCount,
@@ -70,7 +74,7 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
         where: { subscriptionId: id, clientId: principal.clientId, ...(status ? { status: status as (typeof STATUSES)[number] } : {}) },
         orderBy: [{ createdAt: "desc" }, { id: "desc" }],
         take: first,
-        include: { attempts: { orderBy: { startedAt: "asc" } } },
+        include: { attempts: { orderBy: { startedAt: "asc" } }, event: { select: { dedupeKey: true } } },
       });
       return rows.map(toView);
     },
@@ -84,7 +88,7 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
         await prisma.delivery.updateMany({ where: { id: row.id, status: { not: "PENDING" } }, data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null } });
         onRequeued();
       }
-      const updated = await prisma.delivery.findUniqueOrThrow({ where: { id: row.id }, include: { attempts: { orderBy: { startedAt: "asc" } } } });
+      const updated = await prisma.delivery.findUniqueOrThrow({ where: { id: row.id }, include: { attempts: { orderBy: { startedAt: "asc" } }, event: { select: { dedupeKey: true } } } });
       return toView(updated);
     },
 

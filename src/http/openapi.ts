@@ -26,7 +26,12 @@ export async function registerOpenApi(app: FastifyInstance, schemas: ReadonlyArr
     staticCSP: true,
     // Swagger UI sets inline styles (its layout) at run time; a style cannot run script, so inline
     // styles are allowed on /docs only, and styles from other hosts not at all (the page loads none).
-    transformStaticCSP: (header) => header.replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'"),
+    // upgrade-insecure-requests would send the page's own assets to https:, which a plain-http
+    // gateway on a LAN address does not serve.
+    transformStaticCSP: (header) =>
+      header
+        .replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'")
+        .replace(/;?\s*upgrade-insecure-requests/, ""),
   });
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
 }

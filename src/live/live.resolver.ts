@@ -48,7 +48,8 @@ const toType = (e: LiveMilestone): StatusEventType =>
     id: e.eventId,
     seq: 0n,
     position: BigInt(e.sequence),
-    dedupeKey: e.clientEventId === null ? "" : `id:${e.clientEventId}`,
+    // An instance of an older version publishes events without the field (a rolling upgrade).
+    dedupeKey: e.clientEventId == null ? "" : `id:${e.clientEventId}`,
     awb: e.awb,
     state: e.state,
     occurredAt: new Date(e.timestamp),

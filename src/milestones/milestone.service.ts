@@ -1,6 +1,7 @@
 import { sqlStateOf } from "../db/availability";
 import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
+import { clientEventIdOf } from "../domain/event-id";
 import { matchesState } from "../domain/status";
 import { AppError, validationError } from "../errors";
 import { randomUUID } from "node:crypto";
@@ -26,11 +27,6 @@ const MAX_INGEST_ATTEMPTS = 3;
 /** 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation failure. */
 const isRetryable = (error: unknown) => ["40P01", "40001"].includes(sqlStateOf(error) ?? "");
 
-
-/** The caller's eventId from a dedupe key, or null when the caller gave none. */
-export function clientEventIdOf(dedupeKey: string): string | null {
-  return dedupeKey.startsWith("id:") ? dedupeKey.slice(3) : null;
-}
 
 /** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
 export function dedupeKeyOf(event: MilestoneInput): string {

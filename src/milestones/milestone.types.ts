@@ -1,6 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { StatusCode } from "../subscriptions/subscription.types";
-import { clientEventIdOf, type StoredMilestone } from "./milestone.service";
+import { clientEventIdOf } from "../domain/event-id";
+import type { StoredMilestone } from "./milestone.service";
 
 @ObjectType("StatusEvent", { description: "A stored milestone of an AWB." })
 export class StatusEventType {
@@ -61,6 +62,7 @@ export class DeliveryType {
   @Field(() => ID) deliveryId!: string;
   @Field(() => ID, { nullable: true }) subscriptionId!: string | null;
   @Field(() => ID) eventId!: string;
+  @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave, or null." }) clientEventId!: string | null;
   @Field() callback!: string;
   @Field({ description: "PENDING, DELIVERED or DEAD" }) status!: string;
   @Field(() => Int) attemptCount!: number;

@@ -1,4 +1,5 @@
-import { clientEventIdOf, type StoredMilestone } from "./milestone.service";
+import { clientEventIdOf } from "../domain/event-id";
+import type { StoredMilestone } from "./milestone.service";
 
 /** A stored milestone as REST and live events show it. `timestamp` is when it happened. */
 export function milestoneView(e: StoredMilestone) {
