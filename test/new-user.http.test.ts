@@ -106,6 +106,16 @@ describe("what a new user tripped over", () => {
     expect(byName("/carrier/handling/shipment/deliveries/{deliveryId}/redeliver")).toEqual(["path:deliveryId"]);
   });
 
+  it("serves sample stations that read plausibly: hubs handle freighters, addresses match their side, postal codes their country", async () => {
+    const station = async (code: string) => (await getJson(`${url}/carrier/stations/station/${code}`)).body;
+    const [fra, jfk] = [await station("FRA"), await station("JFK")];
+    expect(fra.freighterHandling).toBe(true);
+    expect(JSON.stringify(fra.import?.address ?? {})).not.toContain("Export");
+    expect(JSON.stringify(fra.export?.address ?? {})).not.toContain("Import");
+    expect(jfk.freighterHandling).toBe(true);
+    expect(jfk.export.address.zipCode).toMatch(/^1[0-4]\d{3}$/); // a New York State ZIP
+  });
+
   it("answers a wrong method on an existing path with 405 and Allow, and an unknown path with 404", async () => {
     const wrong = await getJson(`${url}/carrier/stations/stationcodes`, { method: "DELETE" });
     expect(wrong.status).toBe(405);
