@@ -5,7 +5,8 @@ import "reflect-metadata";
 import { parseArgs } from "node:util";
 import { type ClientService, createClientService } from "../src/clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../src/clients/secret-box";
-import { loadConfigOrExit, openConfiguredDatabase, printProblems, runCli } from "../src/cli";
+import { loadConfigOrExit, printProblems, runCli } from "../src/cli";
+import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
 

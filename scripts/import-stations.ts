@@ -4,7 +4,8 @@
 // servers pick up the new data within STATION_REFRESH_MS. Exit codes: 0 imported, 1 rejected, 2 usage.
 import "reflect-metadata";
 import { readFile } from "node:fs/promises";
-import { loadConfigOrExit, openConfiguredDatabase, printProblems, runCli } from "../src/cli";
+import { loadConfigOrExit, printProblems, runCli } from "../src/cli";
+import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
 import { createStationService } from "../src/stations/station.service";

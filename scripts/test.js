@@ -3,6 +3,8 @@
 // real processes, and the browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium
 // using a core of its own; both run after the rest, one file at a time, instead of sharing the two
 // cores with other test files. With arguments (`npm test -- test/live.test.ts`), Jest runs once with them.
+// Before any of it, the dependency check (`npm run lint:deps`, .dependency-cruiser.cjs): an import that
+// points up a layer (docs/ARCHITECTURE.md, "Layers") fails the run.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const path = require("node:path");
@@ -14,6 +16,15 @@ const jest = [
   "--expose-gc",
   path.join(__dirname, "..", "node_modules", "jest", "bin", "jest.js"),
 ];
+const root = path.join(__dirname, "..");
+// The same command as `npm run lint:deps`.
+const depcruise = [path.join(root, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs"), "src", "--config", ".dependency-cruiser.cjs"];
+const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
+if (lintDeps !== 0) {
+  console.error("npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, \"Layers\").");
+  process.exit(lintDeps);
+}
+
 const run = (args) => spawnSync(process.execPath, [...jest, ...args], { stdio: "inherit" }).status ?? 1;
 
 const args = process.argv.slice(2);

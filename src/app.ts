@@ -3,9 +3,8 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createPubSub } from "@graphql-yoga/subscription";
 import type { Config } from "./config";
-import { openConfiguredDatabase } from "./cli";
 import { AppError, ERROR_TABLE } from "./errors";
-import type { Database } from "./db/database";
+import { type Database, openConfiguredDatabase } from "./db/database";
 import { mountApollo } from "./graphql/apollo";
 import type { GraphQLContext } from "./graphql/context";
 import { createResponseCache } from "./graphql/response-cache";
@@ -33,6 +32,7 @@ import { milestoneView } from "./milestones/milestone.view";
 import { createLiveEvents } from "./live/live-events";
 import { registerSubscriptionRoutes } from "./subscriptions/subscription.routes";
 import { createSubscriptionService } from "./subscriptions/subscription.service";
+import { verifyCallback } from "./subscriptions/callback-verifier";
 import { registerStationRoutes } from "./stations/station.routes";
 import { problemSchema, stationSchema, temperatureProductsSchema } from "./stations/station.schemas";
 import { createStationService } from "./stations/station.service";
@@ -104,13 +104,12 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     clients,
     subscriptions: createSubscriptionService({
       prisma: database.prisma,
-      dispatcher: callbackAgent,
+      verifyCallback: (callback, check) => verifyCallback(callback, { ...check, dispatcher: callbackAgent }),
       allowPrivateCallbacks: config.allowPrivateCallbacks,
       enforceCheckDigit: config.awbCheckDigit === "enforce",
     }),
     milestones,
     deliveries,
-    live,
     enforceCheckDigit: config.awbCheckDigit === "enforce",
   };
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });

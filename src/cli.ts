@@ -1,6 +1,5 @@
+// Helpers for the entry points only (main.ts, worker.ts, scripts/): they print and call process.exit.
 import { type Config, ConfigError, loadConfig } from "./config";
-import { type Database, openDatabase } from "./db/database";
-import { DataDirInUseError } from "./db/data-dir-lock";
 import type { AppError } from "./errors";
 
 /** The configuration, or exit code 2 with the message naming the bad variable. */
@@ -15,22 +14,6 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv): Config {
     throw error;
   }
 }
-
-/**
- * The database the configuration names: PostgreSQL with DATABASE_URL, else the embedded one. When
- * another process holds the embedded one, fails with one line saying what to do instead (`whatInstead`).
- */
-export async function openConfiguredDatabase(config: Config, whatInstead = "stop it first"): Promise<Database> {
-  try {
-    return await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
-  } catch (error) {
-    if (error instanceof DataDirInUseError) throw new CliError(`${error.message} (a running gateway?): ${whatInstead}.`);
-    throw error;
-  }
-}
-
-/** A failure whose message is the whole story for a person at a terminal: printed alone, no stack. */
-export class CliError extends Error {}
 
 /** Prints an AppError's message and every field problem, one a line, to stderr. */
 export function printProblems(error: AppError, prefix = `${error.code}: `): void {

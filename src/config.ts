@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./delivery/backoff";
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./domain/retry-schedule";
 import { MIN_LEASE_MS, SEND_BUDGET_MS } from "./domain/delivery-timing";
 
 /** Everything the service reads from its environment. The only reader of process.env is main.ts,

@@ -1,3 +1,5 @@
+import type { FieldError } from "./domain/checker";
+
 /**
  * The one table of error codes. Each code has one HTTP status (REST), is the GraphQL
  * `extensions.code`, and has one websocket close code (graphql-ws). test/errors.test.ts pins this
@@ -32,10 +34,7 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type { FieldError } from "./domain/checker";
 
 /** The one error type the services throw; transports turn it into problem+json or a GraphQL error. */
 export class AppError extends Error {
@@ -104,3 +103,9 @@ export function toProblem(error: AppError, requestId?: string): ProblemDetails {
     ...(requestId === undefined ? {} : { requestId }),
   };
 }
+
+/**
+ * A failure whose message is the whole story for a person at a terminal (the entry points print it
+ * alone, no stack): the data folder in use, the port taken.
+ */
+export class CliError extends Error {}

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { type App, createApp } from "./app";
-import { CliError, loadConfigOrExit } from "./cli";
+import { loadConfigOrExit } from "./cli";
+import { CliError } from "./errors";
 import type { Config } from "./config";
 import { createLogger } from "./log";
 

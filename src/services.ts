@@ -2,7 +2,6 @@ import type { ClientService } from "./clients/client.service";
 import type { DeliveryService } from "./delivery/delivery.service";
 import type { MilestoneService } from "./milestones/milestone.service";
 import type { HealthService } from "./health/health.service";
-import type { LiveEvents } from "./live/live-events";
 import type { StationService } from "./stations/station.service";
 import type { SubscriptionService } from "./subscriptions/subscription.service";
 
@@ -14,8 +13,6 @@ export interface Services {
   readonly subscriptions: SubscriptionService;
   readonly milestones: MilestoneService;
   readonly deliveries: DeliveryService;
-  /** Live fan-out of milestones (in-process, or through Redis). */
-  readonly live: LiveEvents;
   /** AWB_CHECK_DIGIT=enforce */
   readonly enforceCheckDigit: boolean;
 }

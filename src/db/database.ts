@@ -4,11 +4,17 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaClient } from "../generated/prisma/client";
-import { lockDataDir } from "./data-dir-lock";
+import { Prisma as PrismaNamespace, PrismaClient } from "../generated/prisma/client";
+import { CliError } from "../errors";
+import { DataDirInUseError, lockDataDir } from "./data-dir-lock";
 import { applyPendingMigrations, readMigrationList } from "./migrations";
 
 export type Prisma = PrismaClient;
+
+/** Whether a Prisma call failed on a unique constraint (P2002): the row it would write exists already. */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof PrismaNamespace.PrismaClientKnownRequestError && error.code === "P2002";
+}
 
 /** Where the data lives: a PostgreSQL server, or the embedded PGlite in a folder ("memory://": in memory). */
 export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string };
@@ -55,6 +61,19 @@ function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverA
   }
   const pglite = new PGlite(target.dataDir);
   return { factory: new PrismaPGlite(pglite), pglite };
+}
+
+/**
+ * The database the configuration names: PostgreSQL with DATABASE_URL, else the embedded one. When
+ * another process holds the embedded one, fails with one line saying what to do instead (`whatInstead`).
+ */
+export async function openConfiguredDatabase(config: { readonly databaseUrl: string | undefined; readonly dataDir: string }, whatInstead = "stop it first"): Promise<Database> {
+  try {
+    return await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+  } catch (error) {
+    if (error instanceof DataDirInUseError) throw new CliError(`${error.message} (a running gateway?): ${whatInstead}.`);
+    throw error;
+  }
 }
 
 /** Opens the database, applies pending migrations, and returns a Prisma client over it. */

@@ -4,10 +4,10 @@ import { PGlite } from "@electric-sql/pglite";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { MigrationList } from "@prisma/schema-engine-wasm" with { "resolution-mode": "import" };
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PRISMA_DIR } from "../paths";
 import { openSchemaEngine } from "./schema-engine";
 
-/** prisma/ at the repository root, found from this file whether it runs from src/ or dist/src/. */
-export const PRISMA_DIR = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? "../../../prisma" : "../../prisma");
+export { PRISMA_DIR };
 const SCHEMA_FILE = "schema.prisma";
 const LOCK_FILE = "migration_lock.toml";
 const NO_FILTERS = { externalTables: [], externalEnums: [] };

@@ -1,8 +1,8 @@
 import type { Principal } from "../clients/client.service";
 import type { Prisma } from "../db/database";
 import { clientEventIdOf } from "../domain/event-id";
+import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { AppError, validationError } from "../errors";
-import { parseSubscriptionId, UUID_PATTERN } from "../subscriptions/subscription.service";
 
 export interface DeliveryAttemptView {
   startedAt: Date;
@@ -56,7 +56,9 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
   });
 
   async function ownSubscription(principal: Principal, subscriptionId: unknown): Promise<string> {
-    const id = parseSubscriptionId(subscriptionId);
+    const checked = checkSubscriptionId(subscriptionId);
+    if ("problem" in checked) throw validationError([checked.problem]);
+    const { id } = checked;
     const subscription = await prisma.subscription.findUnique({ where: { id }, select: { clientId: true } });
     if (!subscription || subscription.clientId !== principal.clientId) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
     return id;

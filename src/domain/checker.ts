@@ -1,4 +1,8 @@
-import type { FieldError } from "../errors";
+/** One problem of an input, under its path; `errors.ts` carries a list of them in a validation error. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
 
 /**
  * Collects every problem of a structured input under its path ("stations[3].import.contact"), so a

@@ -1,4 +1,16 @@
-import { WEEKDAYS, type OpeningDay, type Weekday } from "../stations/station.model";
+export const WEEKDAYS = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** `open`/`close` are "HH:mm" in the station's local time; `close` may be "24:00" (end of day). */
+export interface Interval {
+  open: string;
+  close: string;
+}
+
+export interface OpeningDay {
+  day: Weekday;
+  hours: Interval[];
+}
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

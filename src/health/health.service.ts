@@ -1,5 +1,4 @@
 import type { Database } from "../db/database";
-import type { LiveEvents } from "../live/live-events";
 
 export interface HealthReport {
   status: "ready" | "unavailable";
@@ -13,8 +12,17 @@ export interface HealthReport {
   redis: "up" | "down" | "not used";
 }
 
+/**
+ * What readiness needs of the live fan-out (live/live-events.ts provides it). Declared here, so the
+ * service does not depend on the websocket transport.
+ */
+export interface LiveFanOutStatus {
+  /** "up"/"down" with REDIS_URL (down: fanning out within this instance only), else "not used". */
+  redisStatus(): "up" | "down" | "not used";
+}
+
 /** Readiness: the database answers and every migration is recorded as applied. */
-export function createHealthService(database: Database, live: Pick<LiveEvents, "redisStatus">) {
+export function createHealthService(database: Database, live: LiveFanOutStatus) {
   return {
     async readiness(): Promise<HealthReport> {
       const databaseUp = await database.ping();

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent } from "undici";
-import { checkAddress } from "../domain/address-policy";
+import { checkAddress } from "./address-policy";
 
 /** Raised when a callback's address is one the service must not reach (SSRF defence). */
 export class ForbiddenAddressError extends Error {

@@ -1,3 +1,5 @@
+import type { OpeningDay } from "../domain/opening-hours";
+
 /**
  * The station object exactly as the specification's REST routes return it. Every field is present;
  * an unavailable one is null.
@@ -29,19 +31,8 @@ export interface Contact {
   handlingPhone: string | null;
 }
 
-export const WEEKDAYS = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-
-/** `open`/`close` are "HH:mm" in the station's local time; `close` may be "24:00" (end of day). */
-export interface Interval {
-  open: string;
-  close: string;
-}
-
-export interface OpeningDay {
-  day: Weekday;
-  hours: Interval[];
-}
+// Opening hours are a domain rule (domain/opening-hours.ts); the station object carries them.
+export { WEEKDAYS, type Weekday, type Interval, type OpeningDay } from "../domain/opening-hours";
 
 export interface ImportDetails {
   address: Address | null;

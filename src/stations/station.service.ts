@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
-import { PRISMA_DIR } from "../db/migrations";
+import { PRISMA_DIR } from "../paths";
 import { isIataCode } from "../domain/iata";
 import { AppError, validationError } from "../errors";
 import type { StationEntry } from "./station.snapshot";

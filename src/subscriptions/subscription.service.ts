@@ -1,11 +1,10 @@
-import type { Dispatcher } from "undici";
 import type { Principal } from "../clients/client.service";
-import type { Prisma } from "../db/database";
+import { isUniqueViolation, type Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
+import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { normaliseStates, type StateSelection, STATES_HINT } from "../domain/status";
 import { AppError, type FieldError, validationError } from "../errors";
-import { Prisma as P } from "../generated/prisma/client";
-import { parseCallbackUrl, verifyCallback } from "./callback-verifier";
+import { parseCallbackUrl } from "./callback-verifier";
 
 export interface Subscription {
   id: string;
@@ -31,23 +30,29 @@ export interface SubscriptionPage {
   nextCursor: string | null;
 }
 
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 export const MAX_PAGE_SIZE = 200;
 
 type Row = { id: string; awb: string; callback: string; states: string[]; createdAt: Date; updatedAt: Date };
 const toSubscription = (row: Row): Subscription => ({ ...row, states: row.states as unknown as StateSelection });
 
 export function parseSubscriptionId(value: unknown, field = "subscriptionId"): string {
-  if (typeof value !== "string" || !UUID_PATTERN.test(value)) throw validationError([{ field, message: `must be a subscription id (a UUID), got ${JSON.stringify(value)}` }]);
-  return value.toLowerCase();
+  const checked = checkSubscriptionId(value, field);
+  if ("problem" in checked) throw validationError([checked.problem]);
+  return checked.id;
 }
+
+/**
+ * Checks that the service can deliver to a callback (CONTRACT §2, §5) and throws the AppError that
+ * says why not. app.ts binds it to the outbound HTTP client (callback-verifier.ts over the guarded agent).
+ */
+export type CallbackVerifier = (callback: string, check: { prefixes: readonly string[]; allowPrivate: boolean }) => Promise<unknown>;
 
 /**
  * Subscriptions: one client's interest in one AWB's milestones, delivered to one callback. Every
  * operation is scoped to the calling client; another client's subscription is "not found".
  */
-export function createSubscriptionService(deps: { prisma: Prisma; dispatcher: Dispatcher; allowPrivateCallbacks: boolean; enforceCheckDigit: boolean }) {
-  const { prisma, dispatcher, allowPrivateCallbacks, enforceCheckDigit } = deps;
+export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback: CallbackVerifier; allowPrivateCallbacks: boolean; enforceCheckDigit: boolean }) {
+  const { prisma, verifyCallback, allowPrivateCallbacks, enforceCheckDigit } = deps;
 
   /** Field-level validation of an input, all problems at once (400). */
   function validate(input: SubscriptionInput): { awb: string; callback: string; states: StateSelection } {
@@ -92,7 +97,7 @@ export function createSubscriptionService(deps: { prisma: Prisma; dispatcher: Di
     try {
       return await work();
     } catch (error) {
-      if (error instanceof P.PrismaClientKnownRequestError && error.code === "P2002") await rejectDuplicate(principal, awb, callback);
+      if (isUniqueViolation(error)) await rejectDuplicate(principal, awb, callback);
       throw error;
     }
   }
@@ -108,7 +113,7 @@ export function createSubscriptionService(deps: { prisma: Prisma; dispatcher: Di
       if (count >= principal.maxSubscriptions) {
         throw new AppError("SUBSCRIPTION_LIMIT_REACHED", `This client has ${count} subscriptions, its limit; delete some first`, { extensions: { limit: principal.maxSubscriptions } });
       }
-      await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks, dispatcher });
+      await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
       const row = await duplicateOnRace(
         () => prisma.subscription.create({ data: { clientId: principal.clientId, awb, callback, states: [...states] } }),
         principal,
@@ -171,7 +176,7 @@ export function createSubscriptionService(deps: { prisma: Prisma; dispatcher: Di
       const callback = parseCallbackUrl(raw).href;
       const current = await findOwn(principal, subscriptionId);
       await rejectDuplicate(principal, awb, callback, subscriptionId);
-      if (callback !== current.callback) await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks, dispatcher });
+      if (callback !== current.callback) await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
       const row = await duplicateOnRace(
         () => prisma.subscription.update({ where: { id: subscriptionId }, data: { awb, callback, states: [...states] } }),
         principal,

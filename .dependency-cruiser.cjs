@@ -1,0 +1,114 @@
+// Dependencies point down (docs/ARCHITECTURE.md, "Layers"):
+//   transports (http/, graphql/, live/, web/, */*.routes.ts, */*.resolver.ts)
+//     → services (*/*.service.ts, */*.store.ts, services.ts)
+//       → domain/ (pure rules, no I/O) and db/
+// `npm run lint:deps` checks it; `npm test` runs it first.
+
+/** The transports: what only app.ts (and other transports) may import. */
+const TRANSPORTS = [
+  "^src/http/",
+  "^src/web/",
+  "^src/graphql/apollo",
+  "^src/live/",
+  "\\.routes\\.ts$",
+  "\\.resolver\\.ts$",
+];
+/** The service layer: a feature's operations and its storage, and the bag of them the transports get. */
+const SERVICES = ["\\.service\\.ts$", "\\.store\\.ts$", "^src/services\\.ts$"];
+/** Packages that do I/O or belong to a transport or to the database driver. */
+const IO_PACKAGES = "(^|/)node_modules/(undici|pg|pg-[^/]+|@prisma|prisma|@electric-sql|pglite-prisma-adapter|fastify|@fastify|ws|graphql-ws|ioredis|@apollo|@as-integrations)/";
+/** Node built-ins that do I/O. */
+const IO_BUILTINS = "^(node:)?(net|http|https|http2|tls|dgram|dns|dns/promises|child_process|cluster|worker_threads|fs|fs/promises)$";
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "domain-imports-only-domain",
+      comment: "domain/ is pure rules: it imports nothing from src outside domain/ (not a feature, not errors.ts, not db/).",
+      severity: "error",
+      from: { path: "^src/domain/" },
+      to: { path: "^src/", pathNot: "^src/domain/" },
+    },
+    {
+      name: "domain-does-no-io",
+      comment: "domain/ does no I/O: no network, file system, database, HTTP or websocket package.",
+      severity: "error",
+      from: { path: "^src/domain/" },
+      to: { path: [IO_PACKAGES, IO_BUILTINS] },
+    },
+    {
+      name: "services-do-not-import-transports",
+      comment: "A service or store knows nothing of Fastify, Apollo, ws or the live fan-out: it never imports routes, resolvers or a transport (depend on an interface declared in the service instead).",
+      severity: "error",
+      from: { path: SERVICES },
+      to: { path: TRANSPORTS },
+    },
+    {
+      name: "services-do-not-do-http-or-use-generated-prisma",
+      comment: "A service takes its HTTP client as an injected function and uses the project's own types (db/database.ts), not undici, fastify, ws or src/generated/ (stores may use Prisma's generated types).",
+      severity: "error",
+      from: { path: "\\.service\\.ts$" },
+      to: { path: ["(^|/)node_modules/(undici|fastify|@fastify|ws|graphql-ws|@apollo|@prisma|pg)/", "^src/generated/"] },
+    },
+    {
+      name: "services-do-not-take-rules-from-other-services",
+      comment: "A rule two services share belongs in domain/; a service may import another one's types only.",
+      severity: "error",
+      from: { path: "^src/([^/]+)/[^/]+\\.service\\.ts$" },
+      to: { path: "\\.service\\.ts$", pathNot: "^src/$1/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "services-do-not-import-migrations",
+      comment: "Migrations and the schema engine are for db/, app start and scripts/; a service gets what it needs from db/database.ts or src/paths.ts.",
+      severity: "error",
+      from: { path: SERVICES },
+      to: { path: "^src/db/(migrations|schema-engine)\\.ts$" },
+    },
+    {
+      name: "only-entry-points-import-cli",
+      comment: "cli.ts prints and calls process.exit: only the entry points (main.ts, worker.ts) import it.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/(main|worker|cli)\\.ts$" },
+      to: { path: "^src/cli\\.ts$" },
+    },
+    {
+      name: "src-does-not-import-scripts-or-tests",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(scripts|test)/" },
+    },
+    {
+      name: "config-imports-only-builtins-and-domain",
+      comment: "config.ts is the one parser of configuration: node built-ins and domain/ rules only.",
+      severity: "error",
+      from: { path: "^src/config\\.ts$" },
+      to: { pathNot: "^src/domain/", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "no-circular",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "An import that does not resolve would hide a dependency from these rules.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // Prisma's generated client is a dependency to check, not code to check.
+    doNotFollow: { path: ["node_modules", "^src/generated/"] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".cjs", ".mjs", ".json", ".d.ts"],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
