@@ -78,7 +78,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
   // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
   const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
-  const live = createLiveEvents({ redisUrl: config.redisUrl, log, maxQueuedEvents: config.liveMaxQueuedEvents });
+  const live = createLiveEvents({ redisUrl: config.redisUrl, log });
   const deliveryStore = createDeliveryStore(database.sql);
   const metrics = createDeliveryMetrics(deliveryStore);
   let worker: RunningDeliveryWorker | undefined;
@@ -158,11 +158,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       ...(websocket ? { websocket } : {}),
     };
   };
-  const streams = createAwbStreams({
-    live,
-    store: { heads: milestones.heads, after: async (awb, position, limit) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView) },
-    log,
-  });
+  /** One AWB's stored events after a position, as live subscribers see them (streams and catch-ups). */
+  const readAfter = async (awb: string, position: number, limit: number) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView);
+  const streams = createAwbStreams({ live, store: { heads: milestones.heads, after: readAfter }, log });
 
   let websocketSeq = 0;
   const websocket = attachGraphQLWebsocket({
@@ -197,7 +195,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       if (!status.scopes.has("events:read")) return { ok: false, code: ERROR_TABLE.INSUFFICIENT_SCOPE.close, reason: "The API key no longer has the events:read scope" };
       return "valid";
     },
-    live: { streams, readAfter: async (awb, position, limit) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView), maxQueuedEvents: config.liveMaxQueuedEvents },
+    live: { streams, readAfter, maxQueuedEvents: config.liveMaxQueuedEvents },
   });
   registerLiveMetrics(metrics.registry, { sockets: websocket.socketCount, subscriptions: websocket.subscriptionCount, streams: () => streams.size, executions: websocket.liveExecutions });
   const apollo = await mountApollo({

@@ -165,9 +165,14 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
     expect((await ingest(a.url, "MAD")).status).toBe(202);
     await until(() => onA.events.includes("MAD"), { what: "A's own event after LHR" });
     expect(onA.events.slice(-2)).toEqual(["LHR", "MAD"]);
+    // The last event of the AWB lost while Redis is away: no later one will reveal it…
+    expect((await ingest(b.url, "CDG")).status).toBe(202);
 
     await redis.start();
     await until(async () => (await getJson(`${a.url}/readyz`)).body.redis === "up" && (await getJson(`${b.url}/readyz`)).body.redis === "up", { what: "both see Redis again", timeoutMs: 30_000 });
+    // …so A's streams read their heads again when Redis is back, and A's subscriber gets it unasked.
+    await until(() => onA.events.includes("CDG"), { what: "the event lost during the outage, after the resync" });
+    expect(onA.events.slice(-3)).toEqual(["LHR", "MAD", "CDG"]);
     await until(async () => {
       await ingest(b.url, "JFK");
       return onA.events.includes("JFK");

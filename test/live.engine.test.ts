@@ -203,10 +203,17 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       // A second milestone service on the same database that stores without publishing, and a
       // fan-out this test drives by hand: it publishes stored events scrambled, one never.
       const quiet = createMilestoneService({ prisma: app.database.prisma, onCommitted: () => {} });
-      const live = createLiveEvents({ redisUrl: undefined, log: silentLogger, maxQueuedEvents: 100 });
+      const live = createLiveEvents({ redisUrl: undefined, log: silentLogger });
+      let reads = 0;
       const streams = createAwbStreams({
         live,
-        store: { heads: quiet.heads, after: async (awb, position, limit) => (await quiet.after(awb, BigInt(position), limit)).map(milestoneView) },
+        store: {
+          heads: quiet.heads,
+          after: async (awb, position, limit) => {
+            reads++;
+            return (await quiet.after(awb, BigInt(position), limit)).map(milestoneView);
+          },
+        },
         log: silentLogger,
       });
       disposers.add(() => streams.close());
@@ -214,6 +221,10 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       const got: number[] = [];
       streams.join(awb, { started: () => {}, next: (_event: LiveMilestone, position: number) => void got.push(position) });
       await new Promise((r) => setTimeout(r, 50)); // the stream reads its head (0) first
+      // An event the database does not have (another environment's, an older version's): once a fill
+      // has read past it, it is dropped instead of keeping the stream reading forever.
+      live.publish([{ eventId: "ghost", clientEventId: null, sequence: "99", awb, state: "RCS", timestamp: new Date().toISOString(), toaTimestamp: null, receivedAt: new Date().toISOString(), station: null, flight: null }]);
+      await new Promise((r) => setTimeout(r, 200));
       const stored = await Promise.all([1, 2, 3, 4].map((i) => quiet.ingest([{ eventId: `scrambled-${awb}-${i}`, awb, state: "RCS", occurredAt: new Date(), toaTimestamp: null, station: null, flight: null }])));
       expect(stored).toHaveLength(4);
       const views = (await quiet.after(awb, 0n, 10)).map(milestoneView);
@@ -225,6 +236,11 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       // views[1] is never published: the stream fills the hole from the database.
       await until(() => got.length === 4, { what: "all four in order" });
       expect(got).toEqual([1, 2, 3, 4]);
+      // Nothing left waiting: the stream stops reading (it would read every 50 ms while the ghost waited).
+      await new Promise((r) => setTimeout(r, 200));
+      const settled = reads;
+      await new Promise((r) => setTimeout(r, 400));
+      expect(reads).toBe(settled);
     });
 
     it("keeps the websockets of a key that is over its HTTP rate limit, and closes a revoked key's within the re-check period", async () => {

@@ -51,9 +51,6 @@ export function startDeliveryWorker(deps: { config: Config; store: DeliveryStore
   return {
     ...worker,
     handoff: worker.handoff,
-    get load() {
-      return worker.load;
-    },
     wakeups: () => (listener === undefined ? "not used" : listener.connected() ? "listening" : "reconnecting"),
     async stop() {
       await listener?.close();

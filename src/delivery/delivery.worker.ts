@@ -360,10 +360,6 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       })().finally(() => (stopping = undefined));
       return stopping;
     },
-    /** Sends in flight and deliveries claimed but not yet started. */
-    get load(): { inFlight: number; queued: number; unrecorded: number } {
-      return { inFlight: counts.inFlight, queued: counts.queued, unrecorded: unrecorded.length };
-    },
   };
 }
 

@@ -1,28 +1,14 @@
 import { setMaxListeners } from "node:events";
 import Redis from "ioredis";
 import type { Logger } from "pino";
+import type { MilestoneView } from "../milestones/milestone.view";
 
-/** A milestone as live subscribers receive it: plain JSON, so it crosses Redis unchanged. */
-export interface LiveMilestone {
-  eventId: string;
-  /** The eventId the ingesting caller gave, or null. */
-  clientEventId: string | null;
-  /** Decimal string of the event's sequence number (bigint). */
-  sequence: string;
-  awb: string;
-  state: string;
-  timestamp: string;
-  toaTimestamp: string | null;
-  receivedAt: string;
-  station: string | null;
-  flight: string | null;
-}
+/** A milestone as live subscribers receive it: the same view REST shows (plain JSON, so it crosses Redis unchanged). */
+export type LiveMilestone = MilestoneView;
 
 export interface LiveEvents {
   /** "up"/"down" with REDIS_URL (down: fanning out within this instance only), else "not used". */
   redisStatus(): "up" | "down" | "not used";
-  /** Matching events one subscription may have waiting to be sent before it is cut off as a slow consumer. */
-  readonly maxQueuedEvents: number;
   /**
    * Listens for milestone batches; returns the function that stops listening. The listener runs
    * synchronously on publish, so a subscriber controls its own buffering (and can detect that it lags).
@@ -48,14 +34,13 @@ export interface LiveEvents {
  * while Redis is down: a message queued then and sent after recovery would reach local subscribers
  * twice, once directly and once as Redis's echo.
  */
-export function createLiveEvents({ redisUrl, log, maxQueuedEvents }: { redisUrl: string | undefined; log: Logger; maxQueuedEvents: number }): LiveEvents {
+export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefined; log: Logger }): LiveEvents {
   const local = new EventTarget();
   // One listener per live subscription: thousands are expected, not a leak.
   setMaxListeners(0, local);
   const dispatch = (events: LiveMilestone[]) => void local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
   const reconnectListeners = new Set<() => void>();
   const base = {
-    maxQueuedEvents,
     listen(listener: (events: LiveMilestone[]) => void) {
       // EventTarget reports a throwing listener as an uncaught exception, which would end the
       // process: one subscriber's failure is logged here instead.

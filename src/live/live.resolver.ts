@@ -43,22 +43,6 @@ async function watch(ctx: GraphQLContext, awbs: readonly string[], states: reado
   return new LiveFeed({ awbs: [...new Set(awbs)], states: wantedStates(states), after });
 }
 
-const toType = (e: LiveMilestone): StatusEventType =>
-  new StatusEventType({
-    id: e.eventId,
-    seq: 0n,
-    position: BigInt(e.sequence),
-    // An instance of an older version publishes events without the field (a rolling upgrade).
-    dedupeKey: e.clientEventId == null ? "" : `id:${e.clientEventId}`,
-    awb: e.awb,
-    state: e.state,
-    occurredAt: new Date(e.timestamp),
-    receivedAt: new Date(e.receivedAt),
-    toaTimestamp: e.toaTimestamp === null ? null : new Date(e.toaTimestamp),
-    station: e.station,
-    flight: e.flight,
-  });
-
 type Data = SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>;
 
 @Resolver()
@@ -77,7 +61,7 @@ export class LiveResolver {
     @Arg("states", () => [StatusCode], { nullable: true }) _states?: StatusCode[] | null,
     @Arg("after", () => String, { nullable: true }) _after?: string | null,
   ): StatusEventType {
-    return toType(event);
+    return StatusEventType.fromView(event);
   }
 
   @Subscription(() => StatusEventType, {
@@ -101,6 +85,6 @@ export class LiveResolver {
     @Arg("states", () => [StatusCode], { nullable: true }) _states?: StatusCode[] | null,
     @Arg("after", () => [StreamPositionInput], { nullable: true }) _after?: StreamPositionInput[] | null,
   ): StatusEventType {
-    return toType(event);
+    return StatusEventType.fromView(event);
   }
 }

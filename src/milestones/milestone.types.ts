@@ -2,6 +2,7 @@ import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { StatusCode } from "../subscriptions/subscription.types";
 import { clientEventIdOf } from "../domain/event-id";
 import type { StoredMilestone } from "./milestone.service";
+import type { MilestoneView } from "./milestone.view";
 
 @ObjectType("StatusEvent", { description: "A stored milestone of an AWB." })
 export class StatusEventType {
@@ -16,6 +17,24 @@ export class StatusEventType {
     this.receivedAt = e.receivedAt;
     this.station = e.station;
     this.flight = e.flight;
+  }
+
+  /** From the view live events carry (the same fields, as JSON). */
+  static fromView(v: MilestoneView): StatusEventType {
+    const type = Object.create(StatusEventType.prototype) as StatusEventType;
+    Object.assign(type, {
+      eventId: v.eventId,
+      clientEventId: v.clientEventId ?? null, // absent from an older instance's publishes (rolling upgrade)
+      sequence: v.sequence,
+      awb: v.awb,
+      state: v.state as StatusCode,
+      timestamp: new Date(v.timestamp),
+      toaTimestamp: v.toaTimestamp === null ? null : new Date(v.toaTimestamp),
+      receivedAt: new Date(v.receivedAt),
+      station: v.station,
+      flight: v.flight,
+    });
+    return type;
   }
 
   @Field(() => ID, { description: "The gateway's id of the stored event." }) eventId: string;
