@@ -7,7 +7,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { request } from "undici";
 import { notificationBody } from "../../src/delivery/notification";
-import { startGateway, startProcess } from "./harness";
+import { metricsOf, startGateway, startProcess } from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const RECEIVER = path.resolve(__dirname, "receiver.js");
@@ -26,16 +26,6 @@ const awbFor = (i: number) => {
 };
 const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function metricsOf(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return new Map(
-    text
-      .split("\n")
-      .filter((l) => l !== "" && !l.startsWith("#"))
-      .map((l) => [l.slice(0, l.lastIndexOf(" ")), Number(l.slice(l.lastIndexOf(" ") + 1))]),
-  );
-}
 
 /** The bare loop in its own process: the time it takes to sign and POST these bodies. */
 async function bareRate(callback: string, deliveries: Array<{ id: string; payload: string }>): Promise<number> {

@@ -80,3 +80,14 @@ export async function load(
 export function ratio(measured: Result, baseline: Result): string {
   return (measured.requestsPerSecond / baseline.requestsPerSecond).toFixed(2);
 }
+
+/** The gateway's /metrics as name{labels} → value. */
+export async function metricsOf(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return new Map(
+    text
+      .split("\n")
+      .filter((l) => l !== "" && !l.startsWith("#"))
+      .map((l) => [l.slice(0, l.lastIndexOf(" ")), Number(l.slice(l.lastIndexOf(" ") + 1))]),
+  );
+}

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import WebSocket from "ws";
-import { startGateway, startProcess } from "./harness";
+import { metricsOf, startGateway, startProcess } from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const BASELINE = path.resolve(__dirname, "bare-ws-server.js");
@@ -59,10 +59,7 @@ function receipts(sockets: WebSocket[]) {
   };
 }
 
-async function gatewayMetric(url: string, name: string): Promise<number> {
-  const line = (await (await fetch(`${url}/metrics`)).text()).split("\n").find((l) => l.startsWith(`${name} `));
-  return Number(line?.split(" ")[1] ?? NaN);
-}
+const gatewayMetric = async (url: string, name: string) => (await metricsOf(url)).get(name) ?? NaN;
 
 async function main(): Promise<void> {
   console.log(`bench:live — ${HOT} sockets on one hot AWB; then with ${IDLE_SOCKETS * PER_IDLE_SOCKET} idle subscriptions on other AWBs; p99 = median of ${ROUNDS} events`);

@@ -14,6 +14,7 @@ import {
 import { CloseCode, type Context as WsContext, handleProtocols, makeServer } from "graphql-ws";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
+import { groupBy } from "../domain/group-by";
 import { AppError, ERROR_TABLE } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
@@ -271,13 +272,15 @@ export function attachGraphQLWebsocket(options: {
   const patrol = setInterval(() => {
     if (patrolling) return;
     patrolling = true;
-    const byKey = new Map<string, WebSocket[]>();
-    for (const [socket, state] of states) if (state.keyId !== undefined) byKey.set(state.keyId, [...(byKey.get(state.keyId) ?? []), socket]);
+    const byKey = groupBy(
+      [...states].filter(([, state]) => state.keyId !== undefined),
+      ([, state]) => state.keyId!,
+    );
     void Promise.all(
       [...byKey].map(async ([keyId, sockets]) => {
         try {
           const verdict = await recheck(keyId);
-          if (verdict !== "valid" && !verdict.ok) for (const socket of sockets) socket.close(verdict.code, verdict.reason);
+          if (verdict !== "valid" && !verdict.ok) for (const [socket] of sockets) socket.close(verdict.code, verdict.reason);
         } catch (error) {
           log.debug({ err: error }, "re-checking a websocket key failed; its sockets stay open");
         }

@@ -2,6 +2,7 @@ import { sqlStateOf } from "../db/availability";
 import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
 import { clientEventIdOf } from "../domain/event-id";
+import { groupBy } from "../domain/group-by";
 import { matchesState } from "../domain/status";
 import { AppError, validationError } from "../errors";
 import { randomUUID } from "node:crypto";
@@ -72,8 +73,7 @@ export function createMilestoneService({
 
           const awbs = [...new Set(created.map((c) => c.awb))];
           const subscriptions = awbs.length === 0 ? [] : await tx.subscription.findMany({ where: { awb: { in: awbs } }, select: { id: true, clientId: true, callback: true, states: true, awb: true } });
-          const byAwb = new Map<string, typeof subscriptions>();
-          for (const s of subscriptions) byAwb.set(s.awb, [...(byAwb.get(s.awb) ?? []), s]);
+          const byAwb = groupBy(subscriptions, (s) => s.awb);
 
           const deliveries: NewDelivery[] = [];
           const results: IngestResult[] = keys.map((key) => {

@@ -1,4 +1,5 @@
 import type { Prisma } from "../db/database";
+import { groupBy } from "../domain/group-by";
 
 /** A milestone as stored. */
 export interface StoredMilestone {
@@ -98,9 +99,8 @@ export function createMilestoneStore(prisma: Prisma) {
       // ON CONFLICT skips a row whose key another transaction (on another AWB, so not serialised
       // with this one by the stream lock) stored after this statement's snapshot. That would leave a
       // hole in this AWB's positions: refuse, so the caller retries with the key then visible.
-      const byAwb = new Map<string, bigint[]>();
-      for (const c of created) byAwb.set(c.awb, [...(byAwb.get(c.awb) ?? []), BigInt(c.position)]);
-      for (const [awb, positions] of byAwb) {
+      for (const [awb, rows] of groupBy(created, (c) => c.awb)) {
+        const positions = rows.map((c) => BigInt(c.position));
         positions.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         const head = heads.get(awb) ?? 0n;
         if (positions.some((p, i) => p !== head + BigInt(i + 1))) throw new PositionConflict(awb);
