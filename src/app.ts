@@ -26,6 +26,7 @@ import { startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryService } from "./delivery/delivery.service";
 import { createDeliveryStore } from "./delivery/delivery.store";
 import type { RunningDeliveryWorker } from "./delivery/delivery.runtime";
+import { registerDeliveryRoutes } from "./delivery/delivery.routes";
 import { registerMilestoneRoutes } from "./milestones/milestone.routes";
 import { createMilestoneService } from "./milestones/milestone.service";
 import { milestoneView } from "./milestones/milestone.view";
@@ -121,11 +122,11 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   registerStationRoutes(http, { stations, carrier: config.carrierSegment });
   registerMilestoneRoutes(http, {
     milestones,
-    deliveries,
     carrier: config.carrierSegment,
     enforceCheckDigit: config.awbCheckDigit === "enforce",
     authenticate: (request) => authenticateHeader(request.headers.authorization),
   });
+  registerDeliveryRoutes(http, { deliveries, carrier: config.carrierSegment, authenticate: (request) => authenticateHeader(request.headers.authorization) });
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });
   http.get("/metrics", { schema: { hide: true } }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));

@@ -2,14 +2,15 @@ import "reflect-metadata";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { type GraphQLSchema, lexicographicSortSchema, printSchema } from "graphql";
 import { buildSchema, type PubSub } from "type-graphql";
-import { AdminResolver } from "../clients/admin.resolver";
+import { ClientResolver } from "../clients/client.resolver";
 import { HealthResolver } from "../health/health.resolver";
 import { LiveResolver } from "../live/live.resolver";
 import { MilestoneResolver } from "../milestones/milestone.resolver";
+import { DeliveryResolver } from "../delivery/delivery.resolver";
 import { StationResolver } from "../stations/station.resolver";
 import { SubscriptionResolver } from "../subscriptions/subscription.resolver";
 
-const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, MilestoneResolver, LiveResolver, AdminResolver] as const;
+const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, MilestoneResolver, DeliveryResolver, LiveResolver, ClientResolver] as const;
 
 export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });

@@ -1,6 +1,6 @@
 import { Ctx, Query, Resolver } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context";
-import { Health } from "./health.type";
+import { Health } from "./health.types";
 
 @Resolver()
 export class HealthResolver {

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { type Principal, requireScope } from "../clients/client.service";
-import type { DeliveryService } from "../delivery/delivery.service";
 import type { MilestoneService } from "./milestone.service";
 import { parseMilestones } from "./milestone.validate";
 import { milestoneView } from "./milestone.view";
@@ -30,13 +29,12 @@ const ingestResult = {
     matchedSubscriptions: { type: "integer" },
   },
 };
-const subscriptionIdParam = { type: "object", required: ["id"], properties: { id: { type: "string", format: "uuid", description: "The subscription's id" } } };
 
 export function registerMilestoneRoutes(
   app: FastifyInstance,
-  deps: { milestones: MilestoneService; deliveries: DeliveryService; carrier: string; enforceCheckDigit: boolean; authenticate: (request: FastifyRequest) => Promise<Principal | null> },
+  deps: { milestones: MilestoneService; carrier: string; enforceCheckDigit: boolean; authenticate: (request: FastifyRequest) => Promise<Principal | null> },
 ): void {
-  const { milestones, deliveries, carrier, enforceCheckDigit, authenticate } = deps;
+  const { milestones, carrier, enforceCheckDigit, authenticate } = deps;
   const base = `/${carrier}/handling/shipment`;
 
   app.post(`${base}/events`, {
@@ -61,40 +59,5 @@ export function registerMilestoneRoutes(
   }, async (request) => {
     requireScope(await authenticate(request), "events:read", "subscriptions");
     return (await milestones.history(request.query.awb)).map(milestoneView);
-  });
-
-  app.get<{ Params: { id: string }; Querystring: { status?: string; first?: string } }>(`${base}/subscribe/:id/deliveries`, {
-    schema: {
-      tags: ["deliveries"], security, summary: "A subscription's deliveries with their attempts, newest first",
-      params: subscriptionIdParam,
-      querystring: { type: "object", properties: { status: { type: "string", enum: ["PENDING", "DELIVERED", "DEAD"] }, first: { type: "integer", minimum: 1, maximum: 200, default: 50 } } },
-    },
-  }, async (request) => {
-    const principal = requireScope(await authenticate(request), "subscriptions");
-    const first = request.query.first === undefined ? 50 : Number(request.query.first);
-    return deliveries.listForSubscription(principal, request.params.id, { status: request.query.status, first });
-  });
-
-  app.post<{ Params: { id: string }; Querystring: { from?: string; to?: string } }>(`${base}/subscribe/:id/redeliver`, {
-    schema: {
-      tags: ["deliveries"], security, summary: "Requeue every dead delivery of a subscription, optionally created in [from, to)",
-      params: subscriptionIdParam,
-      querystring: { type: "object", properties: { from: { type: "string", format: "date-time", description: "Created at or after" }, to: { type: "string", format: "date-time", description: "Created before" } } },
-      response: { 200: { type: "object", properties: { requeued: { type: "integer" } } }, 401: problem, 403: problem, 404: problem },
-    },
-  }, async (request) => {
-    const principal = requireScope(await authenticate(request), "subscriptions");
-    return { requeued: await deliveries.redeliverDead(principal, request.params.id, request.query) };
-  });
-
-  app.post<{ Params: { deliveryId: string } }>(`${base}/deliveries/:deliveryId/redeliver`, {
-    schema: {
-      tags: ["deliveries"], security, summary: "Send one dead or delivered notification again (same webhook-id)",
-      params: { type: "object", required: ["deliveryId"], properties: { deliveryId: { type: "string", format: "uuid", description: "The delivery's id (its webhook-id)" } } },
-      response: { 401: problem, 403: problem, 404: problem },
-    },
-  }, async (request) => {
-    const principal = requireScope(await authenticate(request), "subscriptions");
-    return deliveries.redeliver(principal, request.params.deliveryId);
   });
 }

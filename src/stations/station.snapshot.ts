@@ -1,5 +1,5 @@
-import type { Address, Contact, OpeningDay, ProductHandling, Station, StationRecord, TemperatureProducts } from "./station.model";
-import { unavailableProduct } from "./station.model";
+import type { Address, Contact, OpeningDay, ProductHandling, Station, StationRecord, TemperatureProducts } from "./station.view";
+import { unavailableProduct } from "./station.view";
 
 /** The station as GraphQL sees it: the REST object plus its time zone and products. */
 export type StationView = Station & { timeZone: string | null; temperatureProducts: TemperatureProducts };

@@ -1,6 +1,6 @@
 import type { Prisma } from "../db/database";
 import type { Prisma as P } from "../generated/prisma/client";
-import type { StationRecord } from "./station.model";
+import type { StationRecord } from "./station.view";
 
 /** Serialises station imports across every instance sharing the database (an arbitrary constant). */
 const IMPORT_LOCK_KEY = 7_310_001;

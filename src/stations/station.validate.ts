@@ -2,7 +2,7 @@ import { Checker, join } from "../domain/checker";
 import type { FieldError } from "../errors";
 import { isValidTimeZone } from "../domain/opening-hours";
 import { IATA_CODE_PATTERN } from "../domain/iata";
-import { WEEKDAYS, type StationRecord } from "./station.model";
+import { WEEKDAYS, type StationRecord } from "./station.view";
 
 const STATION_KEYS = ["code", "name", "freighterHandling", "passengerAircraftHandling", "truckHandling", "countryShort", "countryLong", "timeZone", "import", "export", "temperatureProducts"] as const;
 const ADDRESS_KEYS = ["street", "streetNo", "building", "zipCode", "city"] as const;

@@ -3,7 +3,8 @@ import { type Principal, requireScope } from "../clients/client.service";
 import type { Scope } from "../clients/credentials";
 import { validationError } from "../errors";
 import type { SubscriptionService } from "./subscription.service";
-import { readSubscriptionBody, toRest } from "./subscription.rest";
+import { readSubscriptionBody } from "./subscription.validate";
+import { subscriptionView } from "./subscription.view";
 
 const tags: readonly string[] = ["subscriptions"];
 const problem = { $ref: "Problem#" };
@@ -34,7 +35,7 @@ export function registerSubscriptionRoutes(
     const principal = await caller(request);
     const { input } = readSubscriptionBody(request.body, { withId: false });
     const created = await subscriptions.create(principal, input);
-    return reply.code(201).header("location", `${base}/${created.id}`).send(toRest(created));
+    return reply.code(201).header("location", `${base}/${created.id}`).send(subscriptionView(created));
   });
 
   app.get<{ Querystring: Record<string, unknown> }>(base, {
@@ -52,12 +53,12 @@ export function registerSubscriptionRoutes(
       items.push(...page.items);
       after = page.nextCursor;
     } while (after);
-    return items.map(toRest);
+    return items.map(subscriptionView);
   });
 
   app.get<{ Params: { id: string } }>(`${base}/:id`, { schema: { tags, security, summary: "One subscription", params: idParam, response: { 200: subscription, 400: problem, 401: problem, 404: problem } } }, async (request) => {
     const principal = await caller(request);
-    return toRest(await subscriptions.get(principal, request.params.id));
+    return subscriptionView(await subscriptions.get(principal, request.params.id));
   });
 
   app.put<{ Params: { id: string } }>(`${base}/:id`, { schema: { tags, security, summary: "Replace a subscription", params: idParam, body, response: { 200: subscription, 400: problem, 404: problem, 409: problem, 422: problem, 424: problem } } }, async (request) => {
@@ -66,7 +67,7 @@ export function registerSubscriptionRoutes(
     if (subscriptionId !== undefined && subscriptionId !== request.params.id) {
       throw validationError([{ field: "subscriptionId", message: `differs from the id in the path (${request.params.id})` }]);
     }
-    return toRest(await subscriptions.update(principal, request.params.id, input));
+    return subscriptionView(await subscriptions.update(principal, request.params.id, input));
   });
 
   app.delete<{ Params: { id: string } }>(`${base}/:id`, { schema: { tags, security, summary: "Delete a subscription", params: idParam, response: { 204: { type: "null" }, 400: problem, 404: problem } } }, async (request, reply) => {

@@ -1,11 +1,6 @@
-import { formatStates, splitStatesString, STATES_HINT } from "../domain/status";
+import { splitStatesString, STATES_HINT } from "../domain/status";
 import { type FieldError, validationError } from "../errors";
-import type { Subscription, SubscriptionInput } from "./subscription.service";
-
-/** The REST representation (CONTRACT §1): `States` as one canonical string. */
-export function toRest(s: Subscription): { subscriptionId: string; AWB: string; Callback: string; States: string } {
-  return { subscriptionId: s.id, AWB: s.awb, Callback: s.callback, States: formatStates(s.states) };
-}
+import type { SubscriptionInput } from "./subscription.service";
 
 const SPELLINGS = { awb: ["awb", "AWB"], callback: ["callback", "Callback"], states: ["states", "States"] } as const;
 

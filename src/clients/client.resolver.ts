@@ -2,11 +2,11 @@ import { GraphQLJSON } from "graphql-scalars";
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context";
 import { requireScope } from "./client.service";
-import { ApiClientType, CreatedClientType, IssuedApiKeyType, StationImportResultType } from "./admin.types";
+import { ApiClientType, CreatedClientType, IssuedApiKeyType, StationImportResultType } from "./client.types";
 
 /** Operations for the carrier's operators (scope `admin`); the admin command line does the same. */
 @Resolver()
-export class AdminResolver {
+export class ClientResolver {
   @Query(() => [ApiClientType], { description: "admin: every client and its keys (never the keys themselves)." })
   async clients(@Ctx() ctx: GraphQLContext): Promise<ApiClientType[]> {
     requireScope(await ctx.auth(), "admin");

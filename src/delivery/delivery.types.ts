@@ -1,0 +1,26 @@
+import { Field, ID, Int, ObjectType } from "type-graphql";
+
+@ObjectType("DeliveryAttempt")
+export class DeliveryAttemptType {
+  @Field() startedAt!: Date;
+  @Field(() => Int) durationMs!: number;
+  @Field(() => Int, { nullable: true }) statusCode!: number | null;
+  @Field(() => String, { nullable: true }) error!: string | null;
+}
+
+@ObjectType("Delivery", { description: "One notification of one milestone to one subscription's callback; deliveryId is the webhook-id." })
+export class DeliveryType {
+  @Field(() => ID) deliveryId!: string;
+  @Field(() => ID, { nullable: true }) subscriptionId!: string | null;
+  @Field(() => ID) eventId!: string;
+  @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave, or null." }) clientEventId!: string | null;
+  @Field() callback!: string;
+  @Field({ description: "PENDING, DELIVERED or DEAD" }) status!: string;
+  @Field(() => Int) attemptCount!: number;
+  @Field(() => Date, { nullable: true }) nextAttemptAt!: Date | null;
+  @Field(() => String, { nullable: true }) lastError!: string | null;
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true }) completedAt!: Date | null;
+  @Field({ description: "The JSON body sent" }) payload!: string;
+  @Field(() => [DeliveryAttemptType]) attempts!: DeliveryAttemptType[];
+}
