@@ -12,8 +12,8 @@
 // and never contradict their side (no "Export" street on the import side, nor the other way round).
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { Address, Contact, Interval, OpeningDay, ProductHandling, StationRecord, Weekday } from "../src/stations/station.model";
-import { WEEKDAYS } from "../src/stations/station.model";
+import type { Address, Contact, Interval, OpeningDay, ProductHandling, StationRecord, Weekday } from "../src/stations/station.view";
+import { WEEKDAYS } from "../src/stations/station.view";
 
 interface OurAirport { type: string; name: string; iso_country: string; iso_region: string; municipality: string; iata_code: string; scheduled_service: string; continent: string }
 interface OurCountry { code: string; name: string }

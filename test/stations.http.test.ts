@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { BUNDLED_STATIONS_FILE } from "../src/stations/station.service";
-import type { StationRecord } from "../src/stations/station.model";
+import type { StationRecord } from "../src/stations/station.view";
 import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { StationRecord } from "../src/stations/station.model";
+import type { StationRecord } from "../src/stations/station.view";
 import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson } from "./support/http";
 import { spawnServer } from "./support/process";

@@ -1,7 +1,7 @@
 // The bundled sample station data (prisma/data/stations.sample.json): sample values, but plausible ones.
 import { readFileSync } from "node:fs";
 import { generateSampleStations } from "../scripts/generate-stations";
-import type { Address, StationRecord } from "../src/stations/station.model";
+import type { Address, StationRecord } from "../src/stations/station.view";
 import { BUNDLED_STATIONS_FILE } from "../src/stations/station.service";
 import { validateStationFile } from "../src/stations/station.validate";
 
