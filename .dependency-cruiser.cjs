@@ -16,16 +16,19 @@ const TRANSPORTS = [
 /** The service layer: a feature's operations and its storage, and the bag of them the transports get. */
 const SERVICES = ["\\.service\\.ts$", "\\.store\\.ts$", "^src/services\\.ts$"];
 /** Packages that do I/O or belong to a transport or to the database driver. */
-const IO_PACKAGES = "(^|/)node_modules/(undici|pg|pg-[^/]+|@prisma|prisma|@electric-sql|pglite-prisma-adapter|fastify|@fastify|ws|graphql-ws|ioredis|@apollo|@as-integrations)/";
+const IO_PACKAGES =
+  "(^|/)node_modules/(undici|pg|pg-[^/]+|@prisma|prisma|@electric-sql|pglite-prisma-adapter|fastify|@fastify|ws|graphql-ws|ioredis|@apollo|@as-integrations)/";
 /** Node built-ins that do I/O. */
-const IO_BUILTINS = "^(node:)?(net|http|https|http2|tls|dgram|dns|dns/promises|child_process|cluster|worker_threads|fs|fs/promises)$";
+const IO_BUILTINS =
+  "^(node:)?(net|http|https|http2|tls|dgram|dns|dns/promises|child_process|cluster|worker_threads|fs|fs/promises)$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
       name: "domain-imports-only-domain",
-      comment: "domain/ is pure rules: it imports nothing from src outside domain/ (not a feature, not errors.ts, not db/).",
+      comment:
+        "domain/ is pure rules: it imports nothing from src outside domain/ (not a feature, not errors.ts, not db/).",
       severity: "error",
       from: { path: "^src/domain/" },
       to: { path: "^src/", pathNot: "^src/domain/" },
@@ -39,17 +42,21 @@ module.exports = {
     },
     {
       name: "services-do-not-import-transports",
-      comment: "A service or store knows nothing of Fastify, Apollo, ws or the live fan-out: it never imports routes, resolvers or a transport (depend on an interface declared in the service instead).",
+      comment:
+        "A service or store knows nothing of Fastify, Apollo, ws or the live fan-out: it never imports routes, resolvers or a transport (depend on an interface declared in the service instead).",
       severity: "error",
       from: { path: SERVICES },
       to: { path: TRANSPORTS },
     },
     {
       name: "services-do-not-do-http-or-use-generated-prisma",
-      comment: "A service takes its HTTP client as an injected function and uses the project's own types (db/database.ts), not undici, fastify, ws or src/generated/ (stores may use Prisma's generated types).",
+      comment:
+        "A service takes its HTTP client as an injected function and uses the project's own types (db/database.ts), not undici, fastify, ws or src/generated/ (stores may use Prisma's generated types).",
       severity: "error",
       from: { path: "\\.service\\.ts$" },
-      to: { path: ["(^|/)node_modules/(undici|fastify|@fastify|ws|graphql-ws|@apollo|@prisma|pg)/", "^src/generated/"] },
+      to: {
+        path: ["(^|/)node_modules/(undici|fastify|@fastify|ws|graphql-ws|@apollo|@prisma|pg)/", "^src/generated/"],
+      },
     },
     {
       name: "services-do-not-take-rules-from-other-services",
@@ -60,7 +67,8 @@ module.exports = {
     },
     {
       name: "services-do-not-import-migrations",
-      comment: "Migrations and the schema engine are for db/, app start and scripts/; a service gets what it needs from db/database.ts or src/paths.ts.",
+      comment:
+        "Migrations and the schema engine are for db/, app start and scripts/; a service gets what it needs from db/database.ts or src/paths.ts.",
       severity: "error",
       from: { path: SERVICES },
       to: { path: "^src/db/(migrations|schema-engine)\\.ts$" },

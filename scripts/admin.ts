@@ -22,9 +22,17 @@ const USAGE = `usage: npm run admin -- <command> [options]
   secret:rotate --client <id>                          new webhook signing secret; printed once
   prefixes:set --client <id> --prefixes <p1,p2>        replace the registered callback prefixes ("*": any URL)`;
 
-const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
-async function run(command: string, options: Record<string, string | undefined>, clients: ClientService): Promise<void> {
+async function run(
+  command: string,
+  options: Record<string, string | undefined>,
+  clients: ClientService,
+): Promise<void> {
   const need = (name: string): string => {
     const value = options[name];
     if (!value) throw new UsageError(`${command} needs --${name}`);
@@ -33,13 +41,22 @@ async function run(command: string, options: Record<string, string | undefined>,
   switch (command) {
     case "clients":
       for (const c of await clients.listClients()) {
-        console.log(`${c.id}  ${c.name}  prefixes: ${c.callbackPrefixes.join(", ")}  max subscriptions: ${c.maxSubscriptions}`);
-        for (const k of c.keys) console.log(`    key ${k.id}  ${k.lookupPrefix}…  ${k.scopes.join(",")}${k.label ? `  "${k.label}"` : ""}${k.revokedAt ? `  revoked ${k.revokedAt.toISOString()}` : ""}`);
+        console.log(
+          `${c.id}  ${c.name}  prefixes: ${c.callbackPrefixes.join(", ")}  max subscriptions: ${c.maxSubscriptions}`,
+        );
+        for (const k of c.keys)
+          console.log(
+            `    key ${k.id}  ${k.lookupPrefix}…  ${k.scopes.join(",")}${k.label ? `  "${k.label}"` : ""}${k.revokedAt ? `  revoked ${k.revokedAt.toISOString()}` : ""}`,
+          );
       }
       return;
     case "client:create": {
       const max = options["max-subscriptions"];
-      const created = await clients.createClient({ name: need("name"), callbackPrefixes: list(need("prefixes")), ...(max ? { maxSubscriptions: Number(max) } : {}) });
+      const created = await clients.createClient({
+        name: need("name"),
+        callbackPrefixes: list(need("prefixes")),
+        ...(max ? { maxSubscriptions: Number(max) } : {}),
+      });
       console.log(`client ${created.clientId}\nsigning secret (shown once): ${created.signingSecret}`);
       return;
     }
@@ -56,7 +73,9 @@ async function run(command: string, options: Record<string, string | undefined>,
       console.log(`signing secret (shown once): ${await clients.rotateSigningSecret(need("client"))}`);
       return;
     case "prefixes:set":
-      console.log(`prefixes: ${(await clients.setCallbackPrefixes(need("client"), list(need("prefixes")))).join(", ")}`);
+      console.log(
+        `prefixes: ${(await clients.setCallbackPrefixes(need("client"), list(need("prefixes")))).join(", ")}`,
+      );
       return;
     default:
       throw new UsageError(`unknown command "${command}"`);
@@ -80,7 +99,15 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs({
       allowPositionals: true,
-      options: { name: { type: "string" }, prefixes: { type: "string" }, "max-subscriptions": { type: "string" }, client: { type: "string" }, scopes: { type: "string" }, label: { type: "string" }, key: { type: "string" } },
+      options: {
+        name: { type: "string" },
+        prefixes: { type: "string" },
+        "max-subscriptions": { type: "string" },
+        client: { type: "string" },
+        scopes: { type: "string" },
+        label: { type: "string" },
+        key: { type: "string" },
+      },
     });
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
@@ -92,9 +119,16 @@ async function main(): Promise<number> {
     return 2;
   }
   const config = loadConfigOrExit(process.env);
-  const database = await openConfiguredDatabase(config, `stop it and run this again, or ${ADVICE[command] ?? "use its GraphQL API (scope admin)"}`);
+  const database = await openConfiguredDatabase(
+    config,
+    `stop it and run this again, or ${ADVICE[command] ?? "use its GraphQL API (scope admin)"}`,
+  );
   try {
-    const clients = createClientService({ prisma: database.prisma, log: createLogger("warn"), secrets: createSecretBox(loadSecretsKey(config).key) });
+    const clients = createClientService({
+      prisma: database.prisma,
+      log: createLogger("warn"),
+      secrets: createSecretBox(loadSecretsKey(config).key),
+    });
     await clients.prepareSecrets();
     await clients.ensureBootstrapClient(config.bootstrap);
     await run(command, parsed.values, clients);

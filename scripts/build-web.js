@@ -41,7 +41,11 @@ async function main() {
   const force = process.argv.includes("--force");
   if (!force && fs.existsSync(fingerprintFile) && fs.readFileSync(fingerprintFile, "utf8") === current) return;
 
-  execFileSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(root, "web")], { stdio: "inherit" });
+  execFileSync(
+    process.execPath,
+    [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(root, "web")],
+    { stdio: "inherit" },
+  );
   const esbuild = require("esbuild");
   fs.rmSync(outdir, { recursive: true, force: true });
   const result = await esbuild.build({

@@ -9,7 +9,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const dir = await createMigration(name);
-  console.log(dir === null ? "schema.prisma and the migrations agree: nothing to create." : `created ${dir}/migration.sql`);
+  console.log(
+    dir === null ? "schema.prisma and the migrations agree: nothing to create." : `created ${dir}/migration.sql`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -25,7 +25,10 @@ async function main(): Promise<number> {
     return 1;
   }
   const config = loadConfigOrExit(process.env);
-  const database = await openConfiguredDatabase(config, "stop it and run this again, or use its GraphQL mutation importStations (scope admin)");
+  const database = await openConfiguredDatabase(
+    config,
+    "stop it and run this again, or use its GraphQL mutation importStations (scope admin)",
+  );
   try {
     const stations = createStationService({ store: createStationStore(database.prisma), log: createLogger("warn") });
     const result = await stations.importStations(input);

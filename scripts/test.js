@@ -18,10 +18,15 @@ const jest = [
 ];
 const root = path.join(__dirname, "..");
 // The same command as `npm run lint:deps`.
-const depcruise = [path.join(root, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs"), "src", "--config", ".dependency-cruiser.cjs"];
+const depcruise = [
+  path.join(root, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs"),
+  "src",
+  "--config",
+  ".dependency-cruiser.cjs",
+];
 const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
 if (lintDeps !== 0) {
-  console.error("npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, \"Layers\").");
+  console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
   process.exit(lintDeps);
 }
 

@@ -63,13 +63,20 @@ export interface App {
 /** The composition root: every dependency is built here and handed down; nothing below reads globals. */
 export async function createApp(config: Config, log: Logger): Promise<App> {
   const database = await openConfiguredDatabase(config, "stop it, or start this one with another DATA_DIR");
-  if (database.appliedMigrations.length > 0) log.info({ migrations: database.appliedMigrations }, "applied database migrations");
-  log.info({ database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) }, "database ready");
+  if (database.appliedMigrations.length > 0)
+    log.info({ migrations: database.appliedMigrations }, "applied database migrations");
+  log.info(
+    { database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) },
+    "database ready",
+  );
 
   const stations = createStationService({ store: createStationStore(database.prisma), log });
   await stations.start({ refreshIntervalMs: config.stationRefreshMs });
   const secretsKey = loadSecretsKey(config);
-  log.info({ source: secretsKey.source, ...(secretsKey.file ? { file: secretsKey.file } : {}) }, "signing secrets are sealed at rest");
+  log.info(
+    { source: secretsKey.source, ...(secretsKey.file ? { file: secretsKey.file } : {}) },
+    "signing secrets are sealed at rest",
+  );
   const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(secretsKey.key) });
   await clients.prepareSecrets().catch(async (error: unknown) => {
     stations.stop();
@@ -87,7 +94,11 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     prisma: database.prisma,
     // The worker starts last; until then (and with DELIVERY_WORKER=false) it has no room.
     handoff: config.deliveryWorker
-      ? { leaseMs: config.delivery.leaseMs, room: (origin) => worker?.handoff.room(origin) ?? 0, take: (deliveries, startedAt) => worker?.handoff.take(deliveries, startedAt) }
+      ? {
+          leaseMs: config.delivery.leaseMs,
+          room: (origin) => worker?.handoff.room(origin) ?? 0,
+          take: (deliveries, startedAt) => worker?.handoff.take(deliveries, startedAt),
+        }
       : undefined,
     onCommitted: (events, deliveryCount) => {
       metrics.recordEvents(events.length);
@@ -126,10 +137,16 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     enforceCheckDigit: config.awbCheckDigit === "enforce",
     authenticate: (request) => authenticateHeader(request.headers.authorization),
   });
-  registerDeliveryRoutes(http, { deliveries, carrier: config.carrierSegment, authenticate: (request) => authenticateHeader(request.headers.authorization) });
+  registerDeliveryRoutes(http, {
+    deliveries,
+    carrier: config.carrierSegment,
+    authenticate: (request) => authenticateHeader(request.headers.authorization),
+  });
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });
-  http.get("/metrics", { schema: { hide: true } }, async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  http.get("/metrics", { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
   registerSubscriptionRoutes(http, {
     subscriptions: services.subscriptions,
     carrier: config.carrierSegment,
@@ -137,12 +154,17 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   });
 
   const graphqlPolicy = createGraphQLPolicy(config);
-  if (graphqlPolicy.allowList) log.info({ operations: graphqlPolicy.allowList.size }, "GraphQL runs allow-listed operations only");
+  if (graphqlPolicy.allowList)
+    log.info({ operations: graphqlPolicy.allowList.size }, "GraphQL runs allow-listed operations only");
   const pubSub = createPubSub();
   const schema = await buildGatewaySchema(pubSub);
   // The logger and loaders are made on first use: a live subscription keeps its context for its
   // whole life and, once started, uses neither.
-  const contextFor = (requestId: string, authorization: string | undefined, websocket?: GraphQLContext["websocket"]): GraphQLContext => {
+  const contextFor = (
+    requestId: string,
+    authorization: string | undefined,
+    websocket?: GraphQLContext["websocket"],
+  ): GraphQLContext => {
     let principal: ReturnType<typeof authenticateHeader> | undefined;
     let requestLog: Logger | undefined;
     let loaders: GraphQLContext["loaders"] | undefined;
@@ -160,7 +182,8 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     };
   };
   /** One AWB's stored events after a position, as live subscribers see them (streams and catch-ups). */
-  const readAfter = async (awb: string, position: number, limit: number) => (await milestones.after(awb, BigInt(position), limit)).map(milestoneView);
+  const readAfter = async (awb: string, position: number, limit: number) =>
+    (await milestones.after(awb, BigInt(position), limit)).map(milestoneView);
   const streams = createAwbStreams({ live, store: { heads: milestones.heads, after: readAfter }, log });
 
   let websocketSeq = 0;
@@ -176,29 +199,57 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     },
     createContext: (socket, connectionParams, subscriptionId) => {
       const authorization = connectionParams?.authorization;
-      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined, { socket, subscriptionId });
+      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined, {
+        socket,
+        subscriptionId,
+      });
     },
     authorize: async (authorization) => {
       try {
         const principal = await authenticateHeader(typeof authorization === "string" ? authorization : undefined);
-        if (!principal) return { ok: false, code: ERROR_TABLE.UNAUTHENTICATED.close, reason: "Send connection_init with { authorization: \"Bearer <key>\" }" };
-        if (!principal.scopes.has("events:read")) return { ok: false, code: ERROR_TABLE.INSUFFICIENT_SCOPE.close, reason: "The API key lacks the events:read scope" };
+        if (!principal)
+          return {
+            ok: false,
+            code: ERROR_TABLE.UNAUTHENTICATED.close,
+            reason: 'Send connection_init with { authorization: "Bearer <key>" }',
+          };
+        if (!principal.scopes.has("events:read"))
+          return {
+            ok: false,
+            code: ERROR_TABLE.INSUFFICIENT_SCOPE.close,
+            reason: "The API key lacks the events:read scope",
+          };
         return { ok: true, keyId: principal.keyId };
       } catch (error) {
         const code = error instanceof AppError ? error.code : "INTERNAL";
-        return { ok: false, code: ERROR_TABLE[code].close, reason: error instanceof AppError ? error.message : "Internal error" };
+        return {
+          ok: false,
+          code: ERROR_TABLE[code].close,
+          reason: error instanceof AppError ? error.message : "Internal error",
+        };
       }
     },
     recheckMs: config.liveKeyRecheckMs,
     recheck: async (keyId) => {
       const status = await clients.keyStatus(keyId);
-      if (!status || status.revoked) return { ok: false, code: ERROR_TABLE.UNAUTHENTICATED.close, reason: "The API key was revoked" };
-      if (!status.scopes.has("events:read")) return { ok: false, code: ERROR_TABLE.INSUFFICIENT_SCOPE.close, reason: "The API key no longer has the events:read scope" };
+      if (!status || status.revoked)
+        return { ok: false, code: ERROR_TABLE.UNAUTHENTICATED.close, reason: "The API key was revoked" };
+      if (!status.scopes.has("events:read"))
+        return {
+          ok: false,
+          code: ERROR_TABLE.INSUFFICIENT_SCOPE.close,
+          reason: "The API key no longer has the events:read scope",
+        };
       return "valid";
     },
     live: { streams, readAfter, maxQueuedEvents: config.liveMaxQueuedEvents },
   });
-  registerLiveMetrics(metrics.registry, { sockets: websocket.socketCount, subscriptions: websocket.subscriptionCount, streams: () => streams.size, executions: websocket.liveExecutions });
+  registerLiveMetrics(metrics.registry, {
+    sockets: websocket.socketCount,
+    subscriptions: websocket.subscriptionCount,
+    streams: () => streams.size,
+    executions: websocket.liveExecutions,
+  });
   const apollo = await mountApollo({
     app: http,
     schema,
@@ -206,10 +257,13 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     policy: graphqlPolicy,
     createContext: async (request) => contextFor(String(request.id), request.headers.authorization),
     browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
-    ...(config.graphqlResponseCache ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) } : {}),
+    ...(config.graphqlResponseCache
+      ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => stations.snapshot().version) }
+      : {}),
   });
 
-  if (config.deliveryWorker) worker = startDeliveryWorker({ config, store: deliveryStore, clients, dispatcher: callbackAgent, metrics, log });
+  if (config.deliveryWorker)
+    worker = startDeliveryWorker({ config, store: deliveryStore, clients, dispatcher: callbackAgent, metrics, log });
 
   let stopping: Promise<void> | undefined;
   const url = () => {

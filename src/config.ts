@@ -144,7 +144,8 @@ function secretsKey(env: Env): Buffer | undefined {
   const raw = text(env, "SECRETS_KEY");
   if (raw === undefined) return undefined;
   const key = Buffer.from(raw, "base64");
-  if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) throw new ConfigError("SECRETS_KEY", "must be 32 random bytes in base64 (openssl rand -base64 32)");
+  if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw))
+    throw new ConfigError("SECRETS_KEY", "must be 32 random bytes in base64 (openssl rand -base64 32)");
   return key;
 }
 
@@ -167,14 +168,20 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     .filter((p) => p !== "");
   for (const prefix of prefixes) {
     if (prefix !== "*" && !/^https?:\/\/[^\s]+$/.test(prefix)) {
-      throw new ConfigError("BOOTSTRAP_CALLBACK_PREFIXES", `has "${prefix}", which is neither "*" nor an http(s) URL prefix`);
+      throw new ConfigError(
+        "BOOTSTRAP_CALLBACK_PREFIXES",
+        `has "${prefix}", which is neither "*" nor an http(s) URL prefix`,
+      );
     }
   }
 
   const deliveryConcurrency = integer(env, "DELIVERY_CONCURRENCY", 64, 1, 10_000);
   const deliveryPerOrigin = integer(env, "DELIVERY_PER_ORIGIN", 8, 1, 1_000);
   if (deliveryPerOrigin > deliveryConcurrency) {
-    throw new ConfigError("DELIVERY_PER_ORIGIN", `is ${deliveryPerOrigin}, more than DELIVERY_CONCURRENCY (${deliveryConcurrency}): one origin cannot have more sends in flight than all of them`);
+    throw new ConfigError(
+      "DELIVERY_PER_ORIGIN",
+      `is ${deliveryPerOrigin}, more than DELIVERY_CONCURRENCY (${deliveryConcurrency}): one origin cannot have more sends in flight than all of them`,
+    );
   }
 
   return Object.freeze({
@@ -199,7 +206,11 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       maxBatch: integer(env, "GRAPHQL_MAX_BATCH", 10, 1, 1_000),
       timeLimitMs: integer(env, "GRAPHQL_TIME_LIMIT_MS", 10_000, 0, 600_000),
     }),
-    graphqlOperationsFile: text(env, "GRAPHQL_OPERATIONS_FILE") === undefined ? undefined : path.resolve(cwd, text(env, "GRAPHQL_OPERATIONS_FILE")!),    stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
+    graphqlOperationsFile:
+      text(env, "GRAPHQL_OPERATIONS_FILE") === undefined
+        ? undefined
+        : path.resolve(cwd, text(env, "GRAPHQL_OPERATIONS_FILE")!),
+    stationRefreshMs: integer(env, "STATION_REFRESH_MS", 5_000, 0, 3_600_000),
     graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
     rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),

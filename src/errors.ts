@@ -10,7 +10,11 @@ export const ERROR_TABLE = {
   MALFORMED_JSON: { status: 400, close: 4400, title: "The body is not valid JSON" },
   UNAUTHENTICATED: { status: 401, close: 4401, title: "A valid API key is required" },
   INSUFFICIENT_SCOPE: { status: 403, close: 4403, title: "The API key lacks the scope for this operation" },
-  CALLBACK_NOT_REGISTERED: { status: 403, close: 4403, title: "The callback is outside the client's registered prefixes" },
+  CALLBACK_NOT_REGISTERED: {
+    status: 403,
+    close: 4403,
+    title: "The callback is outside the client's registered prefixes",
+  },
   NOT_FOUND: { status: 404, close: 4404, title: "No such resource" },
   METHOD_NOT_ALLOWED: { status: 405, close: 4405, title: "The resource does not take this method" },
   SUBSCRIPTION_NOT_FOUND: { status: 404, close: 4404, title: "No such subscription" },
@@ -48,7 +52,12 @@ export class AppError extends Error {
   constructor(
     code: ErrorCode,
     detail: string,
-    options: { errors?: FieldError[]; extensions?: Record<string, unknown>; retryAfterSeconds?: number; cause?: unknown } = {},
+    options: {
+      errors?: FieldError[];
+      extensions?: Record<string, unknown>;
+      retryAfterSeconds?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AppError";

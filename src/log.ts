@@ -7,6 +7,9 @@ export function createLogger(level: Config["logLevel"]): Logger {
     level,
     base: { service: "cargo-gateway" },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ["req.headers.authorization", "*.authorization", "*.apiKey", "*.signingSecret"], censor: "[redacted]" },
+    redact: {
+      paths: ["req.headers.authorization", "*.authorization", "*.apiKey", "*.signingSecret"],
+      censor: "[redacted]",
+    },
   });
 }

@@ -74,8 +74,14 @@ async function listenOrExplain(app: App, config: Config): Promise<string> {
   } catch (error) {
     await app.stop().catch(() => {}); // release the data folder and connections before exiting
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") throw new CliError(`Port ${config.port} on ${config.host} is in use (another gateway, or another program): stop it, or start this one with another PORT.`);
-    if (code === "EADDRNOTAVAIL") throw new CliError(`HOST ${config.host} is not an address of this machine: set HOST to one (127.0.0.1, or 0.0.0.0 for every interface).`);
+    if (code === "EADDRINUSE")
+      throw new CliError(
+        `Port ${config.port} on ${config.host} is in use (another gateway, or another program): stop it, or start this one with another PORT.`,
+      );
+    if (code === "EADDRNOTAVAIL")
+      throw new CliError(
+        `HOST ${config.host} is not an address of this machine: set HOST to one (127.0.0.1, or 0.0.0.0 for every interface).`,
+      );
     throw error;
   }
 }
@@ -87,10 +93,14 @@ function printFirstStart(bootstrap: Extract<App["bootstrap"], { created: true }>
     line,
     " First start: created a client with every scope (its id: " + bootstrap.clientId + ").",
     ...(bootstrap.generated.apiKey ? [` API key          ${bootstrap.generated.apiKey}`] : []),
-    ...(bootstrap.generated.signingSecret ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`] : []),
+    ...(bootstrap.generated.signingSecret
+      ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`]
+      : []),
     " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
     `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,admin`,
-    ...(url ? [` Dashboard        ${url}/dashboard`, ` GraphQL IDE      ${url}/graphql`, ` REST API docs    ${url}/docs`] : [" (The gateway did not start: see the next line.)"]),
+    ...(url
+      ? [` Dashboard        ${url}/dashboard`, ` GraphQL IDE      ${url}/graphql`, ` REST API docs    ${url}/docs`]
+      : [" (The gateway did not start: see the next line.)"]),
     line,
   ];
   process.stdout.write(`${rows.join("\n")}\n`);

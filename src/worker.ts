@@ -20,25 +20,41 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
   if (!config.databaseUrl) {
-    log.error("npm run worker needs DATABASE_URL: the embedded database is served by the gateway process, whose worker delivers");
+    log.error(
+      "npm run worker needs DATABASE_URL: the embedded database is served by the gateway process, whose worker delivers",
+    );
     process.exit(2);
   }
   const database = await openDatabase({ kind: "postgres", url: config.databaseUrl });
   const store = createDeliveryStore(database.sql);
   const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
-  const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(loadSecretsKey(config).key) });
+  const clients = createClientService({
+    prisma: database.prisma,
+    log,
+    secrets: createSecretBox(loadSecretsKey(config).key),
+  });
   await clients.prepareSecrets();
   const metrics = createDeliveryMetrics(store);
   const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log });
 
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
-    res.writeHead(status, { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff" }).end(JSON.stringify(body));
+    res
+      .writeHead(status, { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff" })
+      .end(JSON.stringify(body));
   const server = http.createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET") return json(res, 405, { status: 405, title: "Method Not Allowed" });
     if (path === "/healthz") return json(res, 200, { status: "ok" });
     if (path === "/readyz") {
-      void database.ping().then((up) => json(res, up ? 200 : 503, { status: up ? "ready" : "unavailable", database: up ? "up" : "down", wakeups: worker.wakeups() }));
+      void database
+        .ping()
+        .then((up) =>
+          json(res, up ? 200 : 503, {
+            status: up ? "ready" : "unavailable",
+            database: up ? "up" : "down",
+            wakeups: worker.wakeups(),
+          }),
+        );
       return;
     }
     if (path === "/metrics") {
@@ -50,7 +66,9 @@ async function main(): Promise<void> {
     }
     json(res, 404, { status: 404, title: "Not Found" });
   });
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(config.workerPort, config.host, resolve));
+  await new Promise<void>((resolve, reject) =>
+    server.once("error", reject).listen(config.workerPort, config.host, resolve),
+  );
   const { address, port } = server.address() as AddressInfo;
   log.info({ url: `http://${address}:${port}` }, "delivery worker running");
 

@@ -13,10 +13,20 @@ describe("npm run admin", () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "gw-admin-"));
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
-  const admin = (...args: string[]) => spawnSync(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? "", DATA_DIR: dir, LOG_LEVEL: "silent" }, encoding: "utf8" });
+  const admin = (...args: string[]) =>
+    spawnSync(process.execPath, [script, ...args], {
+      env: { PATH: process.env.PATH ?? "", DATA_DIR: dir, LOG_LEVEL: "silent" },
+      encoding: "utf8",
+    });
 
   it("creates a client, issues a key that the server accepts, and revokes it", async () => {
-    const created = admin("client:create", "--name", "Forwarder One", "--prefixes", "https://f1.example/hooks/,https://f1.example/alt/");
+    const created = admin(
+      "client:create",
+      "--name",
+      "Forwarder One",
+      "--prefixes",
+      "https://f1.example/hooks/,https://f1.example/alt/",
+    );
     expect(created.stderr).toBe("");
     const clientId = /client ([0-9a-f-]{36})/.exec(created.stdout)![1]!;
     expect(created.stdout).toMatch(/signing secret \(shown once\): whsec_/);
@@ -30,12 +40,16 @@ describe("npm run admin", () => {
     expect(listed.stdout).toContain(`${key.slice(0, 16)}…  subscriptions,events:read  "ops"`);
     expect(listed.stdout).not.toContain(key);
 
-    expect(admin("prefixes:set", "--client", clientId, "--prefixes", "https://f1.example/v2/").stdout).toContain("prefixes: https://f1.example/v2/");
+    expect(admin("prefixes:set", "--client", clientId, "--prefixes", "https://f1.example/v2/").stdout).toContain(
+      "prefixes: https://f1.example/v2/",
+    );
     expect(admin("secret:rotate", "--client", clientId).stdout).toMatch(/whsec_/);
 
     const server = await spawnServer({ DATA_DIR: dir });
     try {
-      const ok = await getJson(`${server.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
+      const ok = await getJson(`${server.url}/carrier/handling/shipment/subscribe`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(ok).toMatchObject({ status: 200, body: [] });
     } finally {
       server.child.kill("SIGTERM");
@@ -44,7 +58,9 @@ describe("npm run admin", () => {
     expect(admin("key:revoke", "--key", keyId).stdout).toContain("revoked");
     const server2 = await spawnServer({ DATA_DIR: dir });
     try {
-      const refused = await getJson(`${server2.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
+      const refused = await getJson(`${server2.url}/carrier/handling/shipment/subscribe`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(refused.status).toBe(401);
     } finally {
       server2.child.kill("SIGTERM");
@@ -56,10 +72,18 @@ describe("npm run admin", () => {
     expect(admin().status).toBe(2);
     expect(admin("frobnicate").stderr).toContain('unknown command "frobnicate"');
     expect(admin("key:issue", "--client", "x").stderr).toContain("key:issue needs --scopes");
-    const badScope = admin("key:issue", "--client", "5f0c6b4e-9d7a-4c55-8a4b-1f2e3d4c5b6a", "--scopes", "subscriptions");
+    const badScope = admin(
+      "key:issue",
+      "--client",
+      "5f0c6b4e-9d7a-4c55-8a4b-1f2e3d4c5b6a",
+      "--scopes",
+      "subscriptions",
+    );
     expect(badScope.status).toBe(1);
     expect(badScope.stderr).toContain("CLIENT_NOT_FOUND");
-    const clientId = /client ([0-9a-f-]{36})/.exec(admin("client:create", "--name", "x", "--prefixes", "*").stdout)![1]!;
+    const clientId = /client ([0-9a-f-]{36})/.exec(
+      admin("client:create", "--name", "x", "--prefixes", "*").stdout,
+    )![1]!;
     const wrong = admin("key:issue", "--client", clientId, "--scopes", "everything");
     expect(wrong.stderr).toContain("unknown scope(s) everything");
   });

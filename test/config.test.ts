@@ -16,7 +16,14 @@ describe("configuration", () => {
       awbCheckDigit: "off",
       logLevel: "info",
       graphqlIntrospection: true,
-      graphqlLimits: { maxDepth: 12, maxCost: 300_000, maxAliases: 30, maxListArgument: 1_000, maxBatch: 10, timeLimitMs: 10_000 },
+      graphqlLimits: {
+        maxDepth: 12,
+        maxCost: 300_000,
+        maxAliases: 30,
+        maxListArgument: 1_000,
+        maxBatch: 10,
+        timeLimitMs: 10_000,
+      },
       graphqlOperationsFile: undefined,
       secretsKey: undefined,
       stationRefreshMs: 5000,
@@ -28,7 +35,16 @@ describe("configuration", () => {
       liveKeyRecheckMs: 5_000,
       liveMaxSubscriptionsPerSocket: 100,
       deliveryWorker: true,
-      delivery: { concurrency: 64, perOrigin: 8, pollMs: 500, leaseMs: 30_000, sendBudgetMs: 12_000, retrySchedule: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000] },
+      delivery: {
+        concurrency: 64,
+        perOrigin: 8,
+        pollMs: 500,
+        leaseMs: 30_000,
+        sendBudgetMs: 12_000,
+        retrySchedule: [
+          5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000,
+        ],
+      },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -56,7 +56,11 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
   async function subscribeAll(url: string, callbackBase: string, awbs: string[]): Promise<string[]> {
     const ids: string[] = [];
     for (const awb of awbs) {
-      const res = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb, callback: `${callbackBase}/${awb}`, states: "*" }, auth);
+      const res = await postJson(
+        `${url}/carrier/handling/shipment/subscribe`,
+        { awb, callback: `${callbackBase}/${awb}`, states: "*" },
+        auth,
+      );
       expect(res.status).toBe(201);
       ids.push(res.body.subscriptionId);
     }
@@ -95,18 +99,26 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
     const distinct = () => new Set(receiver.posts.map((p) => p.headers["webhook-id"])).size;
     await until(() => distinct() === 5_000, { timeoutMs: 90_000, what: "all 5,000 notifications" });
 
-    const { rows: deliveries } = await sql.query<{ id: string; status: string; event_id: string; payload: string }>("SELECT id::text, status::text, event_id::text, payload FROM delivery");
-    const { rows: [events] } = await sql.query<{ n: string }>("SELECT count(*) AS n FROM status_event");
+    const { rows: deliveries } = await sql.query<{ id: string; status: string; event_id: string; payload: string }>(
+      "SELECT id::text, status::text, event_id::text, payload FROM delivery",
+    );
+    const {
+      rows: [events],
+    } = await sql.query<{ n: string }>("SELECT count(*) AS n FROM status_event");
     expect(Number(events!.n)).toBe(5_000);
     expect(deliveries).toHaveLength(5_000);
     expect(new Set(deliveries.map((d) => d.event_id)).size).toBe(5_000);
-    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE status <> 'DELIVERED'")).rowCount === 0, { what: "every delivery recorded as delivered" });
+    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE status <> 'DELIVERED'")).rowCount === 0, {
+      what: "every delivery recorded as delivered",
+    });
 
     // Every webhook-id received is a delivery; a duplicate (sent before the kill, recorded after) carries the same id and body.
     const payloadById = new Map(deliveries.map((d) => [d.id, d.payload]));
     for (const post of receiver.posts) expect(payloadById.get(String(post.headers["webhook-id"]))).toBe(post.body);
     const duplicates = receiver.posts.length - 5_000;
-    console.log(`SIGKILL fault: ${atKill} notifications received before the kill; 5000/5000 delivered after restart; ${duplicates} duplicates, each with its original webhook-id`);
+    console.log(
+      `SIGKILL fault: ${atKill} notifications received before the kill; 5000/5000 delivered after restart; ${duplicates} duplicates, each with its original webhook-id`,
+    );
   }, 180_000);
 
   it("catches a receiver up when it comes back after being down", async () => {
@@ -119,14 +131,21 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
     await receiver.close();
 
     await ingestBurst(server.url, awbs, 200, "down");
-    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE attempt_count >= 2")).rowCount === 200, { what: "failed attempts while the receiver is down" });
+    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE attempt_count >= 2")).rowCount === 200, {
+      what: "failed attempts while the receiver is down",
+    });
     const { rows: errors } = await sql.query<{ error: string }>("SELECT DISTINCT error FROM delivery_attempt");
     expect(errors.map((e) => e.error)).toEqual(["ECONNREFUSED"]);
 
     const back = await startReceiver(port);
     cleanups.push(() => back.close());
-    await until(() => new Set(back.posts.map((p) => p.headers["webhook-id"])).size === 200, { timeoutMs: 30_000, what: "the backlog" });
-    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE status = 'DELIVERED'")).rowCount === 200, { what: "all recorded delivered" });
+    await until(() => new Set(back.posts.map((p) => p.headers["webhook-id"])).size === 200, {
+      timeoutMs: 30_000,
+      what: "the backlog",
+    });
+    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE status = 'DELIVERED'")).rowCount === 200, {
+      what: "all recorded delivered",
+    });
   }, 60_000);
 
   it("keeps the delivery rate to a healthy receiver when another receiver never answers", async () => {
@@ -159,8 +178,14 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
     const beside2 = await measure("beside-2", true);
     const bestAlone = Math.max(alone, alone2);
     const beside = Math.max(beside1, beside2);
-    const { rows: [inFlight] } = await sql.query<{ n: string }>("SELECT count(*) AS n FROM delivery WHERE callback LIKE '%/ok/hang/%' AND status = 'PENDING'");
-    console.log(`slow-receiver fault: healthy rate ${bestAlone.toFixed(0)}/s alone, ${beside.toFixed(0)}/s beside 1,000–2,000 stuck deliveries (${(beside / bestAlone).toFixed(2)}x, best of two each); ${inFlight!.n} stuck still pending`);
+    const {
+      rows: [inFlight],
+    } = await sql.query<{ n: string }>(
+      "SELECT count(*) AS n FROM delivery WHERE callback LIKE '%/ok/hang/%' AND status = 'PENDING'",
+    );
+    console.log(
+      `slow-receiver fault: healthy rate ${bestAlone.toFixed(0)}/s alone, ${beside.toFixed(0)}/s beside 1,000–2,000 stuck deliveries (${(beside / bestAlone).toFixed(2)}x, best of two each); ${inFlight!.n} stuck still pending`,
+    );
     expect(Number(inFlight!.n)).toBeGreaterThan(900);
     // What this guards against — a silent origin holding the shared send slots — collapses the rate
     // (head-of-line blocking), it does not shave 10% off it; 0.8 sits well clear of both.
@@ -177,13 +202,18 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
     await subscribeAll(one.url, `${receiver.url}/ok`, awbs);
     await ingestBurst(one.url, awbs.slice(0, 10), 1_000, "two-a");
     await ingestBurst(two.url, awbs.slice(10), 1_000, "two-b");
-    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE status = 'DELIVERED'")).rowCount === 2_000, { timeoutMs: 60_000, what: "2,000 deliveries" });
+    await until(async () => (await sql.query("SELECT 1 FROM delivery WHERE status = 'DELIVERED'")).rowCount === 2_000, {
+      timeoutMs: 60_000,
+      what: "2,000 deliveries",
+    });
 
     const perId = new Map<string, number>();
-    for (const post of receiver.posts) perId.set(String(post.headers["webhook-id"]), (perId.get(String(post.headers["webhook-id"])) ?? 0) + 1);
+    for (const post of receiver.posts)
+      perId.set(String(post.headers["webhook-id"]), (perId.get(String(post.headers["webhook-id"])) ?? 0) + 1);
     expect(perId.size).toBe(2_000);
     expect([...perId.values()].every((n) => n === 1)).toBe(true);
-    const attempts = async (s: ServerProcess) => Number(/gateway_delivery_attempts_total (\d+)/.exec(await (await fetch(`${s.url}/metrics`)).text())![1]);
+    const attempts = async (s: ServerProcess) =>
+      Number(/gateway_delivery_attempts_total (\d+)/.exec(await (await fetch(`${s.url}/metrics`)).text())![1]);
     const [a, b] = [await attempts(one), await attempts(two)];
     console.log(`two workers: ${a} + ${b} attempts for 2000 deliveries, 0 sent twice`);
     expect(a + b).toBe(2_000);

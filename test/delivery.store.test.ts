@@ -24,9 +24,15 @@ describe.each(BACKENDS)("the outbox store on %s", (backend) => {
       const client = await app.database.prisma.client.findFirstOrThrow();
       const s = String(++serial);
       const awb = `020-${s}${Number(s) % 7}`;
-      const subscription = await app.database.prisma.subscription.create({ data: { clientId: client.id, awb, callback: "http://127.0.0.1:9/cb", states: ["*"] } });
-      await app.services.milestones.ingest([{ eventId: null, awb, state: "DEP", occurredAt: new Date(), toaTimestamp: null, station: null, flight: null }]);
-      const delivery = await app.database.prisma.delivery.findFirstOrThrow({ where: { subscriptionId: subscription.id } });
+      const subscription = await app.database.prisma.subscription.create({
+        data: { clientId: client.id, awb, callback: "http://127.0.0.1:9/cb", states: ["*"] },
+      });
+      await app.services.milestones.ingest([
+        { eventId: null, awb, state: "DEP", occurredAt: new Date(), toaTimestamp: null, station: null, flight: null },
+      ]);
+      const delivery = await app.database.prisma.delivery.findFirstOrThrow({
+        where: { subscriptionId: subscription.id },
+      });
       return delivery.id;
     }
     const claimOnly = async (id: string, leaseMs: number): Promise<ClaimedDelivery> => {
@@ -47,8 +53,13 @@ describe.each(BACKENDS)("the outbox store on %s", (backend) => {
       status,
       nextAttemptAt: status === "PENDING" ? new Date(Date.now() + 60_000) : null,
     });
-    const expireLeases = (id: string) => app.database.prisma.$executeRawUnsafe(`UPDATE delivery SET lease_until = now() - interval '1 second' WHERE id = $1::uuid`, id);
-    const row = (id: string) => app.database.prisma.delivery.findUniqueOrThrow({ where: { id }, include: { attempts: true } });
+    const expireLeases = (id: string) =>
+      app.database.prisma.$executeRawUnsafe(
+        `UPDATE delivery SET lease_until = now() - interval '1 second' WHERE id = $1::uuid`,
+        id,
+      );
+    const row = (id: string) =>
+      app.database.prisma.delivery.findUniqueOrThrow({ where: { id }, include: { attempts: true } });
 
     it("a holder whose lease was taken over cannot overwrite the new holder's outcome or count an attempt twice", async () => {
       const id = await pendingDelivery();

@@ -8,14 +8,36 @@ import { silentLogger } from "./support/harness";
  * back and records is observed directly. The store's SQL is tested on its own (delivery.store.test.ts).
  */
 
-const OPTIONS: WorkerOptions = { concurrency: 4, perOrigin: 2, pollMs: 20, leaseMs: 30_000, sendBudgetMs: 12_000, retrySchedule: [1_000, 2_000] };
+const OPTIONS: WorkerOptions = {
+  concurrency: 4,
+  perOrigin: 2,
+  pollMs: 20,
+  leaseMs: 30_000,
+  sendBudgetMs: 12_000,
+  retrySchedule: [1_000, 2_000],
+};
 
 let serial = 0;
 function delivery(origin = "http://a:80", attemptCount = 0): ClaimedDelivery {
   serial++;
-  return { id: `d${serial}`, leaseToken: `t${serial}`, clientId: "c", callback: `${origin}/cb`, origin, payload: "{}", attemptCount, eventReceivedAt: new Date() };
+  return {
+    id: `d${serial}`,
+    leaseToken: `t${serial}`,
+    clientId: "c",
+    callback: `${origin}/cb`,
+    origin,
+    payload: "{}",
+    attemptCount,
+    eventReceivedAt: new Date(),
+  };
 }
-const ok = (statusCode = 204): SendResult => ({ startedAt: new Date(), durationMs: 1, statusCode, error: null, retryAfterMs: null });
+const ok = (statusCode = 204): SendResult => ({
+  startedAt: new Date(),
+  durationMs: 1,
+  statusCode,
+  error: null,
+  retryAfterMs: null,
+});
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
@@ -26,7 +48,13 @@ function deferred<T = void>() {
 /** A worker over scripted claims; everything it does is recorded. */
 function harness(overrides: Partial<WorkerDeps> & { batches?: ClaimedDelivery[][] } = {}) {
   const batches = overrides.batches ?? [];
-  const seen = { claims: 0, sent: [] as string[], released: [] as string[], recorded: [] as AttemptOutcome[], deferred: [] as string[] };
+  const seen = {
+    claims: 0,
+    sent: [] as string[],
+    released: [] as string[],
+    recorded: [] as AttemptOutcome[],
+    deferred: [] as string[],
+  };
   const deps: WorkerDeps = {
     claim: async () => {
       seen.claims++;
@@ -67,7 +95,9 @@ describe("the delivery worker's policy", () => {
     await until(() => seen.recorded.length === 2, "two outcomes");
     await worker.stop();
     expect(seen.sent.sort()).toEqual(batch.map((d) => d.id).sort());
-    expect(seen.recorded.map((o) => [o.deliveryId, o.leaseToken, o.status]).sort()).toEqual(batch.map((d) => [d.id, d.leaseToken, "DELIVERED"]).sort());
+    expect(seen.recorded.map((o) => [o.deliveryId, o.leaseToken, o.status]).sort()).toEqual(
+      batch.map((d) => [d.id, d.leaseToken, "DELIVERED"]).sort(),
+    );
   });
 
   it("gives back, unsent, a claimed delivery that can no longer start with its send budget left in the lease", async () => {
@@ -112,7 +142,13 @@ describe("the delivery worker's policy", () => {
     let slowSends = 0;
     const { worker, seen } = harness({
       // First a quick round that teaches the worker each origin's pace, then the slow origin's slots fill.
-      batches: [[delivery(slow), delivery(fast), delivery(fast)], [delivery(slow), delivery(slow), delivery(fast), delivery(fast)], [], [], []],
+      batches: [
+        [delivery(slow), delivery(fast), delivery(fast)],
+        [delivery(slow), delivery(slow), delivery(fast), delivery(fast)],
+        [],
+        [],
+        [],
+      ],
       send: async (d) => {
         seen.sent.push(d.id);
         if (d.origin === slow && ++slowSends > 1) await gate.promise;
@@ -157,7 +193,9 @@ describe("the delivery worker's policy", () => {
     worker.start();
     await worker.stop();
     // A second stop must settle (it once waited forever on a recording that had already finished).
-    await expect(Promise.race([worker.stop().then(() => "stopped"), new Promise((r) => setTimeout(() => r("hung"), 2_000))])).resolves.toBe("stopped");
+    await expect(
+      Promise.race([worker.stop().then(() => "stopped"), new Promise((r) => setTimeout(() => r("hung"), 2_000))]),
+    ).resolves.toBe("stopped");
     const d = delivery();
     batches.push([d]);
     worker.start();

@@ -16,7 +16,11 @@ import { metric, openSubscriber } from "./support/ws-protocol";
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 // getJson aborts after 15 s: a hang fails the test (TimeoutError), it is never a slow pass.
 const call = getJson;
-const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({ method: "POST", headers: { "content-type": "application/json", ...admin, ...headers }, body: JSON.stringify(body) });
+const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json", ...admin, ...headers },
+  body: JSON.stringify(body),
+});
 
 describeBackend("postgres")("PostgreSQL stopped while the gateway runs", () => {
   const disposers = new Disposers();
@@ -27,9 +31,18 @@ describeBackend("postgres")("PostgreSQL stopped while the gateway runs", () => {
     disposers.add(() => postgres.dispose());
     const receiver = await startReceiver();
     disposers.add(() => receiver.close());
-    const { url } = await startApp("postgres", disposers, { DATABASE_URL: postgres.url, RATE_LIMIT_PER_SECOND: "0", DELIVERY_POLL_MS: "100", DELIVERY_RETRY_SCHEDULE: "1s,1s,1s,1s,1s" });
+    const { url } = await startApp("postgres", disposers, {
+      DATABASE_URL: postgres.url,
+      RATE_LIMIT_PER_SECOND: "0",
+      DELIVERY_POLL_MS: "100",
+      DELIVERY_RETRY_SCHEDULE: "1s,1s,1s,1s,1s",
+    });
     const awb = "020-12345675";
-    const created = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb, callback: `${receiver.url}/ok/outage`, states: "*" }, admin);
+    const created = await postJson(
+      `${url}/carrier/handling/shipment/subscribe`,
+      { awb, callback: `${receiver.url}/ok/outage`, states: "*" },
+      admin,
+    );
     expect(created.status).toBe(201);
 
     // Ingestion runs throughout: before, during and after the outage.
@@ -41,7 +54,10 @@ describeBackend("postgres")("PostgreSQL stopped while the gateway runs", () => {
     const ingestLoops = [0, 1, 2, 3].map(async () => {
       while (loading) {
         const eventId = `outage-${++n}`;
-        const result = await call(`${url}/carrier/handling/shipment/events`, json({ eventId, awb, state: "RCS", timestamp: new Date(Date.UTC(2026, 10, 21, 0, 0, n)).toISOString() }));
+        const result = await call(
+          `${url}/carrier/handling/shipment/events`,
+          json({ eventId, awb, state: "RCS", timestamp: new Date(Date.UTC(2026, 10, 21, 0, 0, n)).toISOString() }),
+        );
         outcomes.set(String(result.status), (outcomes.get(String(result.status)) ?? 0) + 1);
         if (result.status === 202) accepted.add(eventId);
         else {
@@ -63,7 +79,10 @@ describeBackend("postgres")("PostgreSQL stopped while the gateway runs", () => {
     // Every kind of route while it is down: 503 problem+json or a GraphQL SERVICE_UNAVAILABLE; stations still answer from memory.
     const during = [
       await call(`${url}/carrier/handling/shipment/subscribe/${created.body.subscriptionId}`, { headers: admin }),
-      await call(`${url}/carrier/handling/shipment/subscribe`, json({ awb: "020-12345686", callback: `${receiver.url}/ok/x`, states: "*" })),
+      await call(
+        `${url}/carrier/handling/shipment/subscribe`,
+        json({ awb: "020-12345686", callback: `${receiver.url}/ok/x`, states: "*" }),
+      ),
       await call(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers: admin }),
     ];
     for (const response of during) {
@@ -88,8 +107,15 @@ describeBackend("postgres")("PostgreSQL stopped while the gateway runs", () => {
     const stored = history.body.map((e: { clientEventId: string }) => e.clientEventId).sort();
     expect(stored).toEqual([...accepted].sort());
     // …and every accepted event reaches the callback once the database is back.
-    await until(() => new Set(receiver.posts.filter((p) => p.path === "/ok/outage").map((p) => p.headers["webhook-id"])).size >= accepted.size, { what: "every notification delivered", timeoutMs: 30_000 });
-    console.log(`PostgreSQL outage: ${n} ingestion calls — ${accepted.size} accepted (all stored and delivered), ${refused.length} refused with 503, 0 hung, 0 lost; outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
+    await until(
+      () =>
+        new Set(receiver.posts.filter((p) => p.path === "/ok/outage").map((p) => p.headers["webhook-id"])).size >=
+        accepted.size,
+      { what: "every notification delivered", timeoutMs: 30_000 },
+    );
+    console.log(
+      `PostgreSQL outage: ${n} ingestion calls — ${accepted.size} accepted (all stored and delivered), ${refused.length} refused with 503, 0 hung, 0 lost; outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`,
+    );
   }, 120_000);
 });
 
@@ -101,12 +127,18 @@ describeBackend("postgres")("PostgreSQL stopped under open websockets", () => {
     expect.hasAssertions();
     const postgres = await startPrivatePostgres();
     disposers.add(() => postgres.dispose());
-    const { url } = await startApp("postgres", disposers, { DATABASE_URL: postgres.url, RATE_LIMIT_PER_SECOND: "0", LIVE_KEY_RECHECK_MS: "200" });
+    const { url } = await startApp("postgres", disposers, {
+      DATABASE_URL: postgres.url,
+      RATE_LIMIT_PER_SECOND: "0",
+      LIVE_KEY_RECHECK_MS: "200",
+    });
     const awb = "020-12345675";
     const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
     disposers.add(() => subscriber.close());
     subscriber.subscribe("1", `subscription($a: String!) { awbStatusChanged(awb: $a) { awb state } }`, { a: awb });
-    await until(async () => (await metric(url, "gateway_live_subscriptions")) === 1, { what: "the subscription running" });
+    await until(async () => (await metric(url, "gateway_live_subscriptions")) === 1, {
+      what: "the subscription running",
+    });
     let closedWith: number | undefined;
     void subscriber.closed.then((code) => (closedWith = code));
 
@@ -115,7 +147,11 @@ describeBackend("postgres")("PostgreSQL stopped under open websockets", () => {
     expect(closedWith).toBeUndefined();
     await postgres.start();
 
-    await until(async () => (await postJson(`${url}/carrier/handling/shipment/events`, { awb, state: "ARR" }, admin)).status === 202, { what: "ingestion after the outage" });
+    await until(
+      async () =>
+        (await postJson(`${url}/carrier/handling/shipment/events`, { awb, state: "ARR" }, admin)).status === 202,
+      { what: "ingestion after the outage" },
+    );
     await until(() => subscriber.received.length === 1, { what: "the live event after the outage" });
     expect(subscriber.received[0]).toEqual({ awbStatusChanged: { awb, state: "ARR" } });
     expect(closedWith).toBeUndefined();
@@ -128,9 +164,17 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
 
   function watch(url: string): { events: string[]; client: Client } {
     const events: string[] = [];
-    const client = createClient({ url: `${url.replace("http", "ws")}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const client = createClient({
+      url: `${url.replace("http", "ws")}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     disposers.add(() => client.dispose());
-    client.subscribe({ query: `subscription { statusEvents(awbs: ["020-12345675"]) { eventId station } }` }, { next: (r) => events.push((r.data as any).statusEvents.station), error: () => {}, complete: () => {} });
+    client.subscribe(
+      { query: `subscription { statusEvents(awbs: ["020-12345675"]) { eventId station } }` },
+      { next: (r) => events.push((r.data as any).statusEvents.station), error: () => {}, complete: () => {} },
+    );
     return { events, client };
   }
 
@@ -144,15 +188,25 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
     const b = await startApp("postgres", disposers, env);
     const onA = watch(a.url);
     await new Promise((r) => setTimeout(r, 300));
-    const ingest = (url: string, station: string) => postJson(`${url}/carrier/handling/shipment/events`, { awb: "020-12345675", state: "ARR", station, timestamp: new Date().toISOString() }, admin);
+    const ingest = (url: string, station: string) =>
+      postJson(
+        `${url}/carrier/handling/shipment/events`,
+        { awb: "020-12345675", state: "ARR", station, timestamp: new Date().toISOString() },
+        admin,
+      );
 
-    await until(async () => {
-      await ingest(b.url, "AMS"); // B → Redis → A
-      return onA.events.includes("AMS");
-    }, { what: "cross-instance fan-out through Redis" });
+    await until(
+      async () => {
+        await ingest(b.url, "AMS"); // B → Redis → A
+        return onA.events.includes("AMS");
+      },
+      { what: "cross-instance fan-out through Redis" },
+    );
 
     await redis.stop();
-    await until(async () => (await getJson(`${a.url}/readyz`)).body.redis === "down", { what: "A notices Redis is down" });
+    await until(async () => (await getJson(`${a.url}/readyz`)).body.redis === "down", {
+      what: "A notices Redis is down",
+    });
     const ready = await getJson(`${a.url}/readyz`);
     expect(ready.status).toBe(200); // degraded, not out of service
     expect((await ingest(a.url, "FRA")).status).toBe(202);
@@ -169,14 +223,22 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
     expect((await ingest(b.url, "CDG")).status).toBe(202);
 
     await redis.start();
-    await until(async () => (await getJson(`${a.url}/readyz`)).body.redis === "up" && (await getJson(`${b.url}/readyz`)).body.redis === "up", { what: "both see Redis again", timeoutMs: 30_000 });
+    await until(
+      async () =>
+        (await getJson(`${a.url}/readyz`)).body.redis === "up" &&
+        (await getJson(`${b.url}/readyz`)).body.redis === "up",
+      { what: "both see Redis again", timeoutMs: 30_000 },
+    );
     // …so A's streams read their heads again when Redis is back, and A's subscriber gets it unasked.
     await until(() => onA.events.includes("CDG"), { what: "the event lost during the outage, after the resync" });
     expect(onA.events.slice(-3)).toEqual(["LHR", "MAD", "CDG"]);
-    await until(async () => {
-      await ingest(b.url, "JFK");
-      return onA.events.includes("JFK");
-    }, { what: "cross-instance fan-out resumed" });
+    await until(
+      async () => {
+        await ingest(b.url, "JFK");
+        return onA.events.includes("JFK");
+      },
+      { what: "cross-instance fan-out resumed" },
+    );
     // While healthy, an instance's own events reach its subscribers once (through Redis's echo only).
     const before = onA.events.filter((s) => s === "HKG").length;
     await ingest(a.url, "HKG");

@@ -11,7 +11,17 @@ describe("AWB parsing", () => {
     expect(parseAwb(input)).toEqual({ canonical, checkDigitValid: valid });
   });
 
-  it.each(["", "020-1234567", "020-123456755", "20-12345675", "020--12345675", "020_12345675", "abc-12345675", "020-1234567a", "020  12345675"])("refuses %p", (input) => {
+  it.each([
+    "",
+    "020-1234567",
+    "020-123456755",
+    "20-12345675",
+    "020--12345675",
+    "020_12345675",
+    "abc-12345675",
+    "020-1234567a",
+    "020  12345675",
+  ])("refuses %p", (input) => {
     expect(parseAwb(input)).toBeNull();
   });
 
@@ -25,7 +35,10 @@ describe("AWB parsing", () => {
 
 describe("status codes", () => {
   it("orders codes as the status table, drops repeats, and lets * absorb the rest", () => {
-    expect(normaliseStates(splitStatesString("TOA, dep,ARR, DEP"))).toEqual({ states: ["DEP", "ARR", "TOA"], unknown: [] });
+    expect(normaliseStates(splitStatesString("TOA, dep,ARR, DEP"))).toEqual({
+      states: ["DEP", "ARR", "TOA"],
+      unknown: [],
+    });
     expect(normaliseStates(["DIS", "*", "rcs"]).states).toEqual(["*"]);
     expect(normaliseStates(["DEP", "XYZ"]).unknown).toEqual(["XYZ"]);
     expect(formatStates(["DEP", "ARR"])).toBe("DEP,ARR");

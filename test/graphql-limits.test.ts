@@ -20,7 +20,8 @@ function deepQuery(levels: number): string {
 describe("the depth rule on its own", () => {
   // Our schema's data types do not nest past 12; a recursive one shows the data-depth rule at work.
   const schema = buildSchema(`type Query { node: Node } type Node { child: Node name: String }`);
-  const nested = (levels: number) => `{ ${"node { ".repeat(1)}${"child { ".repeat(levels - 2)}name${" }".repeat(levels - 1)} }`;
+  const nested = (levels: number) =>
+    `{ ${"node { ".repeat(1)}${"child { ".repeat(levels - 2)}name${" }".repeat(levels - 1)} }`;
   it("refuses data fields nested deeper than the limit and accepts them at it", () => {
     expect(validate(schema, parse(nested(12)), [depthLimit(12)])).toEqual([]);
     const errors = validate(schema, parse(nested(13)), [depthLimit(12)]);
@@ -39,7 +40,9 @@ describe("GraphQL depth limit", () => {
   // The data types do not nest past the limit; only introspection's type references can, so that is
   // where the depth rules are driven: data fields at most 12, introspection at most 20.
   it("accepts the deepest real station query and introspection up to 20 levels, and refuses one nested deeper", async () => {
-    const ok = await postJson(`${url}/graphql`, { query: `{ station(code: "FRA") { import { openingHours { hours { open close } } } } }` });
+    const ok = await postJson(`${url}/graphql`, {
+      query: `{ station(code: "FRA") { import { openingHours { hours { open close } } } } }`,
+    });
     expect(ok.body.errors).toBeUndefined();
     expect((await postJson(`${url}/graphql`, { query: deepQuery(20) })).body.errors).toBeUndefined();
     const deep = await postJson(`${url}/graphql`, { query: deepQuery(21) });
@@ -49,10 +52,18 @@ describe("GraphQL depth limit", () => {
   });
 
   it("applies the same limit over websockets", async () => {
-    const client = createClient({ url: `${url.replace("http", "ws")}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const client = createClient({
+      url: `${url.replace("http", "ws")}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     disposers.add(() => client.dispose());
     const errors = await new Promise<unknown>((resolve) => {
-      client.subscribe({ query: deepQuery(21) }, { next: () => {}, error: resolve, complete: () => resolve(undefined) });
+      client.subscribe(
+        { query: deepQuery(21) },
+        { next: () => {}, error: resolve, complete: () => resolve(undefined) },
+      );
     });
     expect(JSON.stringify(errors)).toContain("QUERY_TOO_COMPLEX");
   });
@@ -64,22 +75,34 @@ const STATION_EVERYTHING = `code name countryShort countryLong timeZone freighte
   temperatureProducts { active { available temperatureRanges { min max } services } passive { available } }`;
 
 function wsClient(url: string, disposers: Disposers) {
-  const client = createClient({ url: `${url.replace("http", "ws")}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${ADMIN_KEY}` } });
+  const client = createClient({
+    url: `${url.replace("http", "ws")}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: `Bearer ${ADMIN_KEY}` },
+  });
   disposers.add(() => client.dispose());
   return client;
 }
 
 /** The first result or error of an operation over graphql-ws. */
-function overWebsocket(client: ReturnType<typeof createClient>, query: string, variables: Record<string, unknown> = {}): Promise<string> {
+function overWebsocket(
+  client: ReturnType<typeof createClient>,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<string> {
   return new Promise((resolve) => {
-    const stop = client.subscribe({ query, variables }, {
-      next: (value) => {
-        resolve(JSON.stringify(value));
-        stop();
+    const stop = client.subscribe(
+      { query, variables },
+      {
+        next: (value) => {
+          resolve(JSON.stringify(value));
+          stop();
+        },
+        error: (error) => resolve(JSON.stringify(error)),
+        complete: () => resolve("complete"),
       },
-      error: (error) => resolve(JSON.stringify(error)),
-      complete: () => resolve("complete"),
-    });
+    );
   });
 }
 
@@ -87,7 +110,11 @@ describe("GraphQL cost, alias, list, batch and time limits", () => {
   const disposers = new Disposers();
   let url: string;
   beforeAll(async () => {
-    ({ url } = await startApp("pglite", disposers, { GRAPHQL_MAX_COST: "5000", GRAPHQL_RESPONSE_CACHE: "false", RATE_LIMIT_PER_SECOND: "0" }));
+    ({ url } = await startApp("pglite", disposers, {
+      GRAPHQL_MAX_COST: "5000",
+      GRAPHQL_RESPONSE_CACHE: "false",
+      RATE_LIMIT_PER_SECOND: "0",
+    }));
   });
   afterAll(() => disposers.disposeAll());
 
@@ -105,35 +132,51 @@ describe("GraphQL cost, alias, list, batch and time limits", () => {
   });
 
   it("refuses more than 30 aliases and list arguments over 1,000 items", async () => {
-    const aliased = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `s${i}: station(code: "FRA") { code }`).join(" ")} }`;
+    const aliased = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `s${i}: station(code: "FRA") { code }`).join(" ")} }`;
     expect((await postJson(`${url}/graphql`, { query: aliased(30) })).body.errors).toBeUndefined();
     const tooMany = await postJson(`${url}/graphql`, { query: aliased(31) });
     expect(tooMany.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
     expect(tooMany.body.errors[0].message).toContain("31 aliases");
 
     const codes = Array.from({ length: 1_001 }, () => "FRA");
-    const long = await postJson(`${url}/graphql`, { query: "query($codes: [String!]) { stations(codes: $codes) { code } }", variables: { codes } });
+    const long = await postJson(`${url}/graphql`, {
+      query: "query($codes: [String!]) { stations(codes: $codes) { code } }",
+      variables: { codes },
+    });
     expect(long.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
     expect(long.body.errors[0].message).toContain("has 1001 items; at most 1000");
   });
 
   it("runs batches of up to 10 operations and refuses bigger ones before running any", async () => {
-    const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ query: `{ station(code: "FRA") { code } }`, operationName: null, variables: { i } }));
+    const batch = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        query: `{ station(code: "FRA") { code } }`,
+        operationName: null,
+        variables: { i },
+      }));
     const ok = await postJson(`${url}/graphql`, batch(10));
     expect(ok.status).toBe(200);
     expect(ok.body).toHaveLength(10);
     expect(ok.body.every((r: any) => r.data.station.code === "FRA")).toBe(true);
     const big = await postJson(`${url}/graphql`, batch(11));
     expect(big.status).toBe(400);
-    expect(big.body.errors[0]).toEqual({ message: "A batch may hold at most 10 operations; this one has 11", extensions: { code: "QUERY_TOO_COMPLEX" } });
+    expect(big.body.errors[0]).toEqual({
+      message: "A batch may hold at most 10 operations; this one has 11",
+      extensions: { code: "QUERY_TOO_COMPLEX" },
+    });
   });
 
   it("applies the cost, alias and list limits over websockets too", async () => {
     const client = wsClient(url, disposers);
-    const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: awbStatusChanged(awb: "020-12345675") { state }`).join(" ");
+    const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: awbStatusChanged(awb: "020-12345675") { state }`).join(
+      " ",
+    );
     expect(await overWebsocket(client, `subscription { ${aliases} }`)).toContain("QUERY_TOO_COMPLEX");
     const awbs = Array.from({ length: 1_001 }, () => "020-12345675");
-    expect(await overWebsocket(client, "subscription($awbs: [String!]!) { statusEvents(awbs: $awbs) { state } }", { awbs })).toContain("at most 1000");
+    expect(
+      await overWebsocket(client, "subscription($awbs: [String!]!) { statusEvents(awbs: $awbs) { state } }", { awbs }),
+    ).toContain("at most 1000");
   });
 });
 
@@ -142,10 +185,17 @@ describe("GraphQL time limit, introspection switch and allow-listed operations",
   afterAll(() => disposers.disposeAll());
 
   it("stops a query that runs past its time limit and answers one OPERATION_TIMED_OUT error", async () => {
-    const { url } = await startApp("pglite", disposers, { GRAPHQL_TIME_LIMIT_MS: "1", GRAPHQL_RESPONSE_CACHE: "false" });
+    const { url } = await startApp("pglite", disposers, {
+      GRAPHQL_TIME_LIMIT_MS: "1",
+      GRAPHQL_RESPONSE_CACHE: "false",
+    });
     const slow = await postJson(`${url}/graphql`, { query: `{ stations { ${STATION_EVERYTHING} } }` });
     expect(slow.status).toBe(503);
-    expect(slow.body).toEqual({ errors: [{ message: "The operation ran longer than its 1 ms limit", extensions: { code: "OPERATION_TIMED_OUT" } }] });
+    expect(slow.body).toEqual({
+      errors: [
+        { message: "The operation ran longer than its 1 ms limit", extensions: { code: "OPERATION_TIMED_OUT" } },
+      ],
+    });
     const health = await getJson(`${url}/readyz`);
     expect(health.status).toBe(200);
   });
@@ -154,41 +204,69 @@ describe("GraphQL time limit, introspection switch and allow-listed operations",
     const { url } = await startApp("pglite", disposers, { GRAPHQL_INTROSPECTION: "false" });
     const introspect = await postJson(`${url}/graphql`, { query: "{ __schema { types { name } } }" });
     expect(introspect.body.errors[0].message).toContain("introspection");
-    expect((await postJson(`${url}/graphql`, { query: '{ station(code: "FRA") { code } }' })).body.data.station.code).toBe("FRA");
+    expect(
+      (await postJson(`${url}/graphql`, { query: '{ station(code: "FRA") { code } }' })).body.data.station.code,
+    ).toBe("FRA");
     // A query over the websocket: with introspection on, this returns data.
-    expect(await overWebsocket(wsClient(url, disposers), "query { __schema { queryType { name } } }")).toContain("GraphQL introspection has been disabled");
+    expect(await overWebsocket(wsClient(url, disposers), "query { __schema { queryType { name } } }")).toContain(
+      "GraphQL introspection has been disabled",
+    );
   });
 
   it("with GRAPHQL_OPERATIONS_FILE runs only listed operations, sent whole or by id", async () => {
-    const listed = 'query Station($code: String!) { station(code: $code) { code name } }';
-    const live = 'subscription Watch($awb: String!) { awbStatusChanged(awb: $awb) { state } }';
+    const listed = "query Station($code: String!) { station(code: $code) { code name } }";
+    const live = "subscription Watch($awb: String!) { awbStatusChanged(awb: $awb) { state } }";
     const dir = mkdtempSync(path.join(tmpdir(), "cgw-ops-"));
     disposers.add(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, "operations.json");
-    writeFileSync(file, JSON.stringify({ format: "apollo-persisted-query-manifest", version: 1, operations: [{ id: sha256Hex(listed), name: "Station", type: "query", body: listed }, { id: sha256Hex(live), name: "Watch", type: "subscription", body: live }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: "apollo-persisted-query-manifest",
+        version: 1,
+        operations: [
+          { id: sha256Hex(listed), name: "Station", type: "query", body: listed },
+          { id: sha256Hex(live), name: "Watch", type: "subscription", body: live },
+        ],
+      }),
+    );
     const { url } = await startApp("pglite", disposers, { GRAPHQL_OPERATIONS_FILE: file });
 
     const whole = await postJson(`${url}/graphql`, { query: listed, variables: { code: "FRA" } });
     expect(whole.body.data.station.code).toBe("FRA");
-    const byId = await postJson(`${url}/graphql`, { variables: { code: "AMS" }, extensions: { persistedQuery: { version: 1, sha256Hash: sha256Hex(listed) } } });
+    const byId = await postJson(`${url}/graphql`, {
+      variables: { code: "AMS" },
+      extensions: { persistedQuery: { version: 1, sha256Hash: sha256Hex(listed) } },
+    });
     expect(byId.body.data.station.code).toBe("AMS");
-    const byIdGet = await getJson(`${url}/graphql?variables=${encodeURIComponent('{"code":"LHR"}')}&extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: sha256Hex(listed) } }))}`, { headers: { "apollo-require-preflight": "1" } });
+    const byIdGet = await getJson(
+      `${url}/graphql?variables=${encodeURIComponent('{"code":"LHR"}')}&extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: sha256Hex(listed) } }))}`,
+      { headers: { "apollo-require-preflight": "1" } },
+    );
     expect(byIdGet.body.data.station.code).toBe("LHR");
 
     const other = await postJson(`${url}/graphql`, { query: "{ stationCodes }" });
     expect(other.status).toBe(403);
     expect(other.body.errors[0].extensions.code).toBe("OPERATION_NOT_ALLOWED");
-    const unknownId = await postJson(`${url}/graphql`, { extensions: { persistedQuery: { version: 1, sha256Hash: "0".repeat(64) } } });
+    const unknownId = await postJson(`${url}/graphql`, {
+      extensions: { persistedQuery: { version: 1, sha256Hash: "0".repeat(64) } },
+    });
     expect(unknownId.body.errors[0].extensions.code).toBe("OPERATION_NOT_ALLOWED");
 
     const client = wsClient(url, disposers);
-    expect(await overWebsocket(client, "subscription { awbStatusChanged(awb: \"020-12345675\") { state awb } }")).toContain("OPERATION_NOT_ALLOWED");
+    expect(
+      await overWebsocket(client, 'subscription { awbStatusChanged(awb: "020-12345675") { state awb } }'),
+    ).toContain("OPERATION_NOT_ALLOWED");
     let received: string | undefined;
     void overWebsocket(client, live, { awb: "020-12345675" }).then((r) => (received = r));
     // Ingest until the subscription (being set up meanwhile) has seen one.
     await until(async () => {
       if (received) return true;
-      await postJson(`${url}/carrier/handling/shipment/events`, { awb: "020-12345675", state: "DEP", timestamp: new Date().toISOString() }, { authorization: `Bearer ${ADMIN_KEY}` });
+      await postJson(
+        `${url}/carrier/handling/shipment/events`,
+        { awb: "020-12345675", state: "DEP", timestamp: new Date().toISOString() },
+        { authorization: `Bearer ${ADMIN_KEY}` },
+      );
       return false;
     });
     expect(received).toContain('"state":"DEP"');

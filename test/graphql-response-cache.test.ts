@@ -3,20 +3,24 @@ import { STATION_CACHE_POLICY } from "../src/stations/station.resolver";
 import { Disposers, startApp } from "./support/harness";
 
 async function ask(url: string, query: string, variables?: Record<string, unknown>) {
-  const res = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query, variables }),
+  });
   return { cache: res.headers.get("x-response-cache"), body: await res.text() };
 }
 
 describe("which operations the GraphQL response cache may keep", () => {
   it.each([
-    ["{ station(code: \"FRA\") { code name } }", true],
+    ['{ station(code: "FRA") { code name } }', true],
     ["query($c: String!) { station(code: $c) { code } stations { code } stationCodes }", true],
-    ["{ station(code: \"FRA\") { openAt(at: \"2026-01-01T00:00:00Z\") } }", true],
-    ["{ station(code: \"FRA\") { openAt } }", false],
-    ["{ station(code: \"FRA\") { ...F } } fragment F on Station { openAt(side: IMPORT) }", false],
+    ['{ station(code: "FRA") { openAt(at: "2026-01-01T00:00:00Z") } }', true],
+    ['{ station(code: "FRA") { openAt } }', false],
+    ['{ station(code: "FRA") { ...F } } fragment F on Station { openAt(side: IMPORT) }', false],
     ["{ health { status } }", false],
-    ["{ station(code: \"FRA\") { code } health { status } }", false],
-    ["mutation { station(code: \"FRA\") { code } }", false],
+    ['{ station(code: "FRA") { code } health { status } }', false],
+    ['mutation { station(code: "FRA") { code } }', false],
     ["{ __schema { types { name } } }", false],
     ["{ station(code: ", false],
   ])("%s → %p", (query, expected) => {
@@ -48,18 +52,27 @@ describe("the GraphQL response cache over HTTP", () => {
   });
 
   it("never keeps answers with errors or clock-dependent fields", async () => {
-    await ask(url, "{ station(code: \"fra\") { code } }");
-    expect((await ask(url, "{ station(code: \"fra\") { code } }")).cache).toBeNull();
-    await ask(url, "{ station(code: \"FRA\") { openAt } }");
-    expect((await ask(url, "{ station(code: \"FRA\") { openAt } }")).cache).toBeNull();
+    await ask(url, '{ station(code: "fra") { code } }');
+    expect((await ask(url, '{ station(code: "fra") { code } }')).cache).toBeNull();
+    await ask(url, '{ station(code: "FRA") { openAt } }');
+    expect((await ask(url, '{ station(code: "FRA") { openAt } }')).cache).toBeNull();
   });
 
   it("forgets everything when station data is imported", async () => {
     const query = "{ stationCodes }";
     await ask(url, query);
     expect((await ask(url, query)).cache).toBe("hit");
-    const [first] = JSON.parse((await ask(url, "{ stations { code name freighterHandling passengerAircraftHandling truckHandling countryShort countryLong timeZone import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } } export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } } } }")).body).data.stations;
-    await importStations([{ ...first, code: "QQX", import: { ...first.import, address: null }, temperatureProducts: null }]);
+    const [first] = JSON.parse(
+      (
+        await ask(
+          url,
+          "{ stations { code name freighterHandling passengerAircraftHandling truckHandling countryShort countryLong timeZone import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } } export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } } } }",
+        )
+      ).body,
+    ).data.stations;
+    await importStations([
+      { ...first, code: "QQX", import: { ...first.import, address: null }, temperatureProducts: null },
+    ]);
     const after = await ask(url, query);
     expect(after.cache).toBeNull();
     expect(JSON.parse(after.body)).toEqual({ data: { stationCodes: ["QQX"] } });

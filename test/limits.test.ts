@@ -8,11 +8,16 @@ const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 const SUBSCRIBE = 'subscription { awbStatusChanged(awb: "020-12345675") { state } }';
 
 /** A raw graphql-transport-ws socket, acknowledged; resolves its close code when the server closes it. */
-async function openSocket(url: string, disposers: Disposers): Promise<{ socket: WebSocket; messages: any[]; closed: Promise<{ code: number; reason: string }> }> {
+async function openSocket(
+  url: string,
+  disposers: Disposers,
+): Promise<{ socket: WebSocket; messages: any[]; closed: Promise<{ code: number; reason: string }> }> {
   const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
   disposers.add(() => socket.terminate());
   const messages: any[] = [];
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   socket.on("message", (data) => messages.push(JSON.parse(data.toString())));
   await new Promise((resolve, reject) => {
     socket.once("open", resolve);
@@ -20,7 +25,12 @@ async function openSocket(url: string, disposers: Disposers): Promise<{ socket: 
   });
   socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${ADMIN_KEY}` } }));
   // Acknowledged, or closed at once (a refused third connection): either way the caller goes on.
-  await Promise.race([new Promise((resolve) => socket.on("message", (data) => JSON.parse(data.toString()).type === "connection_ack" && resolve(undefined))), closed]);
+  await Promise.race([
+    new Promise((resolve) =>
+      socket.on("message", (data) => JSON.parse(data.toString()).type === "connection_ack" && resolve(undefined)),
+    ),
+    closed,
+  ]);
   return { socket, messages, closed };
 }
 
@@ -28,7 +38,12 @@ describe("limits", () => {
   const disposers = new Disposers();
   let url: string;
   beforeAll(async () => {
-    ({ url } = await startApp("pglite", disposers, { RATE_LIMIT_PER_SECOND: "2", RATE_LIMIT_BURST: "8", LIVE_MAX_CONNECTIONS_PER_KEY: "2", LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: "2" }));
+    ({ url } = await startApp("pglite", disposers, {
+      RATE_LIMIT_PER_SECOND: "2",
+      RATE_LIMIT_BURST: "8",
+      LIVE_MAX_CONNECTIONS_PER_KEY: "2",
+      LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: "2",
+    }));
   });
   afterAll(() => disposers.disposeAll());
   // Each test spends tokens of the one key; wait for the bucket to refill between them.
@@ -39,7 +54,11 @@ describe("limits", () => {
     expect(big.status).toBe(431);
     expect(big.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
     expect((await big.json()).code).toBe("HEADERS_TOO_LARGE");
-    const body = await postJson(`${url}/carrier/handling/shipment/events`, JSON.stringify({ awb: "020-12345675", state: "DEP", flight: "x".repeat(1_100_000) }), admin);
+    const body = await postJson(
+      `${url}/carrier/handling/shipment/events`,
+      JSON.stringify({ awb: "020-12345675", state: "DEP", flight: "x".repeat(1_100_000) }),
+      admin,
+    );
     expect(body.status).toBe(413);
     expect(body.body.code).toBe("PAYLOAD_TOO_LARGE");
     const ok = await getJson(`${url}/carrier/stations/stationcodes`);
@@ -48,7 +67,14 @@ describe("limits", () => {
 
   it("answers a websocket upgrade anywhere but /graphql with a 404 problem+json", async () => {
     const response = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-      const request = http.request(`${url}/live`, { headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+      const request = http.request(`${url}/live`, {
+        headers: {
+          connection: "Upgrade",
+          upgrade: "websocket",
+          "sec-websocket-version": "13",
+          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        },
+      });
       request.on("response", (res) => {
         let body = "";
         res.on("data", (chunk) => (body += chunk));
@@ -60,7 +86,11 @@ describe("limits", () => {
     });
     expect(response.status).toBe(404);
     expect(response.type).toBe("application/problem+json; charset=utf-8");
-    expect(JSON.parse(response.body)).toMatchObject({ status: 404, code: "NOT_FOUND", detail: "No websocket endpoint at /live; use /graphql" });
+    expect(JSON.parse(response.body)).toMatchObject({
+      status: 404,
+      code: "NOT_FOUND",
+      detail: "No websocket endpoint at /live; use /graphql",
+    });
   });
 
   it("answers requests over a key's rate with 429 and Retry-After", async () => {

@@ -15,7 +15,9 @@ const event = (eventId: string, state = "DEP"): LiveMilestone => ({
 });
 
 describe("live operations", () => {
-  const schema = buildSchema(`type Query { x: Int } type Event { id: ID! state: String! } type Subscription { events(tag: String): Event! }`);
+  const schema = buildSchema(
+    `type Query { x: Int } type Event { id: ID! state: String! } type Subscription { events(tag: String): Event! }`,
+  );
   let resolved = 0;
   // An asynchronous resolver: every caller that asks before it settles must get the same promise.
   schema.getSubscriptionType()!.getFields().events!.resolve = async (payload: LiveMilestone) => {

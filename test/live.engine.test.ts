@@ -27,7 +27,10 @@ describe("live subscriptions under churn (pglite)", () => {
   const disposers = new Disposers();
   let url: string;
   beforeAll(async () => {
-    ({ url } = await startApp("pglite", disposers, { RATE_LIMIT_PER_SECOND: "0", LIVE_MAX_CONNECTIONS_PER_KEY: "10000" }));
+    ({ url } = await startApp("pglite", disposers, {
+      RATE_LIMIT_PER_SECOND: "0",
+      LIVE_MAX_CONNECTIONS_PER_KEY: "10000",
+    }));
   });
   afterAll(() => disposers.disposeAll());
 
@@ -44,12 +47,18 @@ describe("live subscriptions under churn (pglite)", () => {
     };
     let baseline = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const subscribers = await Promise.all(Array.from({ length: PER_ROUND }, () => openSubscriber(url, `Bearer ${ADMIN_KEY}`)));
+      const subscribers = await Promise.all(
+        Array.from({ length: PER_ROUND }, () => openSubscriber(url, `Bearer ${ADMIN_KEY}`)),
+      );
       for (const s of subscribers) s.subscribe("1", AWB_QUERY, { awb: nextAwb() }); // quiet AWBs: nothing will ever arrive
-      await until(async () => (await metric(url, "gateway_live_subscriptions")) === PER_ROUND, { what: "every subscription running" });
+      await until(async () => (await metric(url, "gateway_live_subscriptions")) === PER_ROUND, {
+        what: "every subscription running",
+      });
       // Half leave with `complete` on a socket that stays open, half by closing their socket mid-wait.
       subscribers.forEach((s, i) => (i % 2 === 0 ? s.complete("1") : s.close()));
-      await until(async () => (await metric(url, "gateway_live_subscriptions")) === 0, { what: "every subscription released" });
+      await until(async () => (await metric(url, "gateway_live_subscriptions")) === 0, {
+        what: "every subscription released",
+      });
       for (const s of subscribers) s.close();
       await Promise.all(subscribers.map((s) => s.closed));
       if (round === 2) baseline = await heapAfter(); // after warm-up: JIT, caches and pools are in place
@@ -69,7 +78,10 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
     let app: App;
     let url: string;
     beforeAll(async () => {
-      ({ app, url } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0", LIVE_MAX_CONNECTIONS_PER_KEY: "10000" }));
+      ({ app, url } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "0",
+        LIVE_MAX_CONNECTIONS_PER_KEY: "10000",
+      }));
     });
     afterAll(() => disposers.disposeAll());
     const ingest = (body: unknown) => postJson(`${url}/carrier/handling/shipment/events`, body, admin);
@@ -77,22 +89,36 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
     it("executes one event once for 1,000 subscribers of the same operation woken together, and each gets it", async () => {
       const awb = nextAwb();
       const subscribers: RawSubscriber[] = [];
-      for (let i = 0; i < 1_000; i += 100) subscribers.push(...(await Promise.all(Array.from({ length: 100 }, () => openSubscriber(url, `Bearer ${ADMIN_KEY}`)))));
+      for (let i = 0; i < 1_000; i += 100)
+        subscribers.push(
+          ...(await Promise.all(Array.from({ length: 100 }, () => openSubscriber(url, `Bearer ${ADMIN_KEY}`)))),
+        );
       disposers.add(() => subscribers.forEach((s) => s.close()));
       for (const s of subscribers) s.subscribe("1", AWB_QUERY, { awb });
-      await until(async () => (await metric(url, "gateway_live_subscriptions")) >= 1_000, { what: "1,000 subscriptions running" });
+      await until(async () => (await metric(url, "gateway_live_subscriptions")) >= 1_000, {
+        what: "1,000 subscriptions running",
+      });
       const before = await metric(url, "gateway_live_executions_total");
       const res = await ingest({ awb, state: "DEP", station: "FRA" });
       expect(res.status).toBe(202);
       await until(() => subscribers.every((s) => s.received.length === 1), { what: "the event on every socket" });
       expect(await metric(url, "gateway_live_executions_total")).toBe(before + 1);
-      expect(new Set(subscribers.map((s) => JSON.stringify(s.received[0])))).toEqual(new Set([JSON.stringify({ awbStatusChanged: { eventId: res.body.events[0].eventId, sequence: "1", awb, state: "DEP" } })]));
+      expect(new Set(subscribers.map((s) => JSON.stringify(s.received[0])))).toEqual(
+        new Set([
+          JSON.stringify({
+            awbStatusChanged: { eventId: res.body.events[0].eventId, sequence: "1", awb, state: "DEP" },
+          }),
+        ]),
+      );
       subscribers.forEach((s) => s.close());
     }, 120_000);
 
     it("refuses a resume position beyond the AWB's last sequence (one from another AWB, or from before sequences were per AWB)", async () => {
       const awb = nextAwb();
-      await ingest([{ awb, state: "RCS" }, { awb, state: "MAN" }]);
+      await ingest([
+        { awb, state: "RCS" },
+        { awb, state: "MAN" },
+      ]);
       const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
       disposers.add(() => subscriber.close());
       subscriber.subscribe("1", AWB_QUERY, { awb, after: "50000" });
@@ -105,29 +131,48 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
     it("catches up past any page size: 1,200 stored events replayed in order after `after`", async () => {
       const awb = nextAwb();
       for (let call = 0; call < 2; call++) {
-        const events = Array.from({ length: 600 }, (_, i) => ({ eventId: `page-${awb}-${call}-${i}`, awb, state: "RCS" }));
+        const events = Array.from({ length: 600 }, (_, i) => ({
+          eventId: `page-${awb}-${call}-${i}`,
+          awb,
+          state: "RCS",
+        }));
         expect((await ingest(events)).status).toBe(202);
       }
       const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
       disposers.add(() => subscriber.close());
       subscriber.subscribe("1", AWB_QUERY, { awb, after: "0" });
       await until(() => subscriber.received.length === 1_200, { what: "1,200 replayed events", timeoutMs: 30_000 });
-      expect(subscriber.received.map((d) => Number(d.awbStatusChanged.sequence))).toEqual(Array.from({ length: 1_200 }, (_, i) => i + 1));
+      expect(subscriber.received.map((d) => Number(d.awbStatusChanged.sequence))).toEqual(
+        Array.from({ length: 1_200 }, (_, i) => i + 1),
+      );
       subscriber.close();
     }, 60_000);
 
     it("resumes statusEvents per AWB: replays each listed AWB after its own sequence, and starts the others live", async () => {
       const [a, b] = [nextAwb(), nextAwb()];
-      await ingest([{ awb: a, state: "RCS" }, { awb: a, state: "MAN" }, { awb: a, state: "DEP" }, { awb: b, state: "RCS" }]);
+      await ingest([
+        { awb: a, state: "RCS" },
+        { awb: a, state: "MAN" },
+        { awb: a, state: "DEP" },
+        { awb: b, state: "RCS" },
+      ]);
       const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
       disposers.add(() => subscriber.close());
-      subscriber.subscribe("1", `subscription($awbs: [String!]!, $after: [StreamPosition!]) { statusEvents(awbs: $awbs, after: $after) { awb sequence state } }`, { awbs: [a, b], after: [{ awb: a, sequence: "1" }] });
+      subscriber.subscribe(
+        "1",
+        `subscription($awbs: [String!]!, $after: [StreamPosition!]) { statusEvents(awbs: $awbs, after: $after) { awb sequence state } }`,
+        { awbs: [a, b], after: [{ awb: a, sequence: "1" }] },
+      );
       await until(() => subscriber.received.length === 2, { what: "the replay of the first AWB" });
-      await until(async () => (await metric(url, "gateway_live_subscriptions")) >= 1, { what: "the subscription running" });
+      await until(async () => (await metric(url, "gateway_live_subscriptions")) >= 1, {
+        what: "the subscription running",
+      });
       await new Promise((r) => setTimeout(r, 100)); // b's stream has read its head
       await ingest({ awb: b, state: "MAN" });
       await until(() => subscriber.received.length === 3, { what: "the live event of the second AWB" });
-      expect(subscriber.received.map((d) => `${d.statusEvents.awb} ${d.statusEvents.sequence} ${d.statusEvents.state}`)).toEqual([`${a} 2 MAN`, `${a} 3 DEP`, `${b} 2 MAN`]);
+      expect(
+        subscriber.received.map((d) => `${d.statusEvents.awb} ${d.statusEvents.sequence} ${d.statusEvents.state}`),
+      ).toEqual([`${a} 2 MAN`, `${a} 3 DEP`, `${b} 2 MAN`]);
       subscriber.close();
     });
 
@@ -138,7 +183,9 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       // Four loops, each call touching every AWB: on PostgreSQL their transactions overlap and commit in any order.
       const loops = [0, 1, 2, 3].map(async (loop) => {
         for (let call = 0; call < 40; call++) {
-          const events = awbs.flatMap((awb) => [0, 1].map((k) => ({ eventId: `race-${loop}-${call}-${k}-${awb}-${++n}`, awb, state: "MAN" })));
+          const events = awbs.flatMap((awb) =>
+            [0, 1].map((k) => ({ eventId: `race-${loop}-${call}-${k}-${awb}-${++n}`, awb, state: "MAN" })),
+          );
           expect((await ingest(events)).status).toBe(202);
         }
       });
@@ -172,13 +219,23 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       }
       const done = await Promise.all(subscribers);
       for (const subscriber of done) {
-        const stored = await postJson(`${url}/graphql`, { query: `query($a: String!) { milestones(awb: $a) { eventId sequence } }`, variables: { a: subscriber.awb } }, admin);
-        const expected = (stored.body.data.milestones as Array<{ eventId: string; sequence: string }>).sort((a, b) => Number(a.sequence) - Number(b.sequence)).map((e) => e.eventId);
+        const stored = await postJson(
+          `${url}/graphql`,
+          {
+            query: `query($a: String!) { milestones(awb: $a) { eventId sequence } }`,
+            variables: { a: subscriber.awb },
+          },
+          admin,
+        );
+        const expected = (stored.body.data.milestones as Array<{ eventId: string; sequence: string }>)
+          .sort((a, b) => Number(a.sequence) - Number(b.sequence))
+          .map((e) => e.eventId);
         // No gap, no repeat: from the first event it saw (its first session started "now"), exactly the stored stream.
         const firstSeen = subscriber.seen.length === 0 ? 0 : expected.indexOf(subscriber.seen[0]!);
         expect(firstSeen).toBeGreaterThanOrEqual(0);
         // Last sessions take whatever it has not seen yet.
-        for (let i = 0; i < 20 && subscriber.seen.length < expected.length - firstSeen; i++) await subscriber.finish(300);
+        for (let i = 0; i < 20 && subscriber.seen.length < expected.length - firstSeen; i++)
+          await subscriber.finish(300);
         expect(subscriber.seen).toEqual(expected.slice(firstSeen));
       }
     }, 180_000);
@@ -188,13 +245,28 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) {
         const eventId = `twin-${a}-${i}`;
-        const answers = await Promise.all([ingest([{ eventId, awb: a, state: "RCS" }, { awb: a, state: "MAN", eventId: `${eventId}-a` }]), ingest([{ eventId, awb: b, state: "RCS" }, { awb: b, state: "MAN", eventId: `${eventId}-b` }])]);
+        const answers = await Promise.all([
+          ingest([
+            { eventId, awb: a, state: "RCS" },
+            { awb: a, state: "MAN", eventId: `${eventId}-a` },
+          ]),
+          ingest([
+            { eventId, awb: b, state: "RCS" },
+            { awb: b, state: "MAN", eventId: `${eventId}-b` },
+          ]),
+        ]);
         statuses.push(...answers.map((r) => r.status));
       }
       expect(new Set(statuses)).toEqual(new Set([202]));
       for (const awb of [a, b]) {
-        const stored = await postJson(`${url}/graphql`, { query: `query($a: String!) { milestones(awb: $a) { sequence } }`, variables: { a: awb } }, admin);
-        const sequences = (stored.body.data.milestones as Array<{ sequence: string }>).map((m) => Number(m.sequence)).sort((x, y) => x - y);
+        const stored = await postJson(
+          `${url}/graphql`,
+          { query: `query($a: String!) { milestones(awb: $a) { sequence } }`, variables: { a: awb } },
+          admin,
+        );
+        const sequences = (stored.body.data.milestones as Array<{ sequence: string }>)
+          .map((m) => Number(m.sequence))
+          .sort((x, y) => x - y);
         expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, i) => i + 1));
       }
     }, 60_000);
@@ -219,13 +291,43 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       disposers.add(() => streams.close());
       const awb = nextAwb();
       const got: number[] = [];
-      streams.join(awb, { started: () => {}, next: (_event: LiveMilestone, position: number) => void got.push(position) });
+      streams.join(awb, {
+        started: () => {},
+        next: (_event: LiveMilestone, position: number) => void got.push(position),
+      });
       await new Promise((r) => setTimeout(r, 50)); // the stream reads its head (0) first
       // An event the database does not have (another environment's, an older version's): once a fill
       // has read past it, it is dropped instead of keeping the stream reading forever.
-      live.publish([{ eventId: "ghost", clientEventId: null, sequence: "99", awb, state: "RCS", timestamp: new Date().toISOString(), toaTimestamp: null, receivedAt: new Date().toISOString(), station: null, flight: null }]);
+      live.publish([
+        {
+          eventId: "ghost",
+          clientEventId: null,
+          sequence: "99",
+          awb,
+          state: "RCS",
+          timestamp: new Date().toISOString(),
+          toaTimestamp: null,
+          receivedAt: new Date().toISOString(),
+          station: null,
+          flight: null,
+        },
+      ]);
       await new Promise((r) => setTimeout(r, 200));
-      const stored = await Promise.all([1, 2, 3, 4].map((i) => quiet.ingest([{ eventId: `scrambled-${awb}-${i}`, awb, state: "RCS", occurredAt: new Date(), toaTimestamp: null, station: null, flight: null }])));
+      const stored = await Promise.all(
+        [1, 2, 3, 4].map((i) =>
+          quiet.ingest([
+            {
+              eventId: `scrambled-${awb}-${i}`,
+              awb,
+              state: "RCS",
+              occurredAt: new Date(),
+              toaTimestamp: null,
+              station: null,
+              flight: null,
+            },
+          ]),
+        ),
+      );
       expect(stored).toHaveLength(4);
       const views = (await quiet.after(awb, 0n, 10)).map(milestoneView);
       expect(views.map((v) => v.sequence)).toEqual(["1", "2", "3", "4"]);
@@ -244,7 +346,11 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
     });
 
     it("keeps the websockets of a key that is over its HTTP rate limit, and closes a revoked key's within the re-check period", async () => {
-      const { app: limited, url: limitedUrl } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "1", RATE_LIMIT_BURST: "3", LIVE_KEY_RECHECK_MS: "200" });
+      const { app: limited, url: limitedUrl } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "1",
+        RATE_LIMIT_BURST: "3",
+        LIVE_KEY_RECHECK_MS: "200",
+      });
       const { clientId } = await limited.services.clients.createClient({ name: "dashboard", callbackPrefixes: ["*"] });
       const { key, keyId } = await limited.services.clients.issueKey(clientId, ["events:read"]);
       const subscriber = await openSubscriber(limitedUrl, `Bearer ${key}`);
@@ -254,7 +360,14 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
       let refused = 0;
       const busyUntil = Date.now() + 2_000;
       while (Date.now() < busyUntil) {
-        if ((await getJson(`${limitedUrl}/carrier/handling/shipment/events?awb=020-12345675`, { headers: { authorization: `Bearer ${key}` } })).status === 429) refused++;
+        if (
+          (
+            await getJson(`${limitedUrl}/carrier/handling/shipment/events?awb=020-12345675`, {
+              headers: { authorization: `Bearer ${key}` },
+            })
+          ).status === 429
+        )
+          refused++;
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(refused).toBeGreaterThan(10);

@@ -32,17 +32,20 @@ function watch(client: Client, query: string, variables: Record<string, unknown>
   const received: Array<Record<string, any>> = [];
   let failure: unknown;
   const done = new Promise<void>((resolve) => {
-    client.subscribe({ query, variables }, {
-      next: (value) => {
-        if (value.errors) failure = value.errors;
-        else received.push(value.data as Record<string, any>);
+    client.subscribe(
+      { query, variables },
+      {
+        next: (value) => {
+          if (value.errors) failure = value.errors;
+          else received.push(value.data as Record<string, any>);
+        },
+        error: (error) => {
+          failure = error;
+          resolve();
+        },
+        complete: () => resolve(),
       },
-      error: (error) => {
-        failure = error;
-        resolve();
-      },
-      complete: () => resolve(),
-    });
+    );
   });
   return { received, done, failure: () => failure };
 }
@@ -67,29 +70,53 @@ describe.each(BACKENDS)("live milestones over graphql-ws on %s", (backend) => {
       await subscribed();
       const res = await ingest({ awb, state: "DEP", station: "FRA" });
       await until(() => sub.received.length === 1, { what: "the live event" });
-      expect(sub.received[0]!.awbStatusChanged).toMatchObject({ eventId: res.body.events[0].eventId, awb, state: "DEP", station: "FRA", toaTimestamp: null });
+      expect(sub.received[0]!.awbStatusChanged).toMatchObject({
+        eventId: res.body.events[0].eventId,
+        awb,
+        state: "DEP",
+        station: "FRA",
+        toaTimestamp: null,
+      });
       expect(await app.database.prisma.statusEvent.count({ where: { id: res.body.events[0].eventId } })).toBe(1);
     });
 
     it("filters by states, and watches many AWBs with statusEvents", async () => {
       const [a, b, c] = [nextAwb(), nextAwb(), nextAwb()];
       const arrOnly = watch(connect(url, disposers), AWB_QUERY, { awb: a, states: ["ARR"] });
-      const many = watch(connect(url, disposers), `subscription($awbs: [String!]!) { statusEvents(awbs: $awbs) { awb state } }`, { awbs: [a, b] });
+      const many = watch(
+        connect(url, disposers),
+        `subscription($awbs: [String!]!) { statusEvents(awbs: $awbs) { awb state } }`,
+        { awbs: [a, b] },
+      );
       await subscribed();
-      await ingest([{ awb: a, state: "DEP" }, { awb: a, state: "ARR" }, { awb: b, state: "RCF" }, { awb: c, state: "DLV" }]);
+      await ingest([
+        { awb: a, state: "DEP" },
+        { awb: a, state: "ARR" },
+        { awb: b, state: "RCF" },
+        { awb: c, state: "DLV" },
+      ]);
       await until(() => many.received.length === 3 && arrOnly.received.length === 1, { what: "filtered events" });
       await new Promise((r) => setTimeout(r, 200));
       expect(arrOnly.received.map((d) => d.awbStatusChanged.state)).toEqual(["ARR"]);
-      expect(many.received.map((d) => `${d.statusEvents.awb} ${d.statusEvents.state}`).sort()).toEqual([`${a} ARR`, `${a} DEP`, `${b} RCF`].sort());
+      expect(many.received.map((d) => `${d.statusEvents.awb} ${d.statusEvents.state}`).sort()).toEqual(
+        [`${a} ARR`, `${a} DEP`, `${b} RCF`].sort(),
+      );
     });
 
     it("replays what was stored after a sequence before going live (reconnect catch-up)", async () => {
       const awb = nextAwb();
       const first = await ingest({ awb, state: "RCS" });
       void first;
-      const history = await postJson(`${url}/graphql`, { query: `query($a: String!) { milestones(awb: $a) { sequence } }`, variables: { a: awb } }, admin);
+      const history = await postJson(
+        `${url}/graphql`,
+        { query: `query($a: String!) { milestones(awb: $a) { sequence } }`, variables: { a: awb } },
+        admin,
+      );
       const seen = history.body.data.milestones[0].sequence as string;
-      await ingest([{ awb, state: "MAN" }, { awb, state: "DEP" }]); // missed while "disconnected"
+      await ingest([
+        { awb, state: "MAN" },
+        { awb, state: "DEP" },
+      ]); // missed while "disconnected"
       const sub = watch(connect(url, disposers), AWB_QUERY, { awb, after: seen });
       await until(() => sub.received.length === 2, { what: "the catch-up" });
       await ingest({ awb, state: "ARR" });
@@ -101,7 +128,9 @@ describe.each(BACKENDS)("live milestones over graphql-ws on %s", (backend) => {
       const closed = (authorization: string | undefined) =>
         new Promise<number>((resolve) => {
           const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
-          socket.on("open", () => socket.send(JSON.stringify({ type: "connection_init", payload: authorization ? { authorization } : {} })));
+          socket.on("open", () =>
+            socket.send(JSON.stringify({ type: "connection_init", payload: authorization ? { authorization } : {} })),
+          );
           socket.on("close", (code) => resolve(code));
         });
       expect(await closed(undefined)).toBe(4401);
@@ -143,14 +172,29 @@ describe("a slow websocket consumer", () => {
     await new Promise((resolve) => socket.on("open", resolve));
     socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${ADMIN_KEY}` } }));
     await new Promise((resolve) => socket.once("message", resolve));
-    socket.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query: `subscription($a: String!) { awbStatusChanged(awb: $a) { eventId sequence awb state timestamp receivedAt station flight } }`, variables: { a: awb } } }));
+    socket.send(
+      JSON.stringify({
+        id: "1",
+        type: "subscribe",
+        payload: {
+          query: `subscription($a: String!) { awbStatusChanged(awb: $a) { eventId sequence awb state timestamp receivedAt station flight } }`,
+          variables: { a: awb },
+        },
+      }),
+    );
     await new Promise((r) => setTimeout(r, 150));
     // Stop reading: the kernel buffers fill, then the server's send buffer grows.
     (socket as unknown as { _socket: { pause(): void } })._socket.pause();
     let code: number | undefined;
     void closedWith.then((c) => (code = c));
     for (let batch = 0; batch < 60 && code === undefined; batch++) {
-      const events = Array.from({ length: 1000 }, (_, i) => ({ eventId: `slow-${batch}-${i}`, awb, state: "DEP", station: "FRA", flight: "LH8160" }));
+      const events = Array.from({ length: 1000 }, (_, i) => ({
+        eventId: `slow-${batch}-${i}`,
+        awb,
+        state: "DEP",
+        station: "FRA",
+        flight: "LH8160",
+      }));
       expect((await postJson(`${url}/carrier/handling/shipment/events`, events, admin)).status).toBe(202);
     }
     (socket as unknown as { _socket: { resume(): void } })._socket.resume();
@@ -165,7 +209,12 @@ describeBackend("postgres")("live milestones across instances (PostgreSQL + Redi
   it("delivers an event ingested on one server to a subscriber on another", async () => {
     const database = await createPostgresDatabase();
     disposers.add(database.drop);
-    const env = { DATABASE_URL: database.url, REDIS_URL: "redis://127.0.0.1:6379", BOOTSTRAP_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_SECOND: "0" };
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: "redis://127.0.0.1:6379",
+      BOOTSTRAP_API_KEY: ADMIN_KEY,
+      RATE_LIMIT_PER_SECOND: "0",
+    };
     const one = await spawnServer(env);
     disposers.add(async () => {
       one.child.kill("SIGTERM");
@@ -179,9 +228,18 @@ describeBackend("postgres")("live milestones across instances (PostgreSQL + Redi
     const awb = nextAwb();
     const sub = watch(connect(two.url, disposers), AWB_QUERY, { awb });
     await new Promise((r) => setTimeout(r, 300));
-    const res = await postJson(`${one.url}/carrier/handling/shipment/events`, { awb, state: "TOA", toaTimestamp: "2026-11-22T05:00:00Z" }, admin);
+    const res = await postJson(
+      `${one.url}/carrier/handling/shipment/events`,
+      { awb, state: "TOA", toaTimestamp: "2026-11-22T05:00:00Z" },
+      admin,
+    );
     expect(res.status).toBe(202);
     await until(() => sub.received.length === 1, { what: "the event through Redis" });
-    expect(sub.received[0]!.awbStatusChanged).toMatchObject({ awb, state: "TOA", toaTimestamp: "2026-11-22T05:00:00.000Z", eventId: res.body.events[0].eventId });
+    expect(sub.received[0]!.awbStatusChanged).toMatchObject({
+      awb,
+      state: "TOA",
+      toaTimestamp: "2026-11-22T05:00:00.000Z",
+      eventId: res.body.events[0].eventId,
+    });
   }, 60_000);
 });

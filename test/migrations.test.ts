@@ -20,7 +20,13 @@ describe("migrations", () => {
     it("reports drift when the schema gains a column the migrations lack, and a new migration closes it", async () => {
       const schemaPath = path.join(scratch, "schema.prisma");
       const schema = await readFile(schemaPath, "utf8");
-      await writeFile(schemaPath, schema.replace("  station      String?\n", "  station      String?\n  carrierNote  String? @map(\"carrier_note\")\n"));
+      await writeFile(
+        schemaPath,
+        schema.replace(
+          "  station      String?\n",
+          '  station      String?\n  carrierNote  String? @map("carrier_note")\n',
+        ),
+      );
 
       const drift = await diffMigrationsToSchema(scratch);
       expect(drift).toMatch(/ALTER TABLE "status_event" ADD COLUMN\s+"carrier_note" TEXT/);

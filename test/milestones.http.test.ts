@@ -21,12 +21,18 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       return `176-${serial}${Number(serial) % 7}`;
     };
     const subscribe = async (awb: string, states: string, path = "/ok/hook") => {
-      const res = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb, callback: `${receiver.url}${path}`, states }, admin);
+      const res = await postJson(
+        `${url}/carrier/handling/shipment/subscribe`,
+        { awb, callback: `${receiver.url}${path}`, states },
+        admin,
+      );
       expect(res.status).toBe(201);
       return res.body.subscriptionId as string;
     };
-    const ingest = (body: unknown, headers = admin) => postJson(`${url}/carrier/handling/shipment/events`, body, headers);
-    const postsFor = (subscriptionId: string) => receiver.posts.filter((p) => JSON.parse(p.body).subscriptionId === subscriptionId);
+    const ingest = (body: unknown, headers = admin) =>
+      postJson(`${url}/carrier/handling/shipment/events`, body, headers);
+    const postsFor = (subscriptionId: string) =>
+      receiver.posts.filter((p) => JSON.parse(p.body).subscriptionId === subscriptionId);
 
     beforeAll(async () => {
       receiver = await startReceiver();
@@ -45,9 +51,17 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const awb = nextAwb();
       const subscriptionId = await subscribe(awb, "DEP,ARR");
       const before = Date.now();
-      const res = await ingest({ awb: awb.replace("-", " "), state: "dep", timestamp: "2026-11-21T08:00:00+01:00", station: "FRA", flight: "LH8160" });
+      const res = await ingest({
+        awb: awb.replace("-", " "),
+        state: "dep",
+        timestamp: "2026-11-21T08:00:00+01:00",
+        station: "FRA",
+        flight: "LH8160",
+      });
       expect(res.status).toBe(202);
-      expect(res.body).toEqual({ events: [{ eventId: expect.any(String), clientEventId: null, duplicate: false, matchedSubscriptions: 1 }] });
+      expect(res.body).toEqual({
+        events: [{ eventId: expect.any(String), clientEventId: null, duplicate: false, matchedSubscriptions: 1 }],
+      });
       await until(() => postsFor(subscriptionId).length === 1, { what: "the notification" });
       const post = postsFor(subscriptionId)[0]!;
       expect(post.path).toBe("/ok/hook");
@@ -64,7 +78,15 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
 
       const history = await getJson(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers: admin });
       expect(history.body).toEqual([
-        expect.objectContaining({ eventId: res.body.events[0].eventId, awb, state: "DEP", timestamp: "2026-11-21T07:00:00.000Z", station: "FRA", flight: "LH8160", toaTimestamp: null }),
+        expect.objectContaining({
+          eventId: res.body.events[0].eventId,
+          awb,
+          state: "DEP",
+          timestamp: "2026-11-21T07:00:00.000Z",
+          station: "FRA",
+          flight: "LH8160",
+          toaTimestamp: null,
+        }),
       ]);
     });
 
@@ -88,9 +110,17 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const subscriptionId = await subscribe(awb, "*");
       const first = await ingest({ eventId: "msg-1", awb, state: "RCS" });
       const again = await ingest({ eventId: "msg-1", awb, state: "RCS" });
-      expect(again.body.events[0]).toEqual({ eventId: first.body.events[0].eventId, clientEventId: "msg-1", duplicate: true, matchedSubscriptions: 0 });
+      expect(again.body.events[0]).toEqual({
+        eventId: first.body.events[0].eventId,
+        clientEventId: "msg-1",
+        duplicate: true,
+        matchedSubscriptions: 0,
+      });
       const at = "2026-11-21T10:00:00Z";
-      const a = await ingest([{ awb, state: "MAN", timestamp: at }, { awb, state: "MAN", timestamp: "2026-11-21T11:00:00+01:00" }]);
+      const a = await ingest([
+        { awb, state: "MAN", timestamp: at },
+        { awb, state: "MAN", timestamp: "2026-11-21T11:00:00+01:00" },
+      ]);
       expect(a.body.events.map((e: { duplicate: boolean }) => e.duplicate)).toEqual([false, true]);
       await until(() => postsFor(subscriptionId).length === 2, { what: "two notifications" });
       await new Promise((r) => setTimeout(r, 300));
@@ -103,8 +133,16 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       ["a malformed AWB", { awb: "176-1", state: "DEP" }, "awb"],
       ["an unknown state", { awb: "176-10000003", state: "XYZ" }, "state"],
       ["* as a state", { awb: "176-10000003", state: "*" }, "state"],
-      ["a timestamp without offset", { awb: "176-10000003", state: "DEP", timestamp: "2026-11-21T10:00:00" }, "timestamp"],
-      ["toaTimestamp on DEP", { awb: "176-10000003", state: "DEP", toaTimestamp: "2026-11-21T10:00:00Z" }, "toaTimestamp"],
+      [
+        "a timestamp without offset",
+        { awb: "176-10000003", state: "DEP", timestamp: "2026-11-21T10:00:00" },
+        "timestamp",
+      ],
+      [
+        "toaTimestamp on DEP",
+        { awb: "176-10000003", state: "DEP", toaTimestamp: "2026-11-21T10:00:00Z" },
+        "toaTimestamp",
+      ],
       ["a lower-case station", { awb: "176-10000003", state: "DEP", station: "fra" }, "station"],
       ["a malformed flight", { awb: "176-10000003", state: "DEP", flight: "flight 1" }, "flight"],
       ["an extra field", { awb: "176-10000003", state: "DEP", weight: 12 }, "weight"],
@@ -122,7 +160,9 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       expect((await ingest(many)).body.errors[0].message).toContain("at most 1000");
       const { clientId } = await app.services.clients.createClient({ name: "reader", callbackPrefixes: ["*"] });
       const { key } = await app.services.clients.issueKey(clientId, ["subscriptions", "events:read"]);
-      expect((await ingest({ awb: "176-10000003", state: "DEP" }, { authorization: `Bearer ${key}` })).status).toBe(403);
+      expect((await ingest({ awb: "176-10000003", state: "DEP" }, { authorization: `Bearer ${key}` })).status).toBe(
+        403,
+      );
       expect((await ingest({ awb: "176-10000003", state: "DEP" }, {})).status).toBe(401);
     });
 
@@ -130,14 +170,24 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const awb = nextAwb();
       await ingest({ awb, state: "RCS" });
       const keyWith = async (scopes: string[]) => {
-        const { clientId } = await app.services.clients.createClient({ name: scopes.join("+"), callbackPrefixes: ["*"] });
+        const { clientId } = await app.services.clients.createClient({
+          name: scopes.join("+"),
+          callbackPrefixes: ["*"],
+        });
         return { authorization: `Bearer ${(await app.services.clients.issueKey(clientId, scopes)).key}` };
       };
-      const read = (headers: Record<string, string>) => getJson(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers });
+      const read = (headers: Record<string, string>) =>
+        getJson(`${url}/carrier/handling/shipment/events?awb=${awb}`, { headers });
       expect((await read(await keyWith(["events:read"]))).body).toHaveLength(1);
       expect((await read(await keyWith(["subscriptions"]))).body).toHaveLength(1);
-      expect(await read(await keyWith(["events:write"]))).toMatchObject({ status: 403, body: { code: "INSUFFICIENT_SCOPE" } });
-      expect(await getJson(`${url}/carrier/handling/shipment/events?awb=nope`, { headers: admin })).toMatchObject({ status: 400, body: { errors: [{ field: "awb" }] } });
+      expect(await read(await keyWith(["events:write"]))).toMatchObject({
+        status: 403,
+        body: { code: "INSUFFICIENT_SCOPE" },
+      });
+      expect(await getJson(`${url}/carrier/handling/shipment/events?awb=nope`, { headers: admin })).toMatchObject({
+        status: 400,
+        body: { errors: [{ field: "awb" }] },
+      });
     });
 
     it("retries a failing callback with backoff and records every attempt", async () => {
@@ -147,13 +197,22 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       await ingest({ awb, state: "RCF" });
       await until(() => postsFor(subscriptionId).length >= 2, { what: "a retry" });
       receiver.setPostStatus(204);
-      await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DELIVERED" } })) === 1, { what: "delivery" });
+      await until(
+        async () =>
+          (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DELIVERED" } })) === 1,
+        { what: "delivery" },
+      );
       const posts = postsFor(subscriptionId);
       expect(new Set(posts.map((p) => p.headers["webhook-id"])).size).toBe(1);
       expect(posts[1]!.receivedAt - posts[0]!.receivedAt).toBeGreaterThanOrEqual(150);
-      const deliveries = await getJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/deliveries`, { headers: admin });
+      const deliveries = await getJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/deliveries`, {
+        headers: admin,
+      });
       expect(deliveries.body[0]).toMatchObject({ status: "DELIVERED", attemptCount: posts.length });
-      expect(deliveries.body[0].attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([...Array(posts.length - 1).fill(500), 204]);
+      expect(deliveries.body[0].attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([
+        ...Array(posts.length - 1).fill(500),
+        204,
+      ]);
     });
 
     it("stops at once on 410 Gone, and a dead delivery can be redelivered with the same webhook-id", async () => {
@@ -161,12 +220,23 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const subscriptionId = await subscribe(awb, "*");
       receiver.setPostStatus(410);
       await ingest({ awb, state: "NFD" });
-      await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DEAD" } })) === 1, { what: "a dead delivery" });
+      await until(
+        async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DEAD" } })) === 1,
+        { what: "a dead delivery" },
+      );
       await new Promise((r) => setTimeout(r, 400));
       expect(postsFor(subscriptionId)).toHaveLength(1);
       receiver.setPostStatus(204);
-      const [dead] = (await getJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/deliveries?status=DEAD`, { headers: admin })).body;
-      const redo = await postJson(`${url}/carrier/handling/shipment/deliveries/${dead.deliveryId}/redeliver`, {}, admin);
+      const [dead] = (
+        await getJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/deliveries?status=DEAD`, {
+          headers: admin,
+        })
+      ).body;
+      const redo = await postJson(
+        `${url}/carrier/handling/shipment/deliveries/${dead.deliveryId}/redeliver`,
+        {},
+        admin,
+      );
       expect(redo).toMatchObject({ status: 200, body: { status: "PENDING" } });
       await until(() => postsFor(subscriptionId).length === 2, { what: "the redelivery" });
       expect(postsFor(subscriptionId)[1]!.headers["webhook-id"]).toBe(dead.deliveryId);
@@ -176,15 +246,29 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const awb = nextAwb();
       const subscriptionId = await subscribe(awb, "*");
       receiver.setPostStatus(503);
-      await ingest([{ awb, state: "DLV" }, { awb, state: "RCT" }]);
-      await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DEAD" } })) === 2, { what: "two dead deliveries" });
+      await ingest([
+        { awb, state: "DLV" },
+        { awb, state: "RCT" },
+      ]);
+      await until(
+        async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DEAD" } })) === 2,
+        { what: "two dead deliveries" },
+      );
       expect(postsFor(subscriptionId)).toHaveLength(8); // 1 attempt + 3 retries, each
       receiver.setPostStatus(204);
-      const future = await postJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/redeliver?from=2100-01-01T00:00:00Z`, {}, admin);
+      const future = await postJson(
+        `${url}/carrier/handling/shipment/subscribe/${subscriptionId}/redeliver?from=2100-01-01T00:00:00Z`,
+        {},
+        admin,
+      );
       expect(future.body).toEqual({ requeued: 0 });
       const all = await postJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/redeliver`, {}, admin);
       expect(all.body).toEqual({ requeued: 2 });
-      await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DELIVERED" } })) === 2, { what: "redelivery" });
+      await until(
+        async () =>
+          (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DELIVERED" } })) === 2,
+        { what: "redelivery" },
+      );
     });
 
     it("honours Retry-After", async () => {
@@ -206,34 +290,140 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const { clientId } = await app.services.clients.createClient({ name: "other", callbackPrefixes: ["*"] });
       const { key } = await app.services.clients.issueKey(clientId, ["subscriptions"]);
       const other = { authorization: `Bearer ${key}` };
-      expect((await getJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/deliveries`, { headers: other })).status).toBe(404);
-      expect((await postJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/redeliver`, {}, other)).status).toBe(404);
+      expect(
+        (await getJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/deliveries`, { headers: other }))
+          .status,
+      ).toBe(404);
+      expect(
+        (await postJson(`${url}/carrier/handling/shipment/subscribe/${subscriptionId}/redeliver`, {}, other)).status,
+      ).toBe(404);
       await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId } })) === 1);
       const delivery = await app.database.prisma.delivery.findFirstOrThrow({ where: { subscriptionId } });
-      expect((await postJson(`${url}/carrier/handling/shipment/deliveries/${delivery.id}/redeliver`, {}, other)).body.code).toBe("DELIVERY_NOT_FOUND");
+      expect(
+        (await postJson(`${url}/carrier/handling/shipment/deliveries/${delivery.id}/redeliver`, {}, other)).body.code,
+      ).toBe("DELIVERY_NOT_FOUND");
     });
 
     it("does the same through GraphQL: recordStatusEvents, milestones, deliveries", async () => {
       const awb = nextAwb();
       const subscriptionId = await subscribe(awb, "ARR");
-      const recorded = await graphql(url, `mutation($e: [StatusEventInput!]!) { recordStatusEvents(events: $e) { eventId duplicate matchedSubscriptions } }`,
-        { e: [{ awb, state: "ARR", station: "JFK" }, { awb, state: "RCF" }] }, admin);
+      const recorded = await graphql(
+        url,
+        `
+          mutation ($e: [StatusEventInput!]!) {
+            recordStatusEvents(events: $e) {
+              eventId
+              duplicate
+              matchedSubscriptions
+            }
+          }
+        `,
+        {
+          e: [
+            { awb, state: "ARR", station: "JFK" },
+            { awb, state: "RCF" },
+          ],
+        },
+        admin,
+      );
       expect(recorded.errors).toBeUndefined();
-      expect(recorded.data.recordStatusEvents.map((r: { matchedSubscriptions: number }) => r.matchedSubscriptions)).toEqual([1, 0]);
+      expect(
+        recorded.data.recordStatusEvents.map((r: { matchedSubscriptions: number }) => r.matchedSubscriptions),
+      ).toEqual([1, 0]);
       await until(() => postsFor(subscriptionId).length === 1);
-      const read = await graphql(url, `query($a: String!, $s: ID!) { milestones(awb: $a) { awb state station } deliveries(subscriptionId: $s) { status attempts { statusCode } } }`, { a: awb, s: subscriptionId }, admin);
-      expect(read.data.milestones).toEqual([{ awb, state: "ARR", station: "JFK" }, { awb, state: "RCF", station: null }]);
-      await until(async () => (await graphql(url, `query($s: ID!) { deliveries(subscriptionId: $s) { status } }`, { s: subscriptionId }, admin)).data.deliveries[0].status === "DELIVERED");
-      const bad = await graphql(url, `mutation { recordStatusEvents(events: [{ awb: "1", state: DEP }]) { eventId } }`, undefined, admin);
+      const read = await graphql(
+        url,
+        `
+          query ($a: String!, $s: ID!) {
+            milestones(awb: $a) {
+              awb
+              state
+              station
+            }
+            deliveries(subscriptionId: $s) {
+              status
+              attempts {
+                statusCode
+              }
+            }
+          }
+        `,
+        { a: awb, s: subscriptionId },
+        admin,
+      );
+      expect(read.data.milestones).toEqual([
+        { awb, state: "ARR", station: "JFK" },
+        { awb, state: "RCF", station: null },
+      ]);
+      await until(
+        async () =>
+          (
+            await graphql(
+              url,
+              `
+                query ($s: ID!) {
+                  deliveries(subscriptionId: $s) {
+                    status
+                  }
+                }
+              `,
+              { s: subscriptionId },
+              admin,
+            )
+          ).data.deliveries[0].status === "DELIVERED",
+      );
+      const bad = await graphql(
+        url,
+        `
+          mutation {
+            recordStatusEvents(events: [{ awb: "1", state: DEP }]) {
+              eventId
+            }
+          }
+        `,
+        undefined,
+        admin,
+      );
       expect(bad.errors![0].extensions).toMatchObject({ code: "VALIDATION_FAILED", errors: [{ field: "[0].awb" }] });
     });
 
     it("gives delivery counts per subscription in a list, with one grouped query for the whole list", async () => {
       const awb = nextAwb();
-      const ids = [await subscribe(awb, "*", "/ok/c1"), await subscribe(awb, "*", "/ok/c2"), await subscribe(awb, "DEP", "/ok/c3")];
-      await ingest([{ awb, state: "DEP" }, { awb, state: "ARR" }]);
-      await until(async () => (await app.database.prisma.delivery.count({ where: { subscriptionId: { in: ids }, status: "DELIVERED" } })) === 5, { what: "five deliveries" });
-      const listed = await graphql(url, `query($a: String!) { subscriptions(awb: $a) { items { subscriptionId deliveryCounts { pending delivered dead } } } }`, { a: awb }, admin);
+      const ids = [
+        await subscribe(awb, "*", "/ok/c1"),
+        await subscribe(awb, "*", "/ok/c2"),
+        await subscribe(awb, "DEP", "/ok/c3"),
+      ];
+      await ingest([
+        { awb, state: "DEP" },
+        { awb, state: "ARR" },
+      ]);
+      await until(
+        async () =>
+          (await app.database.prisma.delivery.count({
+            where: { subscriptionId: { in: ids }, status: "DELIVERED" },
+          })) === 5,
+        { what: "five deliveries" },
+      );
+      const listed = await graphql(
+        url,
+        `
+          query ($a: String!) {
+            subscriptions(awb: $a) {
+              items {
+                subscriptionId
+                deliveryCounts {
+                  pending
+                  delivered
+                  dead
+                }
+              }
+            }
+          }
+        `,
+        { a: awb },
+        admin,
+      );
       expect(listed.errors).toBeUndefined();
       expect(listed.data.subscriptions.items.map((s: { deliveryCounts: unknown }) => s.deliveryCounts)).toEqual([
         { pending: 0, delivered: 2, dead: 0 },
@@ -242,8 +432,19 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       ]);
       // The loader over a client that counts its grouped queries: three subscriptions, one query.
       let grouped = 0;
-      const counting = app.database.prisma.$extends({ query: { delivery: { async groupBy({ args, query }) { grouped++; return query(args); } } } });
-      const loader = createDeliveryCountsLoader(counting as unknown as Parameters<typeof createDeliveryCountsLoader>[0]);
+      const counting = app.database.prisma.$extends({
+        query: {
+          delivery: {
+            async groupBy({ args, query }) {
+              grouped++;
+              return query(args);
+            },
+          },
+        },
+      });
+      const loader = createDeliveryCountsLoader(
+        counting as unknown as Parameters<typeof createDeliveryCountsLoader>[0],
+      );
       const counts = await Promise.all(ids.map((id) => loader.load(id)));
       expect(counts.map((c) => c.delivered)).toEqual([2, 2, 1]);
       expect(grouped).toBe(1);

@@ -23,7 +23,9 @@ describe("the server process", () => {
 
     const socket = new WebSocket(`${server.url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
-    socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: "Bearer cgw_process-test-key-000001" } }));
+    socket.send(
+      JSON.stringify({ type: "connection_init", payload: { authorization: "Bearer cgw_process-test-key-000001" } }),
+    );
     await new Promise((resolve) => socket.once("message", resolve));
     const socketClosed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
 
@@ -31,11 +33,15 @@ describe("the server process", () => {
     const body = JSON.stringify({ query: "{ health { status } }" });
     const half = Math.floor(body.length / 2);
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(`${server.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", "content-length": body.length } }, (res) => {
-        let text = "";
-        res.on("data", (c: Buffer) => (text += c.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
+      const req = http.request(
+        `${server.url}/graphql`,
+        { method: "POST", headers: { "content-type": "application/json", "content-length": body.length } },
+        (res) => {
+          let text = "";
+          res.on("data", (c: Buffer) => (text += c.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
       req.on("error", reject);
       req.write(body.slice(0, half));
       // Finish the body only once the server has begun shutting down.
@@ -49,7 +55,10 @@ describe("the server process", () => {
     await new Promise((resolve) => setTimeout(resolve, 200)); // let the request reach the server
     server.child.kill("SIGTERM");
 
-    await expect(response).resolves.toEqual({ status: 200, body: JSON.stringify({ data: { health: { status: "ready" } } }) + "\n" });
+    await expect(response).resolves.toEqual({
+      status: 200,
+      body: JSON.stringify({ data: { health: { status: "ready" } } }) + "\n",
+    });
     await expect(socketClosed).resolves.toBe(1001);
     await expect(server.exited).resolves.toBe(0);
     expect(server.logs.some((l) => l.msg === "stopped")).toBe(true);
@@ -65,7 +74,10 @@ describe("the server process", () => {
   });
 
   it("refuses to start with a bad variable, naming it", () => {
-    const result = spawnSync(process.execPath, [MAIN_JS], { env: { PATH: process.env.PATH ?? "", PORT: "http" }, encoding: "utf8" });
+    const result = spawnSync(process.execPath, [MAIN_JS], {
+      env: { PATH: process.env.PATH ?? "", PORT: "http" },
+      encoding: "utf8",
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain("Invalid configuration: PORT must be a whole number");
   });
@@ -91,7 +103,9 @@ describe("the bootstrap client", () => {
     // The structured log says a client was created, without the credentials.
     expect(first.logs.some((l) => l.msg === "created the bootstrap client with every scope")).toBe(true);
     expect(JSON.stringify(first.logs)).not.toContain(key);
-    const answer = await fetch(`${first.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
+    const answer = await fetch(`${first.url}/carrier/handling/shipment/subscribe`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(answer.status).toBe(200);
     first.child.kill("SIGTERM");
     await first.exited;
@@ -99,7 +113,9 @@ describe("the bootstrap client", () => {
     const second = await spawnServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: "cgw_ignored-because-a-client-exists" });
     expect(second.logs.some((l) => String(l.msg).startsWith("created the bootstrap client"))).toBe(false);
     expect(second.output.some((l) => l.includes("First start"))).toBe(false);
-    const still = await fetch(`${second.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: `Bearer ${key}` } });
+    const still = await fetch(`${second.url}/carrier/handling/shipment/subscribe`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(still.status).toBe(200);
     second.child.kill("SIGTERM");
     await second.exited;
@@ -107,10 +123,20 @@ describe("the bootstrap client", () => {
 
   it("takes its key and secret from BOOTSTRAP_API_KEY and BOOTSTRAP_SIGNING_SECRET and never logs them", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "gw-boot2-"));
-    const server = await spawnServer({ DATA_DIR: dir, BOOTSTRAP_API_KEY: "cgw_operator-chosen-key-123", BOOTSTRAP_SIGNING_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" });
+    const server = await spawnServer({
+      DATA_DIR: dir,
+      BOOTSTRAP_API_KEY: "cgw_operator-chosen-key-123",
+      BOOTSTRAP_SIGNING_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    });
     expect(JSON.stringify(server.logs)).not.toContain("operator-chosen-key");
     expect(JSON.stringify(server.logs)).not.toContain("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
-    expect((await fetch(`${server.url}/carrier/handling/shipment/subscribe`, { headers: { authorization: "Bearer cgw_operator-chosen-key-123" } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${server.url}/carrier/handling/shipment/subscribe`, {
+          headers: { authorization: "Bearer cgw_operator-chosen-key-123" },
+        })
+      ).status,
+    ).toBe(200);
     server.child.kill("SIGTERM");
     await server.exited;
     await rm(dir, { recursive: true, force: true });
@@ -123,10 +149,19 @@ describe("npm start under a supervisor", () => {
     // --ignore-scripts skips prestart's build (the test run has built already); signals take the same path.
     const npm = spawn("npm", ["start", "--ignore-scripts", "--silent"], {
       cwd: path.resolve(__dirname, ".."),
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", DATA_DIR: dataDir },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/root",
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        DATA_DIR: dataDir,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const exited = new Promise<number | string>((resolve) => npm.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+    const exited = new Promise<number | string>((resolve) =>
+      npm.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
+    );
     const listening = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("npm start did not listen within 30 s")), 30_000);
       readline.createInterface({ input: npm.stdout! }).on("line", (line) => {
@@ -159,7 +194,8 @@ describe("npm start under a supervisor", () => {
         socket.once("connect", () => (socket.destroy(), resolve(false)));
         socket.once("error", () => resolve(true));
       });
-    while (Date.now() < stoppedBy && !(serverGone() && (await portFree()))) await new Promise((r) => setTimeout(r, 100));
+    while (Date.now() < stoppedBy && !(serverGone() && (await portFree())))
+      await new Promise((r) => setTimeout(r, 100));
     expect(serverGone()).toBe(true);
     expect(await portFree()).toBe(true);
     await expect(exited).resolves.toBe(0);
@@ -170,12 +206,24 @@ describe("npm start under a supervisor", () => {
 describe("stopping with a send that never ends", () => {
   it("exits within 10 s of SIGTERM even while a receiver holds a send open (the stop deadline), with code 1", async () => {
     const receiver = await startReceiver();
-    const server = await spawnServer({ DATA_DIR: "memory://", BOOTSTRAP_API_KEY: "cgw_stop-deadline-admin-key-01", ALLOW_PRIVATE_CALLBACKS: "true" });
+    const server = await spawnServer({
+      DATA_DIR: "memory://",
+      BOOTSTRAP_API_KEY: "cgw_stop-deadline-admin-key-01",
+      ALLOW_PRIVATE_CALLBACKS: "true",
+    });
     const auth = { authorization: "Bearer cgw_stop-deadline-admin-key-01", "content-type": "application/json" };
     const awb = "020-12345675";
-    const subscribed = await fetch(`${server.url}/carrier/handling/shipment/subscribe`, { method: "POST", headers: auth, body: JSON.stringify({ awb, callback: `${receiver.url}/ok/hang`, states: "*" }) });
+    const subscribed = await fetch(`${server.url}/carrier/handling/shipment/subscribe`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ awb, callback: `${receiver.url}/ok/hang`, states: "*" }),
+    });
     expect(subscribed.status).toBe(201);
-    await fetch(`${server.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body: JSON.stringify({ awb, state: "DEP" }) });
+    await fetch(`${server.url}/carrier/handling/shipment/events`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ awb, state: "DEP" }),
+    });
     // The receiver does not record a hanging POST; the hand-off starts the send at once. Had it not
     // started, the stop would be quick and exit 0, and the test would fail, not pass.
     await new Promise((r) => setTimeout(r, 1_000));
@@ -196,8 +244,14 @@ describe("a start that cannot work", () => {
     const env = { PATH: process.env.PATH ?? "", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn" };
     const second = spawnSync(process.execPath, [MAIN_JS], { env, encoding: "utf8" });
     expect(second.status).toBe(1);
-    expect(oneLine(second.stderr)).toEqual([`The embedded database in ${dataDir} is in use by process ${first.child.pid} (a running gateway?): stop it, or start this one with another DATA_DIR.`]);
-    const admin = spawnSync(process.execPath, [path.resolve(__dirname, "../dist/scripts/admin.js"), "key:issue", "--client", "x", "--scopes", "admin"], { env, encoding: "utf8" });
+    expect(oneLine(second.stderr)).toEqual([
+      `The embedded database in ${dataDir} is in use by process ${first.child.pid} (a running gateway?): stop it, or start this one with another DATA_DIR.`,
+    ]);
+    const admin = spawnSync(
+      process.execPath,
+      [path.resolve(__dirname, "../dist/scripts/admin.js"), "key:issue", "--client", "x", "--scopes", "admin"],
+      { env, encoding: "utf8" },
+    );
     expect(admin.status).toBe(1);
     expect(oneLine(admin.stderr)).toHaveLength(1);
     expect(admin.stderr).toContain("issueApiKey");
@@ -211,9 +265,20 @@ describe("a start that cannot work", () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     const port = (taken.address() as net.AddressInfo).port;
-    const result = spawnSync(process.execPath, [MAIN_JS], { env: { PATH: process.env.PATH ?? "", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: "memory://", LOG_LEVEL: "warn" }, encoding: "utf8" });
+    const result = spawnSync(process.execPath, [MAIN_JS], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: "memory://",
+        LOG_LEVEL: "warn",
+      },
+      encoding: "utf8",
+    });
     taken.close();
     expect(result.status).toBe(1);
-    expect(oneLine(result.stderr)).toEqual([`Port ${port} on 127.0.0.1 is in use (another gateway, or another program): stop it, or start this one with another PORT.`]);
+    expect(oneLine(result.stderr)).toEqual([
+      `Port ${port} on 127.0.0.1 is in use (another gateway, or another program): stop it, or start this one with another PORT.`,
+    ]);
   }, 60_000);
 });

@@ -13,7 +13,14 @@ const BOOTSTRAP_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 describe("signing secrets at rest", () => {
   const disposers = new Disposers();
   let dataDir: string;
-  const env = (extra: Record<string, string> = {}) => ({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, BOOTSTRAP_SIGNING_SECRET: BOOTSTRAP_SECRET, ...extra });
+  const env = (extra: Record<string, string> = {}) => ({
+    PORT: "0",
+    LOG_LEVEL: "silent",
+    DATA_DIR: dataDir,
+    BOOTSTRAP_API_KEY: ADMIN_KEY,
+    BOOTSTRAP_SIGNING_SECRET: BOOTSTRAP_SECRET,
+    ...extra,
+  });
   const start = async (extra: Record<string, string> = {}) => {
     const app = await createApp(loadConfig(env(extra)), silentLogger);
     disposers.add(() => app.stop());

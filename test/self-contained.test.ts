@@ -10,7 +10,20 @@ import path from "node:path";
  */
 const ROOT = path.resolve(__dirname, "..");
 
-const TEXT_EXTENSIONS = new Set([".md", ".ts", ".tsx", ".js", ".mjs", ".cjs", ".json", ".sh", ".graphql", ".prisma", ".sql", ".toml"]);
+const TEXT_EXTENSIONS = new Set([
+  ".md",
+  ".ts",
+  ".tsx",
+  ".js",
+  ".mjs",
+  ".cjs",
+  ".json",
+  ".sh",
+  ".graphql",
+  ".prisma",
+  ".sql",
+  ".toml",
+]);
 const TEXT_FILES = new Set([".ci/run", "package.json"]);
 const CODE_EXTENSIONS = new Set([".ts", ".tsx", ".js", ".mjs", ".cjs"]);
 /** How a module specifier or a bare path may be completed to name a file. */
@@ -66,7 +79,9 @@ function repositoryFiles(): { files: string[]; source: "git" | "walk" } {
     source = "walk";
   }
   // A file deleted in the working tree is still in git's index until the deletion is staged.
-  const present = [...new Set(files)].filter((f) => existsSync(path.join(ROOT, f)) && statSync(path.join(ROOT, f)).isFile());
+  const present = [...new Set(files)].filter(
+    (f) => existsSync(path.join(ROOT, f)) && statSync(path.join(ROOT, f)).isFile(),
+  );
   return { files: present.sort(), source };
 }
 
@@ -117,7 +132,8 @@ function scanText(file: string, text: string): Finding[] {
 
   text.split("\n").forEach((content, index) => {
     const line = index + 1;
-    for (const m of content.matchAll(ABSOLUTE_MACHINE_PATH)) add(line, m[0], "is an absolute path on a machine, not a path of the repository");
+    for (const m of content.matchAll(ABSOLUTE_MACHINE_PATH))
+      add(line, m[0], "is an absolute path on a machine, not a path of the repository");
     if (content.includes(ROOT)) add(line, ROOT, "is this checkout's absolute path");
     for (const m of content.matchAll(SIBLING_SHARED)) add(line, m[1]!, judgeRelative(dir, m[1]!));
     for (const m of content.matchAll(MARKDOWN_MENTION)) {
@@ -154,7 +170,15 @@ describe("the repository is self-contained", () => {
   it("scans every text file of the repository", () => {
     // Not vacuous: the sources, tests, scripts, pages and documents are all there.
     expect(texts.length).toBeGreaterThan(50);
-    for (const expected of ["README.md", "docs/API.md", "docs/CONTRACT.md", "package.json", "src/app.ts", "web/shared/api-key.ts", ".ci/run"]) {
+    for (const expected of [
+      "README.md",
+      "docs/API.md",
+      "docs/CONTRACT.md",
+      "package.json",
+      "src/app.ts",
+      "web/shared/api-key.ts",
+      ".ci/run",
+    ]) {
       expect(texts).toContain(expected);
     }
     expect(texts).not.toContain("package-lock.json");
@@ -173,11 +197,13 @@ describe("the repository is self-contained", () => {
     const cited: string[] = [];
     for (const file of texts) {
       if (file === "docs/CONTRACT.md") continue;
-      readFileSync(path.join(ROOT, file), "utf8").split("\n").forEach((content, index) => {
-        for (const m of content.matchAll(/CONTRACT\s+((?:§\s?\d+(?:\s*(?:,|and|&)\s*)?)+)/g)) {
-          for (const n of m[1]!.matchAll(/\d+/g)) cited.push(`${file}:${index + 1}: §${n[0]}`);
-        }
-      });
+      readFileSync(path.join(ROOT, file), "utf8")
+        .split("\n")
+        .forEach((content, index) => {
+          for (const m of content.matchAll(/CONTRACT\s+((?:§\s?\d+(?:\s*(?:,|and|&)\s*)?)+)/g)) {
+            for (const n of m[1]!.matchAll(/\d+/g)) cited.push(`${file}:${index + 1}: §${n[0]}`);
+          }
+        });
     }
     expect(cited.length).toBeGreaterThan(10);
     expect(cited.filter((c) => !sections.has(Number(/§(\d+)$/.exec(c)![1])))).toEqual([]);
@@ -187,25 +213,43 @@ describe("the repository is self-contained", () => {
     const sibling = [UP, "sha" + "red", "CONTRACT.md"].join("/");
 
     it("finds a document named in a sibling folder of the checkout", () => {
-      expect(scanText("README.md", `Environment variables (\`${sibling}\` §9 is the source):`).map((f) => f.reason)).toContain("resolves outside the repository");
+      expect(
+        scanText("README.md", `Environment variables (\`${sibling}\` §9 is the source):`).map((f) => f.reason),
+      ).toContain("resolves outside the repository");
       expect(scanText("docs/API.md", `\`${sibling}\` is the contract.`)).not.toEqual([]);
       expect(scanText("src/db/database.ts", `// see ${sibling} on pool size`)).not.toEqual([]);
     });
 
     it("finds absolute machine paths, documents the repository lacks, and links that leave it", () => {
       expect(scanText("src/config.ts", `// ${"/wo" + "rk/"}${"sha" + "red"}/STYLE.md`)).not.toEqual([]);
-      expect(scanText("src/db/database.ts", `// see ${"TOOL" + "CHAIN"}.md on pool size`).map((f) => f.reason)).toEqual(["names no file of the repository"]);
+      expect(scanText("src/db/database.ts", `// see ${"TOOL" + "CHAIN"}.md on pool size`).map((f) => f.reason)).toEqual(
+        ["names no file of the repository"],
+      );
       expect(scanText("docs/API.md", `[notes](${UP}/${UP}/elsewhere/NOTES.md)`)).not.toEqual([]);
       const missing = ["MISSING", "md"].join(".");
       expect(scanText("docs/API.md", `[missing](${missing})`)).not.toEqual([]);
-      expect(scanText("web/ide/fetcher.ts", `import { x } from "${UP}/${UP}/${UP}/outside";`).map((f) => f.reason)).toEqual(["imports from outside the repository"]);
+      expect(
+        scanText("web/ide/fetcher.ts", `import { x } from "${UP}/${UP}/${UP}/outside";`).map((f) => f.reason),
+      ).toEqual(["imports from outside the repository"]);
     });
 
     it("accepts references that stay inside", () => {
-      expect(scanText("docs/API.md", "[CONTRACT.md](CONTRACT.md), [the README](../README.md#configuration), [top](#errors), see RELIABILITY.md and docs/SECURITY.md")).toEqual([]);
-      expect(scanText("README.md", "[docs/API.md](docs/API.md#graphql-limits) and [BENCHMARKS.md](BENCHMARKS.md), https://example.com/x/README.md")).toEqual([]);
+      expect(
+        scanText(
+          "docs/API.md",
+          "[CONTRACT.md](CONTRACT.md), [the README](../README.md#configuration), [top](#errors), see RELIABILITY.md and docs/SECURITY.md",
+        ),
+      ).toEqual([]);
+      expect(
+        scanText(
+          "README.md",
+          "[docs/API.md](docs/API.md#graphql-limits) and [BENCHMARKS.md](BENCHMARKS.md), https://example.com/x/README.md",
+        ),
+      ).toEqual([]);
       // web/shared is a folder of the repository: its importers stay inside.
-      expect(scanText("web/ide/fetcher.ts", `import { graphqlWebsocketUrl } from "${UP}/${"sha" + "red"}/gateway-url";`)).toEqual([]);
+      expect(
+        scanText("web/ide/fetcher.ts", `import { graphqlWebsocketUrl } from "${UP}/${"sha" + "red"}/gateway-url";`),
+      ).toEqual([]);
       expect(scanText("src/errors.ts", "/** documented in docs/API.md (CONTRACT §3) */")).toEqual([]);
     });
   });

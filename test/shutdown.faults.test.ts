@@ -11,8 +11,8 @@ import { getJson } from "./support/http";
 import { createPostgresDatabase } from "./support/postgres";
 import { spawnServer } from "./support/process";
 
-
-type Outcome = { kind: "answered"; status: number; body: string } | { kind: "refused" } | { kind: "cut"; error: string };
+type Outcome =
+  { kind: "answered"; status: number; body: string } | { kind: "refused" } | { kind: "cut"; error: string };
 
 /** One request on its own connection (no keep-alive), so "refused" and "cut mid-request" are told apart. */
 function ingest(url: string, body: { eventId: string }): Promise<Outcome> {
@@ -21,7 +21,13 @@ function ingest(url: string, body: { eventId: string }): Promise<Outcome> {
     const request = http.request(`${url}/carrier/handling/shipment/events`, {
       method: "POST",
       agent: false,
-      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), authorization: `Bearer ${ADMIN_KEY}`, connection: "close", "x-request-id": body.eventId },
+      headers: {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(payload),
+        authorization: `Bearer ${ADMIN_KEY}`,
+        connection: "close",
+        "x-request-id": body.eventId,
+      },
     });
     request.setTimeout(15_000, () => request.destroy(new Error("hung")));
     request.on("response", (response) => {
@@ -30,7 +36,13 @@ function ingest(url: string, body: { eventId: string }): Promise<Outcome> {
       response.on("data", (chunk: string) => (text += chunk));
       response.on("end", () => resolve({ kind: "answered", status: response.statusCode ?? 0, body: text }));
     });
-    request.on("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED" ? { kind: "refused" } : { kind: "cut", error: `${error.code ?? ""} ${error.message}` }));
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      resolve(
+        error.code === "ECONNREFUSED"
+          ? { kind: "refused" }
+          : { kind: "cut", error: `${error.code ?? ""} ${error.message}` },
+      ),
+    );
     request.end(payload);
   });
 }
@@ -43,7 +55,12 @@ describeBackend("postgres")("SIGTERM under load", () => {
     const database = await createPostgresDatabase();
     disposers.add(database.drop);
     // info: spawnServer waits for "gateway listening", and the request log tells accepted requests apart.
-    const env = { DATABASE_URL: database.url, BOOTSTRAP_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_SECOND: "0", LOG_LEVEL: "info" };
+    const env = {
+      DATABASE_URL: database.url,
+      BOOTSTRAP_API_KEY: ADMIN_KEY,
+      RATE_LIMIT_PER_SECOND: "0",
+      LOG_LEVEL: "info",
+    };
     const server = await spawnServer(env);
     disposers.add(() => void server.child.kill("SIGKILL"));
 
@@ -57,7 +74,12 @@ describeBackend("postgres")("SIGTERM under load", () => {
       for (let i = 0; !stop; i++) {
         const eventId = `term-${loop}-${i}`;
         counts.sent++;
-        const outcome = await ingest(server.url, { eventId, awb, state: "DEP", timestamp: new Date(Date.UTC(2026, 10, 21, 0, 0, 0, i)).toISOString() });
+        const outcome = await ingest(server.url, {
+          eventId,
+          awb,
+          state: "DEP",
+          timestamp: new Date(Date.UTC(2026, 10, 21, 0, 0, 0, i)).toISOString(),
+        });
         if (outcome.kind === "refused") {
           counts.refused++;
           return; // the listener is closed: nothing later can be accepted
@@ -94,11 +116,15 @@ describeBackend("postgres")("SIGTERM under load", () => {
     });
     const stored = new Set<string>();
     for (const awb of new Set(accepted.values())) {
-      const history = await getJson(`${next.url}/carrier/handling/shipment/events?awb=${awb}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      const history = await getJson(`${next.url}/carrier/handling/shipment/events?awb=${awb}`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
       for (const event of history.body as Array<{ eventId: string }>) stored.add(event.eventId);
     }
     const lost = [...accepted.keys()].filter((id) => !stored.has(id));
     expect(lost).toEqual([]);
-    console.log(`SIGTERM under load: ${counts.sent} requests — ${counts.accepted} accepted (all stored), ${counts.closing503} answered 503 while closing, ${counts.refused} refused at connect after close, ${counts.cut} reset in the kernel's queue before the server read them, 0 accepted requests cut, 0 lost`);
+    console.log(
+      `SIGTERM under load: ${counts.sent} requests — ${counts.accepted} accepted (all stored), ${counts.closing503} answered 503 while closing, ${counts.refused} refused at connect after close, ${counts.cut} reset in the kernel's queue before the server read them, 0 accepted requests cut, 0 lost`,
+    );
   }, 120_000);
 });

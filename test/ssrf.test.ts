@@ -17,15 +17,35 @@ describe("SSRF defences when notifications are sent", () => {
   it("refuses to connect to a loopback address even for a subscription already stored (as after a DNS change)", async () => {
     const receiver = await startReceiver();
     disposers.add(() => receiver.close());
-    const { app, url } = await startApp("pglite", disposers, { ALLOW_PRIVATE_CALLBACKS: "false", DELIVERY_RETRY_SCHEDULE: "1s", DELIVERY_POLL_MS: "50" });
+    const { app, url } = await startApp("pglite", disposers, {
+      ALLOW_PRIVATE_CALLBACKS: "false",
+      DELIVERY_RETRY_SCHEDULE: "1s",
+      DELIVERY_POLL_MS: "50",
+    });
     const [client] = await app.database.prisma.client.findMany();
     // Stored directly: the URL passed verification once; now it leads to a loopback address.
-    const subscription = await app.database.prisma.subscription.create({ data: { clientId: client!.id, awb: "020-12345675", callback: `${receiver.url}/ok/inward`, states: ["*"] } });
-    expect((await postJson(`${url}/carrier/handling/shipment/events`, { awb: "020-12345675", state: "DEP" }, admin)).status).toBe(202);
-    await until(async () => (await app.database.prisma.delivery.findFirst({ where: { subscriptionId: subscription.id } }))?.status === "DEAD", { what: "the delivery given up" });
-    const delivery = await app.database.prisma.delivery.findFirstOrThrow({ where: { subscriptionId: subscription.id }, include: { attempts: true } });
+    const subscription = await app.database.prisma.subscription.create({
+      data: { clientId: client!.id, awb: "020-12345675", callback: `${receiver.url}/ok/inward`, states: ["*"] },
+    });
+    expect(
+      (await postJson(`${url}/carrier/handling/shipment/events`, { awb: "020-12345675", state: "DEP" }, admin)).status,
+    ).toBe(202);
+    await until(
+      async () =>
+        (await app.database.prisma.delivery.findFirst({ where: { subscriptionId: subscription.id } }))?.status ===
+        "DEAD",
+      { what: "the delivery given up" },
+    );
+    const delivery = await app.database.prisma.delivery.findFirstOrThrow({
+      where: { subscriptionId: subscription.id },
+      include: { attempts: true },
+    });
     expect(delivery.attempts.length).toBeGreaterThan(0);
-    expect(delivery.attempts.every((a) => a.statusCode === null && /forbidden|not allowed|private|loopback/i.test(a.error ?? ""))).toBe(true);
+    expect(
+      delivery.attempts.every(
+        (a) => a.statusCode === null && /forbidden|not allowed|private|loopback/i.test(a.error ?? ""),
+      ),
+    ).toBe(true);
     expect(receiver.posts).toEqual([]);
   });
 
@@ -33,11 +53,17 @@ describe("SSRF defences when notifications are sent", () => {
     const receiver = await startReceiver();
     disposers.add(() => receiver.close());
     const { url } = await startApp("pglite", disposers, { DELIVERY_RETRY_SCHEDULE: "1s,1s", DELIVERY_POLL_MS: "50" });
-    const created = await postJson(`${url}/carrier/handling/shipment/subscribe`, { awb: "020-12345675", callback: `${receiver.url}/ok/redirecting`, states: "*" }, admin);
+    const created = await postJson(
+      `${url}/carrier/handling/shipment/subscribe`,
+      { awb: "020-12345675", callback: `${receiver.url}/ok/redirecting`, states: "*" },
+      admin,
+    );
     expect(created.status).toBe(201);
     receiver.setPostStatus(307, { location: `${receiver.url}/ok/target` });
     await postJson(`${url}/carrier/handling/shipment/events`, { awb: "020-12345675", state: "ARR" }, admin);
-    await until(() => receiver.posts.filter((p) => p.path === "/ok/redirecting").length >= 2, { what: "a retry after the redirect answer" });
+    await until(() => receiver.posts.filter((p) => p.path === "/ok/redirecting").length >= 2, {
+      what: "a retry after the redirect answer",
+    });
     expect(receiver.posts.filter((p) => p.path === "/ok/target")).toEqual([]);
   });
 });

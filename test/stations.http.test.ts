@@ -9,14 +9,25 @@ const withoutImportAddress = bundled.find((s) => s.import.address === null && s.
 const withoutProducts = bundled.find((s) => s.temperatureProducts === null)!;
 const withActiveProducts = bundled.find((s) => s.temperatureProducts?.active.available)!;
 
-const STATION_KEYS = ["code", "name", "freighterHandling", "passengerAircraftHandling", "truckHandling", "countryShort", "countryLong", "import", "export"];
+const STATION_KEYS = [
+  "code",
+  "name",
+  "freighterHandling",
+  "passengerAircraftHandling",
+  "truckHandling",
+  "countryShort",
+  "countryLong",
+  "import",
+  "export",
+];
 const IMPORT_KEYS = ["address", "contact", "firmsCode", "ciscFee", "storage", "externalComment", "openingHours"];
 const EXPORT_KEYS = ["address", "contact", "openingHours"];
 
 /** Every value reachable in `value` is defined (null allowed), never absent or undefined. */
 function expectNoUndefined(value: unknown, path = "$"): void {
   expect([path, value]).not.toEqual([path, undefined]);
-  if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) expectNoUndefined(v, `${path}.${k}`);
+  if (value && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) expectNoUndefined(v, `${path}.${k}`);
 }
 
 describe.each(BACKENDS)("station routes on %s", (backend) => {
@@ -44,7 +55,12 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
       expect(Object.keys(body)).toEqual(STATION_KEYS);
       expect(Object.keys(body.import)).toEqual(IMPORT_KEYS);
       expect(Object.keys(body.export)).toEqual(EXPORT_KEYS);
-      expect(body).toMatchObject({ code: "FRA", name: "Frankfurt Airport", countryShort: "DE", countryLong: "Germany" });
+      expect(body).toMatchObject({
+        code: "FRA",
+        name: "Frankfurt Airport",
+        countryShort: "DE",
+        countryLong: "Germany",
+      });
       expectNoUndefined(body);
     });
 
@@ -97,7 +113,10 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
     });
 
     it("answers 400 for a malformed code and 404 for an unknown one", async () => {
-      expect(await getJson(`${base}/station/fra`)).toMatchObject({ status: 400, body: { code: "VALIDATION_FAILED", errors: [{ field: "IATACode" }] } });
+      expect(await getJson(`${base}/station/fra`)).toMatchObject({
+        status: 400,
+        body: { code: "VALIDATION_FAILED", errors: [{ field: "IATACode" }] },
+      });
       expect(await getJson(`${base}/station/FRAN`)).toMatchObject({ status: 400 });
       expect(await getJson(`${base}/station/QQQ`)).toMatchObject({ status: 404, body: { code: "STATION_NOT_FOUND" } });
       expect(await getJson(`${base}/products/qqq`)).toMatchObject({ status: 400 });
@@ -108,8 +127,22 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
       const none = await getJson(`${base}/products/${withoutProducts.code}`);
       expect(none.body).toEqual({
         code: withoutProducts.code,
-        active: { available: false, temperatureRanges: [], containerTypes: [], services: [], contact: { email: null, phone: null }, comment: null },
-        passive: { available: false, temperatureRanges: [], containerTypes: [], services: [], contact: { email: null, phone: null }, comment: null },
+        active: {
+          available: false,
+          temperatureRanges: [],
+          containerTypes: [],
+          services: [],
+          contact: { email: null, phone: null },
+          comment: null,
+        },
+        passive: {
+          available: false,
+          temperatureRanges: [],
+          containerTypes: [],
+          services: [],
+          contact: { email: null, phone: null },
+          comment: null,
+        },
       });
       const some = await getJson(`${base}/products/${withActiveProducts.code}`);
       expect(some.body).toEqual({ code: withActiveProducts.code, ...withActiveProducts.temperatureProducts });
@@ -119,11 +152,80 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
       const rest = (await getJson(`${base}/station/SIN`)).body;
       const result = await graphql(
         url,
-        `{ stationCodes station(code: "SIN") { code name freighterHandling passengerAircraftHandling truckHandling countryShort countryLong
-             import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } }
-             export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } } }
-           unknown: station(code: "QQQ") { code }
-           stations(codes: ["JFK", "QQQ", "JFK"]) { code timeZone temperatureProducts { active { available } } } }`,
+        `
+          {
+            stationCodes
+            station(code: "SIN") {
+              code
+              name
+              freighterHandling
+              passengerAircraftHandling
+              truckHandling
+              countryShort
+              countryLong
+              import {
+                address {
+                  street
+                  streetNo
+                  building
+                  zipCode
+                  city
+                }
+                contact {
+                  generalEmail
+                  generalPhone
+                  handlingEmail
+                  handlingPhone
+                }
+                firmsCode
+                ciscFee
+                storage
+                externalComment
+                openingHours {
+                  day
+                  hours {
+                    open
+                    close
+                  }
+                }
+              }
+              export {
+                address {
+                  street
+                  streetNo
+                  building
+                  zipCode
+                  city
+                }
+                contact {
+                  generalEmail
+                  generalPhone
+                  handlingEmail
+                  handlingPhone
+                }
+                openingHours {
+                  day
+                  hours {
+                    open
+                    close
+                  }
+                }
+              }
+            }
+            unknown: station(code: "QQQ") {
+              code
+            }
+            stations(codes: ["JFK", "QQQ", "JFK"]) {
+              code
+              timeZone
+              temperatureProducts {
+                active {
+                  available
+                }
+              }
+            }
+          }
+        `,
       );
       expect(result.errors).toBeUndefined();
       expect(result.data.stationCodes).toEqual(bundled.map((s) => s.code).sort());
@@ -137,14 +239,37 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
     });
 
     it("gives VALIDATION_FAILED for a malformed code in GraphQL", async () => {
-      const result = await graphql(url, `{ station(code: "fra") { code } }`);
+      const result = await graphql(
+        url,
+        `
+          {
+            station(code: "fra") {
+              code
+            }
+          }
+        `,
+      );
       expect(result.errors![0].extensions.code).toBe("VALIDATION_FAILED");
-      const many = await graphql(url, `query($c: [String!]!) { stations(codes: $c) { code } }`, { c: Array.from({ length: 101 }, () => "FRA") });
+      const many = await graphql(
+        url,
+        `
+          query ($c: [String!]!) {
+            stations(codes: $c) {
+              code
+            }
+          }
+        `,
+        { c: Array.from({ length: 101 }, () => "FRA") },
+      );
       expect(many.errors![0].extensions.code).toBe("VALIDATION_FAILED");
     });
 
     it("tells whether a station is open at an instant in its own time zone", async () => {
-      const station = bundled.find((s) => s.timeZone === "Europe/Berlin" && s.export.openingHours?.some((d) => d.day === "SUNDAY" && d.hours.length === 0))!;
+      const station = bundled.find(
+        (s) =>
+          s.timeZone === "Europe/Berlin" &&
+          s.export.openingHours?.some((d) => d.day === "SUNDAY" && d.hours.length === 0),
+      )!;
       expect(station).toBeDefined();
       const monday = station.export.openingHours!.find((d) => d.day === "MONDAY")!.hours[0]!;
       // 2026-11-23 is a Monday; Berlin is UTC+1 in November.
@@ -154,7 +279,15 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
       const sunday = "2026-11-22T11:00:00.000Z";
       const result = await graphql(
         url,
-        `query($code: String!, $a: DateTimeISO, $b: DateTimeISO, $c: DateTimeISO) { station(code: $code) { a: openAt(at: $a) b: openAt(at: $b) c: openAt(at: $c) } }`,
+        `
+          query ($code: String!, $a: DateTimeISO, $b: DateTimeISO, $c: DateTimeISO) {
+            station(code: $code) {
+              a: openAt(at: $a)
+              b: openAt(at: $b)
+              c: openAt(at: $c)
+            }
+          }
+        `,
         { code: station.code, a: justOpen, b: justBefore, c: sunday },
       );
       expect(result.errors).toBeUndefined();
@@ -164,7 +297,14 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
     it("serves an OpenAPI document and a browsable page for the routes", async () => {
       const { status, body } = await getJson(`${url}/openapi.json`);
       expect(status).toBe(200);
-      expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(["/carrier/stations/stationcodes", "/carrier/stations/station", "/carrier/stations/station/{IATACode}", "/carrier/stations/products/{IATACode}"]));
+      expect(Object.keys(body.paths)).toEqual(
+        expect.arrayContaining([
+          "/carrier/stations/stationcodes",
+          "/carrier/stations/station",
+          "/carrier/stations/station/{IATACode}",
+          "/carrier/stations/products/{IATACode}",
+        ]),
+      );
       const page = await fetch(`${url}/docs/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("swagger-ui");

@@ -17,8 +17,20 @@ function station(code: string, overrides: Partial<StationRecord> = {}): StationR
     countryShort: "DE",
     countryLong: "Germany",
     timeZone: "Europe/Berlin",
-    import: { address: null, contact: null, firmsCode: null, ciscFee: "EUR 30.00", storage: null, externalComment: null, openingHours: [{ day: "MONDAY", hours: [{ open: "08:00", close: "16:00" }] }] },
-    export: { address: { street: "Cargo Road", streetNo: "1", building: null, zipCode: "60549", city: "Frankfurt" }, contact: null, openingHours: null },
+    import: {
+      address: null,
+      contact: null,
+      firmsCode: null,
+      ciscFee: "EUR 30.00",
+      storage: null,
+      externalComment: null,
+      openingHours: [{ day: "MONDAY", hours: [{ open: "08:00", close: "16:00" }] }],
+    },
+    export: {
+      address: { street: "Cargo Road", streetNo: "1", building: null, zipCode: "60549", city: "Frankfurt" },
+      contact: null,
+      openingHours: null,
+    },
     temperatureProducts: null,
     ...overrides,
   };
@@ -28,7 +40,13 @@ const BAD_FILE = {
   stations: [
     station("AAA"),
     { ...station("bbb"), timeZone: "Mars/Olympus" },
-    { ...station("CCC"), import: { ...station("CCC").import, openingHours: [{ day: "FUNDAY", hours: [{ open: "18:00", close: "09:00" }] }] } },
+    {
+      ...station("CCC"),
+      import: {
+        ...station("CCC").import,
+        openingHours: [{ day: "FUNDAY", hours: [{ open: "18:00", close: "09:00" }] }],
+      },
+    },
     { ...station("AAA"), surprise: true },
     { ...station("DDD"), temperatureProducts: { active: { available: "yes" }, passive: null } },
   ],
@@ -45,7 +63,9 @@ describe.each(BACKENDS)("station import on %s", (backend) => {
       const version = app.services.stations.snapshot().version;
 
       await expect(app.services.stations.importStations(BAD_FILE)).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-      const error = await app.services.stations.importStations(BAD_FILE).catch((e: { errors: Array<{ field: string; message: string }> }) => e);
+      const error = await app.services.stations
+        .importStations(BAD_FILE)
+        .catch((e: { errors: Array<{ field: string; message: string }> }) => e);
       const fields = (error as { errors: Array<{ field: string }> }).errors.map((e) => e.field);
       expect(fields).toEqual(
         expect.arrayContaining([
@@ -83,7 +103,10 @@ describeBackend("postgres")("station import with several instances on one Postgr
 
   it("reaches the other instance's in-memory snapshot through the version it polls", async () => {
     const first = await startApp("postgres", disposers, { STATION_REFRESH_MS: "0" });
-    const second = await startApp("postgres", disposers, { DATABASE_URL: first.env.DATABASE_URL!, STATION_REFRESH_MS: "0" });
+    const second = await startApp("postgres", disposers, {
+      DATABASE_URL: first.env.DATABASE_URL!,
+      STATION_REFRESH_MS: "0",
+    });
     expect(second.app.services.stations.snapshot().size).toBe(first.app.services.stations.snapshot().size);
 
     await first.app.services.stations.importStations([station("QQA"), station("QQB")]);
@@ -96,9 +119,13 @@ describeBackend("postgres")("station import with several instances on one Postgr
 
   it("polls on its own when STATION_REFRESH_MS is set", async () => {
     const first = await startApp("postgres", disposers, { STATION_REFRESH_MS: "0" });
-    const second = await startApp("postgres", disposers, { DATABASE_URL: first.env.DATABASE_URL!, STATION_REFRESH_MS: "50" });
+    const second = await startApp("postgres", disposers, {
+      DATABASE_URL: first.env.DATABASE_URL!,
+      STATION_REFRESH_MS: "50",
+    });
     await first.app.services.stations.importStations([station("QQC")]);
-    for (let i = 0; i < 100 && second.app.services.stations.snapshot().codes[0] !== "QQC"; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && second.app.services.stations.snapshot().codes[0] !== "QQC"; i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect((await getJson(`${second.url}/carrier/stations/stationcodes`)).body).toEqual(["QQC"]);
   });
 });
@@ -111,7 +138,10 @@ describe("npm run stations:import", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
   const run = (file: string) =>
-    spawnSync(process.execPath, [script, file], { env: { PATH: process.env.PATH ?? "", DATA_DIR: path.join(dir, "data") }, encoding: "utf8" });
+    spawnSync(process.execPath, [script, file], {
+      env: { PATH: process.env.PATH ?? "", DATA_DIR: path.join(dir, "data") },
+      encoding: "utf8",
+    });
 
   it("reports every problem of a bad file with exit code 1, then imports a good one", async () => {
     await writeFile(path.join(dir, "bad.json"), JSON.stringify(BAD_FILE));

@@ -26,7 +26,11 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
 
   async function openPage(route: string, init?: (context: BrowserContext) => Promise<void>, base = url): Promise<Page> {
     // A fixed viewer zone and locale, so the times on the page can be checked exactly.
-    const context = await browser.newContext({ timezoneId: "America/New_York", locale: "en-US", viewport: { width: 1280, height: 860 } });
+    const context = await browser.newContext({
+      timezoneId: "America/New_York",
+      locale: "en-US",
+      viewport: { width: 1280, height: 860 },
+    });
     disposers.add(() => context.close());
     await init?.(context);
     const page = await context.newPage();
@@ -67,7 +71,9 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     browser = await launchChromium();
     disposers.add(() => browser.close());
     // History that exists before the page opens.
-    await ingest([{ eventId: "hist-a-1", awb: AWB_A, state: "RCS", timestamp: "2026-11-20T07:30:00Z", station: "FRA" }]);
+    await ingest([
+      { eventId: "hist-a-1", awb: AWB_A, state: "RCS", timestamp: "2026-11-20T07:30:00Z", station: "FRA" },
+    ]);
   });
   afterAll(() => disposers.disposeAll());
 
@@ -91,9 +97,23 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
 
     // Live: each AWB's milestone appears in its own card, and only there.
     await ingest([
-      { eventId: "live-a-dep", awb: AWB_A, state: "DEP", timestamp: "2026-11-21T09:15:00Z", station: "FRA", flight: "LH8160" },
+      {
+        eventId: "live-a-dep",
+        awb: AWB_A,
+        state: "DEP",
+        timestamp: "2026-11-21T09:15:00Z",
+        station: "FRA",
+        flight: "LH8160",
+      },
       { eventId: "live-b-rcs", awb: AWB_B, state: "RCS", timestamp: "2026-11-21T10:00:00Z", station: "JFK" },
-      { eventId: "live-b-arr", awb: AWB_B, state: "ARR", timestamp: "2026-11-21T20:00:00Z", station: "HKG", flight: "CX889" },
+      {
+        eventId: "live-b-arr",
+        awb: AWB_B,
+        state: "ARR",
+        timestamp: "2026-11-21T20:00:00Z",
+        station: "HKG",
+        flight: "CX889",
+      },
     ]);
     const sent = Date.now();
     await cardA.locator('li[data-state="DEP"]').waitFor({ timeout: 2_000 });
@@ -104,10 +124,16 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await expect(cardA.locator("li.milestone").count()).resolves.toBe(2);
     await expect(cardB.locator("li.milestone").count()).resolves.toBe(2);
     await expect(cardA.locator("li.milestone").first().getAttribute("data-state")).resolves.toBe("DEP"); // newest first
-    await expect(cardA.locator('li[data-state="DEP"] .state-name').textContent()).resolves.toBe("Departed · flight LH8160");
-    await expect(cardB.locator('li[data-state="RCS"] .station-time').textContent()).resolves.toBe(" · 5:00 AM EST at JFK");
+    await expect(cardA.locator('li[data-state="DEP"] .state-name').textContent()).resolves.toBe(
+      "Departed · flight LH8160",
+    );
+    await expect(cardB.locator('li[data-state="RCS"] .station-time').textContent()).resolves.toBe(
+      " · 5:00 AM EST at JFK",
+    );
     // 3 PM in New York is already the next day in Hong Kong: the station's date is shown.
-    await expect(cardB.locator('li[data-state="ARR"] .station-time').textContent()).resolves.toBe(" · Nov 22, 4:00 AM GMT+8 at HKG");
+    await expect(cardB.locator('li[data-state="ARR"] .station-time').textContent()).resolves.toBe(
+      " · Nov 22, 4:00 AM GMT+8 at HKG",
+    );
     await expect(cardA.locator(".latest").textContent()).resolves.toBe("Departed");
 
     // A reload keeps the key and the watch list, and refills the timelines from history.
@@ -144,7 +170,10 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
 
     // Confirmed: now it is watched (the gateway accepts it, as AWB_CHECK_DIGIT=off does).
     await page.click(".awb-form button");
-    await page.locator(`article[data-awb="${AWB_TYPO_CHECK_DIGIT}"] .card-status`).filter({ hasText: "No milestones yet" }).waitFor({ timeout: 5_000 });
+    await page
+      .locator(`article[data-awb="${AWB_TYPO_CHECK_DIGIT}"] .card-status`)
+      .filter({ hasText: "No milestones yet" })
+      .waitFor({ timeout: 5_000 });
   });
 
   test("a wrong key shows a refusal", async () => {
@@ -169,11 +198,14 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     expect(text).toContain(fra.export.address.city);
     if (fra.export.contact.generalPhone) expect(text).toContain(fra.export.contact.generalPhone);
     const exportOpen = await dialog.locator('[data-side="export"] .badge').getAttribute("data-open");
-    const { data } = await postJson(`${url}/graphql`, { query: '{ station(code: "FRA") { openAt(side: EXPORT) } }' }).then((r) => r.body);
+    const { data } = await postJson(`${url}/graphql`, {
+      query: '{ station(code: "FRA") { openAt(side: EXPORT) } }',
+    }).then((r) => r.body);
     expect(exportOpen).toBe(String(data.station.openAt));
     await expect(dialog.locator('[data-side="export"] table.hours tr').count()).resolves.toBe(7);
     const { body: products } = await getJson(`${url}/carrier/stations/products/FRA`);
-    for (const range of [...products.active.temperatureRanges, ...products.passive.temperatureRanges]) expect(text).toContain(`${range.min} to ${range.max} °C`);
+    for (const range of [...products.active.temperatureRanges, ...products.passive.temperatureRanges])
+      expect(text).toContain(`${range.min} to ${range.max} °C`);
     await screenshot(page, "dashboard-station-details");
     await dialog.locator(".dialog-close").click();
     await expect(dialog.isVisible()).resolves.toBe(false);
@@ -197,7 +229,9 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     const deadline = Date.now() + 10_000;
     let n = 0;
     while (!(await result.filter({ hasText: '"ARR"' }).count()) && Date.now() < deadline) {
-      await ingest([{ eventId: `ide-arr-${++n}`, awb: AWB_B, state: "ARR", station: "LHR", timestamp: new Date().toISOString() }]);
+      await ingest([
+        { eventId: `ide-arr-${++n}`, awb: AWB_B, state: "ARR", station: "LHR", timestamp: new Date().toISOString() },
+      ]);
       await page.waitForTimeout(300);
     }
     await expect(result.textContent()).resolves.toContain('"ARR"');
@@ -253,7 +287,11 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "dashboard-reconnecting");
 
     // The same gateway again (same port, same data), as after a restart.
-    const second = await startApp("pglite", disposers, { DATA_DIR: dataDir, PORT: new URL(first.url).port, RATE_LIMIT_PER_SECOND: "0" });
+    const second = await startApp("pglite", disposers, {
+      DATA_DIR: dataDir,
+      PORT: new URL(first.url).port,
+      RATE_LIMIT_PER_SECOND: "0",
+    });
     await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 20_000 });
     await ingest([{ awb, state: "MAN", station: "AMS" }], second.url);
     await card.locator('li[data-state="MAN"]').waitFor({ timeout: 2_000 });

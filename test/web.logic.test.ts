@@ -48,7 +48,9 @@ describe("Timeline (history and live merged)", () => {
   test("repeats (a replay after reconnecting) are dropped; order is by when it happened, newest first", () => {
     const timeline = new Timeline("020-12345675");
     expect(timeline.lastSequence()).toBe("0");
-    expect(timeline.add([milestone(1, "RCS", "2026-11-20T07:00:00.000Z"), milestone(3, "DEP", "2026-11-21T09:00:00.000Z")])).toBe(true);
+    expect(
+      timeline.add([milestone(1, "RCS", "2026-11-20T07:00:00.000Z"), milestone(3, "DEP", "2026-11-21T09:00:00.000Z")]),
+    ).toBe(true);
     expect(timeline.add([milestone(3, "DEP", "2026-11-21T09:00:00.000Z")])).toBe(false);
     // Arrives later but happened in between (receivers order by timestamp, CONTRACT §7).
     expect(timeline.add([milestone(4, "MAN", "2026-11-21T06:00:00.000Z")])).toBe(true);

@@ -13,25 +13,32 @@ describe("browser pages over HTTP", () => {
   });
   afterAll(() => disposers.disposeAll());
 
-  test.each(["/dashboard", "/graphql"])("%s answers a browser with the page shell and strict security headers", async (path) => {
-    const response = await fetch(`${url}${path}`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    const csp = response.headers.get("content-security-policy") ?? "";
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).not.toMatch(/script-src[^;]*unsafe/);
-    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(response.headers.get("referrer-policy")).toBe("no-referrer");
-    const html = await response.text();
-    const bundle = path === "/dashboard" ? "dashboard" : "ide";
-    expect(html).toContain(`<script defer src="/assets/${bundle}.js"></script>`);
-    expect(html).not.toMatch(/https?:\/\//); // nothing from elsewhere
-  });
+  test.each(["/dashboard", "/graphql"])(
+    "%s answers a browser with the page shell and strict security headers",
+    async (path) => {
+      const response = await fetch(`${url}${path}`, {
+        headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" },
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      const csp = response.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+      const html = await response.text();
+      const bundle = path === "/dashboard" ? "dashboard" : "ide";
+      expect(html).toContain(`<script defer src="/assets/${bundle}.js"></script>`);
+      expect(html).not.toMatch(/https?:\/\//); // nothing from elsewhere
+    },
+  );
 
   test("GraphQL clients at /graphql are still answered by GraphQL", async () => {
     const query = encodeURIComponent("{ stationCodes }");
-    const response = await getJson(`${url}/graphql?query=${query}`, { headers: { accept: "application/json", "apollo-require-preflight": "1" } });
+    const response = await getJson(`${url}/graphql?query=${query}`, {
+      headers: { accept: "application/json", "apollo-require-preflight": "1" },
+    });
     expect(response.status).toBe(200);
     expect(response.body.data.stationCodes).toContain("FRA");
   });

@@ -6,7 +6,12 @@ import { Pool } from "undici";
 import { signWebhook } from "../../src/delivery/notification";
 
 async function main(): Promise<void> {
-  const { url, secret, concurrency, deliveries } = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as { url: string; secret: string; concurrency: number; deliveries: Array<{ id: string; payload: string }> };
+  const { url, secret, concurrency, deliveries } = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as {
+    url: string;
+    secret: string;
+    concurrency: number;
+    deliveries: Array<{ id: string; payload: string }>;
+  };
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: concurrency });
   let next = 0;
@@ -17,7 +22,17 @@ async function main(): Promise<void> {
       while (next < deliveries.length) {
         const d = deliveries[next++]!;
         const ts = Math.floor(Date.now() / 1000);
-        const res = await pool.request({ method: "POST", path: target.pathname, body: d.payload, headers: { "content-type": "application/json", "webhook-id": d.id, "webhook-timestamp": String(ts), "webhook-signature": signWebhook(secret, d.id, ts, d.payload) } });
+        const res = await pool.request({
+          method: "POST",
+          path: target.pathname,
+          body: d.payload,
+          headers: {
+            "content-type": "application/json",
+            "webhook-id": d.id,
+            "webhook-timestamp": String(ts),
+            "webhook-signature": signWebhook(secret, d.id, ts, d.payload),
+          },
+        });
         await res.body.dump();
         if (res.statusCode >= 300) failed++;
       }

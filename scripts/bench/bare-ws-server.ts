@@ -15,5 +15,7 @@ const server = http.createServer((req, res) => {
 });
 const wss = new WebSocketServer({ server });
 server.listen(0, "127.0.0.1", () => {
-  console.log(JSON.stringify({ msg: "baseline listening", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+  console.log(
+    JSON.stringify({ msg: "baseline listening", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+  );
 });

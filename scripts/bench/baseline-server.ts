@@ -7,6 +7,12 @@ import Fastify from "fastify";
 const routes = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Record<string, string>;
 const app = Fastify({ logger: false });
 for (const [path, body] of Object.entries(routes)) {
-  app.route({ method: ["GET", "POST"], url: path, handler: (_request, reply) => reply.type("application/json; charset=utf-8").send(body) });
+  app.route({
+    method: ["GET", "POST"],
+    url: path,
+    handler: (_request, reply) => reply.type("application/json; charset=utf-8").send(body),
+  });
 }
-app.listen({ port: 0, host: "127.0.0.1" }).then((url) => console.log(JSON.stringify({ msg: "baseline listening", url })));
+app
+  .listen({ port: 0, host: "127.0.0.1" })
+  .then((url) => console.log(JSON.stringify({ msg: "baseline listening", url })));

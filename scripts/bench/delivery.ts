@@ -24,7 +24,8 @@ const awbFor = (i: number) => {
   const serial = String(3_000_000 + i);
   return `020-${serial}${Number(serial) % 7}`;
 };
-const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+const percentile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The bare loop in its own process: the time it takes to sign and POST these bodies. */
@@ -48,34 +49,58 @@ async function bareRate(callback: string, deliveries: Array<{ id: string; payloa
  * recorded the outcome of every delivery: EVENTS events in calls of BATCH, each matching one
  * subscription (50 AWBs, one callback origin).
  */
-async function gatewayRate(env: Record<string, string>, callback: string, label: string): Promise<{ rate: number; latency?: { p50: number; p99: number } }> {
+async function gatewayRate(
+  env: Record<string, string>,
+  callback: string,
+  label: string,
+): Promise<{ rate: number; latency?: { p50: number; p99: number } }> {
   const gateway = await startGateway(GATEWAY, env);
   try {
     const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
     const awbs = Array.from({ length: 50 }, (_, i) => awbFor(i));
     for (const awb of awbs) {
-      const res = await request(`${gateway.url}/carrier/handling/shipment/subscribe`, { method: "POST", headers: auth, body: JSON.stringify({ awb, callback, states: "*" }) });
+      const res = await request(`${gateway.url}/carrier/handling/shipment/subscribe`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ awb, callback, states: "*" }),
+      });
       if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${await res.body.text()}`);
       await res.body.dump();
     }
     const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) =>
-      JSON.stringify(Array.from({ length: BATCH }, (_, k) => ({ eventId: `b${b}-${k}`, awb: awbs[(b * BATCH + k) % awbs.length], state: "DEP" }))),
+      JSON.stringify(
+        Array.from({ length: BATCH }, (_, k) => ({
+          eventId: `b${b}-${k}`,
+          awb: awbs[(b * BATCH + k) % awbs.length],
+          state: "DEP",
+        })),
+      ),
     );
     await sleep(1_000);
     const started = performance.now();
     for (const body of batches) {
-      const res = await request(`${gateway.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body });
+      const res = await request(`${gateway.url}/carrier/handling/shipment/events`, {
+        method: "POST",
+        headers: auth,
+        body,
+      });
       if (res.statusCode !== 202) throw new Error(`ingest: ${res.statusCode}`);
       await res.body.dump();
     }
     const ingestedAfter = performance.now() - started;
     for (;;) {
       const m = await metricsOf(gateway.url);
-      if ((m.get('gateway_deliveries_total{outcome="delivered"}') ?? 0) >= EVENTS && m.get("gateway_delivery_queue_depth") === 0) break;
+      if (
+        (m.get('gateway_deliveries_total{outcome="delivered"}') ?? 0) >= EVENTS &&
+        m.get("gateway_delivery_queue_depth") === 0
+      )
+        break;
       await sleep(50);
     }
     const rate = EVENTS / ((performance.now() - started) / 1000);
-    console.log(`${label}: ${EVENTS} events ingested in ${(ingestedAfter / 1000).toFixed(2)} s and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s`);
+    console.log(
+      `${label}: ${EVENTS} events ingested in ${(ingestedAfter / 1000).toFixed(2)} s and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s`,
+    );
     return { rate };
   } finally {
     gateway.child.kill("SIGTERM");
@@ -89,17 +114,32 @@ async function main(): Promise<void> {
   const admin = new Client({ connectionString: ADMIN });
   await admin.connect();
   // Defaults but for the key and secret it is given and callbacks to loopback (the receiver).
-  const base = { BOOTSTRAP_API_KEY: KEY, BOOTSTRAP_SIGNING_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: "true", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" };
+  const base = {
+    BOOTSTRAP_API_KEY: KEY,
+    BOOTSTRAP_SIGNING_SECRET: SECRET,
+    ALLOW_PRIVATE_CALLBACKS: "true",
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+  };
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-"));
   // The same bodies the gateway signs and sends (same fields, same sizes), for the bare loop.
   const bodies = Array.from({ length: EVENTS }, (_, i) => ({
     id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    payload: notificationBody({ subscriptionId: "7b3c1f0e-9a41-4a55-9d3e-2a7f54c1e0aa", awb: awbFor(i % 50), state: "DEP", toaTimestamp: null, receivedAt: new Date() }),
+    payload: notificationBody({
+      subscriptionId: "7b3c1f0e-9a41-4a55-9d3e-2a7f54c1e0aa",
+      awb: awbFor(i % 50),
+      state: "DEP",
+      toaTimestamp: null,
+      receivedAt: new Date(),
+    }),
   }));
   try {
-    console.log(`bench:delivery — ${EVENTS} events in calls of ${BATCH}, one matching subscription each, one callback origin, ${PER_ORIGIN} in flight per origin; default settings, LOG_LEVEL=${base.LOG_LEVEL}`);
+    console.log(
+      `bench:delivery — ${EVENTS} events in calls of ${BATCH}, one matching subscription each, one callback origin, ${PER_ORIGIN} in flight per origin; default settings, LOG_LEVEL=${base.LOG_LEVEL}`,
+    );
     const rows: string[] = [];
-    for (const backend of (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",") as Array<"postgres" | "embedded">) {
+    for (const backend of (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",") as Array<
+      "postgres" | "embedded"
+    >) {
       let env: Record<string, string>;
       if (backend === "postgres") {
         await admin.query('DROP DATABASE IF EXISTS "gw_bench_delivery" WITH (FORCE)');
@@ -111,13 +151,18 @@ async function main(): Promise<void> {
       const gateway = await gatewayRate(env, callback, `gateway on ${backend}`);
       const bare = await bareRate(callback, bodies);
       console.log(`bare undici loop: ${bare.toFixed(0)} deliveries/s`);
-      rows.push(`${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.toFixed(0)}/s → ${(gateway.rate / bare).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.25"})`);
+      rows.push(
+        `${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.toFixed(0)}/s → ${(gateway.rate / bare).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.25"})`,
+      );
     }
     for (const row of rows) console.log(row);
 
     // Event-to-callback latency with the gateway's own worker, at a steady trickle (embedded default).
     rmSync(dataDir, { recursive: true, force: true });
-    const gateway = await startGateway(GATEWAY, { ...base, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-")) });
+    const gateway = await startGateway(GATEWAY, {
+      ...base,
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-")),
+    });
     try {
       const latencyReceiver = await import("node:http");
       const arrivals: number[] = [];
@@ -134,15 +179,32 @@ async function main(): Promise<void> {
       const hook = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
       const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
       const awbs = Array.from({ length: 50 }, (_, i) => awbFor(100 + i));
-      for (const awb of awbs) await (await request(`${gateway.url}/carrier/handling/shipment/subscribe`, { method: "POST", headers: auth, body: JSON.stringify({ awb, callback: hook, states: "*" }) })).body.dump();
+      for (const awb of awbs)
+        await (
+          await request(`${gateway.url}/carrier/handling/shipment/subscribe`, {
+            method: "POST",
+            headers: auth,
+            body: JSON.stringify({ awb, callback: hook, states: "*" }),
+          })
+        ).body.dump();
       const sent = 1_000;
       for (let i = 0; i < sent / 10; i++) {
-        const body = JSON.stringify(Array.from({ length: 10 }, (_, k) => ({ eventId: `lat-${i}-${k}`, awb: awbs[(i * 10 + k) % awbs.length], state: "ARR" })));
-        await (await request(`${gateway.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body })).body.dump();
+        const body = JSON.stringify(
+          Array.from({ length: 10 }, (_, k) => ({
+            eventId: `lat-${i}-${k}`,
+            awb: awbs[(i * 10 + k) % awbs.length],
+            state: "ARR",
+          })),
+        );
+        await (
+          await request(`${gateway.url}/carrier/handling/shipment/events`, { method: "POST", headers: auth, body })
+        ).body.dump();
         await sleep(20);
       }
       while (arrivals.length < sent) await sleep(5);
-      console.log(`event-to-callback latency on the embedded default (${sent} events, 10 every ~20 ms): p50 ${percentile(arrivals, 0.5)} ms, p99 ${percentile(arrivals, 0.99)} ms`);
+      console.log(
+        `event-to-callback latency on the embedded default (${sent} events, 10 every ~20 ms): p50 ${percentile(arrivals, 0.5)} ms, p99 ${percentile(arrivals, 0.99)} ms`,
+      );
       server.close();
     } finally {
       gateway.child.kill("SIGTERM");

@@ -13,8 +13,16 @@ export interface Result {
 }
 
 /** Starts a Node script as its own process and resolves with the URL from its "listening" log line. */
-export async function startProcess(script: string, args: string[], env: Record<string, string>, listenMsg: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+export async function startProcess(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  listenMsg: string,
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: child.stdout! }).on("line", (line) => {
       try {
@@ -41,7 +49,11 @@ export async function freePort(): Promise<number> {
  * Starts the gateway (dist/src/main.js) and waits for /readyz. LOG_LEVEL is warn unless `env` sets
  * it; its log goes to /dev/null (BENCH_VERBOSE=1 shows it), as a service's log goes to a file.
  */
-export async function startGateway(script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+export async function startGateway(
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: a CPU profile of each gateway run, written there on exit.
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -52,7 +64,10 @@ export async function startGateway(script: string, env: Record<string, string>, 
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
-    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) return { url, child };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -71,9 +86,19 @@ export async function load(
   // A short warm-up so JIT and caches are hot before the measured run.
   await autocannon({ ...options, connections, duration: 2, timeout: 30 });
   const r = await autocannon({ ...options, connections, duration: DURATION_S, timeout: 30 });
-  const result = { name, requestsPerSecond: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
-  console.log(`${name.padEnd(48)} ${result.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${String(result.p50Ms).padStart(4)} ms   p99 ${String(result.p99Ms).padStart(4)} ms   non-2xx ${result.non2xx}`);
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the measurement is void`);
+  const result = {
+    name,
+    requestsPerSecond: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+  console.log(
+    `${name.padEnd(48)} ${result.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${String(result.p50Ms).padStart(4)} ms   p99 ${String(result.p99Ms).padStart(4)} ms   non-2xx ${result.non2xx}`,
+  );
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the measurement is void`);
   return result;
 }
 

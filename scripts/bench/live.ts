@@ -20,13 +20,24 @@ const KEY = "cgw_bench-admin-key-000000000003";
 const HOT_AWB = "020-12345675";
 const QUERY = `subscription($a: String!) { awbStatusChanged(awb: $a) { eventId sequence awb state timestamp station } }`;
 
-const rssKb = (pid: number) => Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)]).toString().trim());
-const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+const rssKb = (pid: number) =>
+  Number(
+    execFileSync("ps", ["-o", "rss=", "-p", String(pid)])
+      .toString()
+      .trim(),
+  );
+const percentile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 const median = (values: number[]) => percentile(values, 0.5);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Opens `count` sockets, at most 200 handshakes at a time; `onOpen` runs the per-socket protocol. */
-async function openSockets(count: number, url: string, protocol: string | undefined, onOpen: (socket: WebSocket, i: number) => Promise<void>): Promise<WebSocket[]> {
+async function openSockets(
+  count: number,
+  url: string,
+  protocol: string | undefined,
+  onOpen: (socket: WebSocket, i: number) => Promise<void>,
+): Promise<WebSocket[]> {
   const sockets: WebSocket[] = [];
   let next = 0;
   await Promise.all(
@@ -62,9 +73,17 @@ function receipts(sockets: WebSocket[]) {
 const gatewayMetric = async (url: string, name: string) => (await metricsOf(url)).get(name) ?? NaN;
 
 async function main(): Promise<void> {
-  console.log(`bench:live — ${HOT} sockets on one hot AWB; then with ${IDLE_SOCKETS * PER_IDLE_SOCKET} idle subscriptions on other AWBs; p99 = median of ${ROUNDS} events`);
+  console.log(
+    `bench:live — ${HOT} sockets on one hot AWB; then with ${IDLE_SOCKETS * PER_IDLE_SOCKET} idle subscriptions on other AWBs; p99 = median of ${ROUNDS} events`,
+  );
   // 1. The gateway.
-  const gateway = await startGateway(GATEWAY, { DATA_DIR: "memory://", BOOTSTRAP_API_KEY: KEY, RATE_LIMIT_PER_SECOND: "0", LIVE_MAX_CONNECTIONS_PER_KEY: "1000000", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" });
+  const gateway = await startGateway(GATEWAY, {
+    DATA_DIR: "memory://",
+    BOOTSTRAP_API_KEY: KEY,
+    RATE_LIMIT_PER_SECOND: "0",
+    LIVE_MAX_CONNECTIONS_PER_KEY: "1000000",
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+  });
   const wsUrl = `${gateway.url.replace("http", "ws")}/graphql`;
   const handshake = async (socket: WebSocket) => {
     socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${KEY}` } }));
@@ -97,10 +116,17 @@ async function main(): Promise<void> {
     await handshake(socket);
     for (let k = 0; k < PER_IDLE_SOCKET; k++) {
       const serial = String(1_000_000 + i * PER_IDLE_SOCKET + k);
-      socket.send(JSON.stringify({ id: String(k), type: "subscribe", payload: { query: QUERY, variables: { a: `176-${serial}${Number(serial) % 7}` } } }));
+      socket.send(
+        JSON.stringify({
+          id: String(k),
+          type: "subscribe",
+          payload: { query: QUERY, variables: { a: `176-${serial}${Number(serial) % 7}` } },
+        }),
+      );
     }
   });
-  while ((await gatewayMetric(gateway.url, "gateway_live_subscriptions")) < HOT + IDLE_SOCKETS * PER_IDLE_SOCKET) await sleep(200);
+  while ((await gatewayMetric(gateway.url, "gateway_live_subscriptions")) < HOT + IDLE_SOCKETS * PER_IDLE_SOCKET)
+    await sleep(200);
   await sleep(1_000);
   await hotTimes.measure(ingest);
   const crowded: number[] = [];
@@ -130,10 +156,16 @@ async function main(): Promise<void> {
   const f = (ms: number) => `${ms.toFixed(1)} ms`;
   console.log(`frame: ${frame.length} B ${frame}`);
   console.log(`gateway, ${HOT} hot sockets:          p99 ${f(median(alone))} (rounds: ${alone.map(f).join(", ")})`);
-  console.log(`gateway, + ${IDLE_SOCKETS * PER_IDLE_SOCKET} idle subscriptions: p99 ${f(median(crowded))} (rounds: ${crowded.map(f).join(", ")})`);
+  console.log(
+    `gateway, + ${IDLE_SOCKETS * PER_IDLE_SOCKET} idle subscriptions: p99 ${f(median(crowded))} (rounds: ${crowded.map(f).join(", ")})`,
+  );
   console.log(`bare ws broadcast, ${HOT} sockets:    p99 ${f(median(bareP99))} (rounds: ${bareP99.map(f).join(", ")})`);
-  console.log(`fan-out p99 ratio ${(median(alone) / median(bareP99)).toFixed(2)}x (target <= 1.5); with idle subscribers ${(median(crowded) / median(alone)).toFixed(2)}x of without (target <= 1.2)`);
-  console.log(`memory per idle subscriber: gateway ${(gatewayPer / 1024).toFixed(1)} KiB, bare ws ${(barePer / 1024).toFixed(1)} KiB → ${(gatewayPer / barePer).toFixed(2)}x (target <= 2)`);
+  console.log(
+    `fan-out p99 ratio ${(median(alone) / median(bareP99)).toFixed(2)}x (target <= 1.5); with idle subscribers ${(median(crowded) / median(alone)).toFixed(2)}x of without (target <= 1.2)`,
+  );
+  console.log(
+    `memory per idle subscriber: gateway ${(gatewayPer / 1024).toFixed(1)} KiB, bare ws ${(barePer / 1024).toFixed(1)} KiB → ${(gatewayPer / barePer).toFixed(2)}x (target <= 2)`,
+  );
   process.exit(0);
 }
 

@@ -10,5 +10,7 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
-  console.log(JSON.stringify({ msg: "receiver listening", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+  console.log(
+    JSON.stringify({ msg: "receiver listening", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+  );
 });

@@ -22,7 +22,12 @@ interface Measured {
 }
 
 /** Runs `operation(i)` for i in 0..n-1 with `concurrency` in flight; per-operation latency in ms. */
-async function measure(name: string, n: number, concurrency: number, operation: (i: number) => Promise<void>): Promise<Measured> {
+async function measure(
+  name: string,
+  n: number,
+  concurrency: number,
+  operation: (i: number) => Promise<void>,
+): Promise<Measured> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -40,7 +45,9 @@ async function measure(name: string, n: number, concurrency: number, operation: 
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
   const result = { name, perSecond: n / seconds, p50: at(0.5), p99: at(0.99) };
-  console.log(`${name.padEnd(44)} ${result.perSecond.toFixed(0).padStart(7)} op/s   p50 ${result.p50.toFixed(1).padStart(6)} ms   p99 ${result.p99.toFixed(1).padStart(6)} ms`);
+  console.log(
+    `${name.padEnd(44)} ${result.perSecond.toFixed(0).padStart(7)} op/s   p50 ${result.p50.toFixed(1).padStart(6)} ms   p99 ${result.p99.toFixed(1).padStart(6)} ms`,
+  );
   return result;
 }
 
@@ -50,7 +57,9 @@ const awbFor = (i: number) => {
 };
 
 async function main(): Promise<void> {
-  const receiver = http.createServer((req, res) => res.writeHead(204, req.method === "OPTIONS" ? { allow: "POST, OPTIONS" } : {}).end());
+  const receiver = http.createServer((req, res) =>
+    res.writeHead(204, req.method === "OPTIONS" ? { allow: "POST, OPTIONS" } : {}).end(),
+  );
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   const callbackBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 
@@ -61,24 +70,40 @@ async function main(): Promise<void> {
   const url = new URL(ADMIN);
   url.pathname = "/gw_bench";
 
-  const gateway = await startGateway(GATEWAY, { DATABASE_URL: url.toString(), BOOTSTRAP_API_KEY: KEY, ALLOW_PRIVATE_CALLBACKS: "true", RATE_LIMIT_PER_SECOND: "0" });
+  const gateway = await startGateway(GATEWAY, {
+    DATABASE_URL: url.toString(),
+    BOOTSTRAP_API_KEY: KEY,
+    ALLOW_PRIVATE_CALLBACKS: "true",
+    RATE_LIMIT_PER_SECOND: "0",
+  });
   const api = new HttpPool(gateway.url, { connections: CONCURRENCY });
   const pg = new Pool({ connectionString: url.toString(), max: 10 });
   const base = "/carrier/handling/shipment/subscribe";
   const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
   const call = async (method: "POST" | "GET" | "PUT" | "DELETE", path: string, body: unknown, expected: number) => {
-    const res = await api.request({ method, path, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await api.request({
+      method,
+      path,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.body.text();
     if (res.statusCode !== expected) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
     return text;
   };
-  const { rows: [client] } = await pg.query<{ id: string }>("SELECT id FROM client LIMIT 1");
+  const {
+    rows: [client],
+  } = await pg.query<{ id: string }>("SELECT id FROM client LIMIT 1");
 
-  console.log(`bench:subscriptions — ${OPERATIONS} operations per measurement, ${CONCURRENCY} in flight, PostgreSQL ${url.host}`);
+  console.log(
+    `bench:subscriptions — ${OPERATIONS} operations per measurement, ${CONCURRENCY} in flight, PostgreSQL ${url.host}`,
+  );
   try {
     const ids: string[] = [];
     const create = await measure("REST create (incl. OPTIONS check)", OPERATIONS, CONCURRENCY, async (i) => {
-      ids[i] = JSON.parse(await call("POST", base, { awb: awbFor(i), callback: `${callbackBase}/${i}`, states: "DEP,ARR" }, 201)).subscriptionId;
+      ids[i] = JSON.parse(
+        await call("POST", base, { awb: awbFor(i), callback: `${callbackBase}/${i}`, states: "DEP,ARR" }, 201),
+      ).subscriptionId;
     });
     const rawIds: string[] = [];
     const rawCreate = await measure("raw pg INSERT", OPERATIONS, CONCURRENCY, async (i) => {
@@ -88,17 +113,34 @@ async function main(): Promise<void> {
       );
       rawIds[i] = rows[0]!.id;
     });
-    const get = await measure("REST get", OPERATIONS, CONCURRENCY, async (i) => void (await call("GET", `${base}/${ids[i]}`, undefined, 200)));
+    const get = await measure(
+      "REST get",
+      OPERATIONS,
+      CONCURRENCY,
+      async (i) => void (await call("GET", `${base}/${ids[i]}`, undefined, 200)),
+    );
     const rawGet = await measure("raw pg SELECT by id and client", OPERATIONS, CONCURRENCY, async (i) => {
-      await pg.query("SELECT id, awb, callback, states FROM subscription WHERE id = $1 AND client_id = $2", [rawIds[i], client!.id]);
+      await pg.query("SELECT id, awb, callback, states FROM subscription WHERE id = $1 AND client_id = $2", [
+        rawIds[i],
+        client!.id,
+      ]);
     });
     const update = await measure("REST update (same callback)", OPERATIONS, CONCURRENCY, async (i) => {
       await call("PUT", `${base}/${ids[i]}`, { AWB: awbFor(i), Callback: `${callbackBase}/${i}`, States: "*" }, 200);
     });
     const rawUpdate = await measure("raw pg UPDATE", OPERATIONS, CONCURRENCY, async (i) => {
-      await pg.query("UPDATE subscription SET states = $1, updated_at = now() WHERE id = $2 AND client_id = $3", [["*"], rawIds[i], client!.id]);
+      await pg.query("UPDATE subscription SET states = $1, updated_at = now() WHERE id = $2 AND client_id = $3", [
+        ["*"],
+        rawIds[i],
+        client!.id,
+      ]);
     });
-    const remove = await measure("REST delete", OPERATIONS, CONCURRENCY, async (i) => void (await call("DELETE", `${base}/${ids[i]}`, undefined, 204)));
+    const remove = await measure(
+      "REST delete",
+      OPERATIONS,
+      CONCURRENCY,
+      async (i) => void (await call("DELETE", `${base}/${ids[i]}`, undefined, 204)),
+    );
     const rawRemove = await measure("raw pg DELETE", OPERATIONS, CONCURRENCY, async (i) => {
       await pg.query("DELETE FROM subscription WHERE id = $1 AND client_id = $2", [rawIds[i], client!.id]);
     });

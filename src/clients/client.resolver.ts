@@ -21,10 +21,16 @@ export class ClientResolver {
     @Arg("maxSubscriptions", () => Int, { nullable: true }) maxSubscriptions?: number | null,
   ): Promise<CreatedClientType> {
     requireScope(await ctx.auth(), "admin");
-    return ctx.services.clients.createClient({ name, callbackPrefixes, ...(maxSubscriptions ? { maxSubscriptions } : {}) });
+    return ctx.services.clients.createClient({
+      name,
+      callbackPrefixes,
+      ...(maxSubscriptions ? { maxSubscriptions } : {}),
+    });
   }
 
-  @Mutation(() => IssuedApiKeyType, { description: "admin: a new API key for a client; scopes: subscriptions, events:read, events:write, admin." })
+  @Mutation(() => IssuedApiKeyType, {
+    description: "admin: a new API key for a client; scopes: subscriptions, events:read, events:write, admin.",
+  })
   async issueApiKey(
     @Arg("clientId", () => ID) clientId: string,
     @Arg("scopes", () => [String]) scopes: string[],
@@ -48,14 +54,25 @@ export class ClientResolver {
     return ctx.services.clients.rotateSigningSecret(clientId);
   }
 
-  @Mutation(() => [String], { description: "admin: replaces a client's registered callback prefixes (\"*\" for any URL)." })
-  async setCallbackPrefixes(@Arg("clientId", () => ID) clientId: string, @Arg("prefixes", () => [String]) prefixes: string[], @Ctx() ctx: GraphQLContext): Promise<string[]> {
+  @Mutation(() => [String], {
+    description: 'admin: replaces a client\'s registered callback prefixes ("*" for any URL).',
+  })
+  async setCallbackPrefixes(
+    @Arg("clientId", () => ID) clientId: string,
+    @Arg("prefixes", () => [String]) prefixes: string[],
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<string[]> {
     requireScope(await ctx.auth(), "admin");
     return ctx.services.clients.setCallbackPrefixes(clientId, prefixes);
   }
 
-  @Mutation(() => StationImportResultType, { description: "admin: validates a station file (as npm run stations:import) and replaces the station data set." })
-  async importStations(@Arg("stations", () => GraphQLJSON) stations: unknown, @Ctx() ctx: GraphQLContext): Promise<StationImportResultType> {
+  @Mutation(() => StationImportResultType, {
+    description: "admin: validates a station file (as npm run stations:import) and replaces the station data set.",
+  })
+  async importStations(
+    @Arg("stations", () => GraphQLJSON) stations: unknown,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<StationImportResultType> {
     requireScope(await ctx.auth(), "admin");
     return ctx.services.stations.importStations(stations);
   }

@@ -1,7 +1,16 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/database";
 import { AppError, validationError } from "../errors";
-import { generateApiKey, generateSigningSecret, hashApiKey, isScope, lookupPrefixOf, sameHash, SCOPES, type Scope } from "./credentials";
+import {
+  generateApiKey,
+  generateSigningSecret,
+  hashApiKey,
+  isScope,
+  lookupPrefixOf,
+  sameHash,
+  SCOPES,
+  type Scope,
+} from "./credentials";
 import type { SecretBox } from "./secret-box";
 
 /** Who is calling: resolved from an API key. */
@@ -19,7 +28,14 @@ export interface ClientSummary {
   callbackPrefixes: string[];
   maxSubscriptions: number;
   createdAt: Date;
-  keys: Array<{ id: string; lookupPrefix: string; scopes: string[]; label: string | null; createdAt: Date; revokedAt: Date | null }>;
+  keys: Array<{
+    id: string;
+    lookupPrefix: string;
+    scopes: string[];
+    label: string | null;
+    createdAt: Date;
+    revokedAt: Date | null;
+  }>;
 }
 
 /**
@@ -31,15 +47,28 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-
 
 export function parseScopes(values: readonly string[]): Scope[] {
   const unknown = values.filter((s) => !isScope(s));
-  if (unknown.length > 0) throw validationError([{ field: "scopes", message: `unknown scope(s) ${unknown.join(", ")}; known: ${SCOPES.join(", ")}` }]);
+  if (unknown.length > 0)
+    throw validationError([
+      { field: "scopes", message: `unknown scope(s) ${unknown.join(", ")}; known: ${SCOPES.join(", ")}` },
+    ]);
   if (values.length === 0) throw validationError([{ field: "scopes", message: "must name at least one scope" }]);
   return [...new Set(values)] as Scope[];
 }
 
 export function parsePrefixes(values: readonly string[]): string[] {
-  const problems = values.flatMap((p, i) => (p === "*" || /^https?:\/\/[^\s]+$/.test(p) ? [] : [{ field: `callbackPrefixes[${i}]`, message: `must be "*" or an http(s) URL prefix, got ${JSON.stringify(p)}` }]));
+  const problems = values.flatMap((p, i) =>
+    p === "*" || /^https?:\/\/[^\s]+$/.test(p)
+      ? []
+      : [
+          {
+            field: `callbackPrefixes[${i}]`,
+            message: `must be "*" or an http(s) URL prefix, got ${JSON.stringify(p)}`,
+          },
+        ],
+  );
   if (problems.length > 0) throw validationError(problems);
-  if (values.length === 0) throw validationError([{ field: "callbackPrefixes", message: "must name at least one prefix (\"*\" for any URL)" }]);
+  if (values.length === 0)
+    throw validationError([{ field: "callbackPrefixes", message: 'must name at least one prefix ("*" for any URL)' }]);
   return [...new Set(values)];
 }
 
@@ -52,10 +81,21 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
     return client;
   }
 
-  async function issueKey(clientId: string, scopes: readonly string[], label: string | null = null, key = generateApiKey()): Promise<{ keyId: string; key: string }> {
+  async function issueKey(
+    clientId: string,
+    scopes: readonly string[],
+    label: string | null = null,
+    key = generateApiKey(),
+  ): Promise<{ keyId: string; key: string }> {
     await requireClient(clientId);
     const row = await prisma.apiKey.create({
-      data: { clientId, lookupPrefix: lookupPrefixOf(key), keyHash: hashApiKey(key), scopes: parseScopes(scopes), label },
+      data: {
+        clientId,
+        lookupPrefix: lookupPrefixOf(key),
+        keyHash: hashApiKey(key),
+        scopes: parseScopes(scopes),
+        label,
+      },
     });
     return { keyId: row.id, key };
   }
@@ -66,7 +106,10 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
-      const row = await prisma.apiKey.findUnique({ where: { lookupPrefix: lookupPrefixOf(key) }, include: { client: true } });
+      const row = await prisma.apiKey.findUnique({
+        where: { lookupPrefix: lookupPrefixOf(key) },
+        include: { client: true },
+      });
       if (!row || row.revokedAt !== null || !sameHash(row.keyHash, hash)) {
         cache.delete(hash);
         return null;
@@ -98,24 +141,44 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       apiKey?: string | undefined;
       signingSecret?: string | undefined;
       callbackPrefixes: readonly string[];
-    }): Promise<{ created: false } | { created: true; clientId: string; generated: { apiKey?: string; signingSecret?: string } }> {
+    }): Promise<
+      { created: false } | { created: true; clientId: string; generated: { apiKey?: string; signingSecret?: string } }
+    > {
       if ((await prisma.client.count()) > 0) return { created: false };
       const signingSecret = bootstrap.signingSecret ?? generateSigningSecret();
-      const client = await prisma.client.create({ data: { name: "bootstrap", callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes), signingSecret: secrets.seal(signingSecret) } });
+      const client = await prisma.client.create({
+        data: {
+          name: "bootstrap",
+          callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes),
+          signingSecret: secrets.seal(signingSecret),
+        },
+      });
       const { key } = await issueKey(client.id, SCOPES, "bootstrap", bootstrap.apiKey ?? generateApiKey());
       log.warn({ clientId: client.id }, "created the bootstrap client with every scope");
       return {
         created: true,
         clientId: client.id,
-        generated: { ...(bootstrap.apiKey ? {} : { apiKey: key }), ...(bootstrap.signingSecret ? {} : { signingSecret }) },
+        generated: {
+          ...(bootstrap.apiKey ? {} : { apiKey: key }),
+          ...(bootstrap.signingSecret ? {} : { signingSecret }),
+        },
       };
     },
 
-    async createClient(input: { name: string; callbackPrefixes: readonly string[]; maxSubscriptions?: number }): Promise<{ clientId: string; signingSecret: string }> {
+    async createClient(input: {
+      name: string;
+      callbackPrefixes: readonly string[];
+      maxSubscriptions?: number;
+    }): Promise<{ clientId: string; signingSecret: string }> {
       if (!input.name.trim()) throw validationError([{ field: "name", message: "must not be empty" }]);
       const signingSecret = generateSigningSecret();
       const client = await prisma.client.create({
-        data: { name: input.name.trim(), callbackPrefixes: parsePrefixes(input.callbackPrefixes), signingSecret: secrets.seal(signingSecret), ...(input.maxSubscriptions ? { maxSubscriptions: input.maxSubscriptions } : {}) },
+        data: {
+          name: input.name.trim(),
+          callbackPrefixes: parsePrefixes(input.callbackPrefixes),
+          signingSecret: secrets.seal(signingSecret),
+          ...(input.maxSubscriptions ? { maxSubscriptions: input.maxSubscriptions } : {}),
+        },
       });
       return { clientId: client.id, signingSecret };
     },
@@ -123,7 +186,9 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
     issueKey,
 
     async revokeKey(keyId: string): Promise<void> {
-      const updated = UUID.test(keyId) ? await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } }) : { count: 0 };
+      const updated = UUID.test(keyId)
+        ? await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } })
+        : { count: 0 };
       if (updated.count === 0) throw new AppError("NOT_FOUND", `No active key ${keyId}`);
       cache.clear();
     },
@@ -158,26 +223,41 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
         try {
           secrets.open(sample.signingSecret);
         } catch {
-          throw new Error("The stored signing secrets were sealed with another key: set SECRETS_KEY (or DATA_DIR/secrets.key) to the key they were sealed with");
+          throw new Error(
+            "The stored signing secrets were sealed with another key: set SECRETS_KEY (or DATA_DIR/secrets.key) to the key they were sealed with",
+          );
         }
       }
       const clear = rows.filter((r) => !secrets.isSealed(r.signingSecret));
       for (const row of clear) {
-        await prisma.client.updateMany({ where: { id: row.id, signingSecret: row.signingSecret }, data: { signingSecret: secrets.seal(row.signingSecret) } });
+        await prisma.client.updateMany({
+          where: { id: row.id, signingSecret: row.signingSecret },
+          data: { signingSecret: secrets.seal(row.signingSecret) },
+        });
       }
       if (clear.length > 0) log.info({ clients: clear.length }, "sealed signing secrets that were stored in clear");
       return { sealed: clear.length };
     },
 
     async listClients(): Promise<ClientSummary[]> {
-      const clients = await prisma.client.findMany({ orderBy: { createdAt: "asc" }, include: { apiKeys: { orderBy: { createdAt: "asc" } } } });
+      const clients = await prisma.client.findMany({
+        orderBy: { createdAt: "asc" },
+        include: { apiKeys: { orderBy: { createdAt: "asc" } } },
+      });
       return clients.map((c) => ({
         id: c.id,
         name: c.name,
         callbackPrefixes: c.callbackPrefixes,
         maxSubscriptions: c.maxSubscriptions,
         createdAt: c.createdAt,
-        keys: c.apiKeys.map((k) => ({ id: k.id, lookupPrefix: k.lookupPrefix, scopes: k.scopes, label: k.label, createdAt: k.createdAt, revokedAt: k.revokedAt })),
+        keys: c.apiKeys.map((k) => ({
+          id: k.id,
+          lookupPrefix: k.lookupPrefix,
+          scopes: k.scopes,
+          label: k.label,
+          createdAt: k.createdAt,
+          revokedAt: k.revokedAt,
+        })),
       }));
     },
   };
@@ -189,7 +269,10 @@ export type ClientService = ReturnType<typeof createClientService>;
 export function requireScope(principal: Principal | null, ...scopes: [Scope, ...Scope[]]): Principal {
   if (!principal) throw new AppError("UNAUTHENTICATED", "Send a valid API key as Authorization: Bearer <key>");
   if (!scopes.some((scope) => principal.scopes.has(scope))) {
-    throw new AppError("INSUFFICIENT_SCOPE", `This API key lacks the ${scopes.map((s) => `"${s}"`).join(" or ")} scope`);
+    throw new AppError(
+      "INSUFFICIENT_SCOPE",
+      `This API key lacks the ${scopes.map((s) => `"${s}"`).join(" or ")} scope`,
+    );
   }
   return principal;
 }

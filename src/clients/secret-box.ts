@@ -33,7 +33,9 @@ export function createSecretBox(key: Buffer): SecretBox {
       const sealed = Buffer.from(sealedText ?? "", "base64url");
       const decipher = createDecipheriv("aes-256-gcm", key, iv);
       decipher.setAuthTag(sealed.subarray(sealed.length - 16));
-      return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString("utf8");
+      return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString(
+        "utf8",
+      );
     },
     isSealed: (stored) => stored.startsWith(PREFIX),
   };
@@ -46,7 +48,11 @@ export type SecretsKeySource = "SECRETS_KEY" | "key file" | "generated key file"
  * data (DATA_DIR/secrets.key, created once with mode 0600), which serves every process started from
  * the same folder; with DATA_DIR=memory:// a key that lives as long as the in-memory database.
  */
-export function loadSecretsKey(config: { secretsKey: Buffer | undefined; dataDir: string }): { key: Buffer; source: SecretsKeySource; file?: string } {
+export function loadSecretsKey(config: { secretsKey: Buffer | undefined; dataDir: string }): {
+  key: Buffer;
+  source: SecretsKeySource;
+  file?: string;
+} {
   if (config.secretsKey) return { key: config.secretsKey, source: "SECRETS_KEY" };
   if (config.dataDir === "memory://") return { key: randomBytes(32), source: "in memory" };
   const file = path.join(config.dataDir, "secrets.key");

@@ -44,11 +44,20 @@ export interface Database {
 const POOL_SIZE = 10;
 const POOL_CONNECT_TIMEOUT_MS = 5_000;
 
-function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverAdapterFactory; pglite?: PGlite; pool?: pg.Pool; migrationFactory?: SqlMigrationAwareDriverAdapterFactory } {
+function adapterFor(target: DatabaseTarget): {
+  factory: SqlMigrationAwareDriverAdapterFactory;
+  pglite?: PGlite;
+  pool?: pg.Pool;
+  migrationFactory?: SqlMigrationAwareDriverAdapterFactory;
+} {
   if (target.kind === "postgres") {
     // A connection timeout keeps a dead server from hanging requests. More than one connection: with
     // Prisma 7's pg adapter, a pool of one can time out the first interactive transaction.
-    const pool = new pg.Pool({ connectionString: target.url, max: POOL_SIZE, connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS });
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: POOL_SIZE,
+      connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
+    });
     // When PostgreSQL stops or restarts, every open connection emits "error". The adapter listens on
     // idle connections and inside transactions only; a connection checked out for a plain query in
     // between had no listener, and an unheard "error" event ends the process. Every connection gets
@@ -57,7 +66,15 @@ function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverA
     pool.on("error", () => {});
     // Ours to end (in close). Migrations get their own short-lived pool: the schema engine holds a
     // session-level advisory lock, which only closing its connection releases for other instances.
-    return { factory: new PrismaPg(pool), pool, migrationFactory: new PrismaPg({ connectionString: target.url, max: 2, connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS }) };
+    return {
+      factory: new PrismaPg(pool),
+      pool,
+      migrationFactory: new PrismaPg({
+        connectionString: target.url,
+        max: 2,
+        connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
+      }),
+    };
   }
   const pglite = new PGlite(target.dataDir);
   return { factory: new PrismaPGlite(pglite), pglite };
@@ -67,11 +84,17 @@ function adapterFor(target: DatabaseTarget): { factory: SqlMigrationAwareDriverA
  * The database the configuration names: PostgreSQL with DATABASE_URL, else the embedded one. When
  * another process holds the embedded one, fails with one line saying what to do instead (`whatInstead`).
  */
-export async function openConfiguredDatabase(config: { readonly databaseUrl: string | undefined; readonly dataDir: string }, whatInstead = "stop it first"): Promise<Database> {
+export async function openConfiguredDatabase(
+  config: { readonly databaseUrl: string | undefined; readonly dataDir: string },
+  whatInstead = "stop it first",
+): Promise<Database> {
   try {
-    return await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+    return await openDatabase(
+      config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir },
+    );
   } catch (error) {
-    if (error instanceof DataDirInUseError) throw new CliError(`${error.message} (a running gateway?): ${whatInstead}.`);
+    if (error instanceof DataDirInUseError)
+      throw new CliError(`${error.message} (a running gateway?): ${whatInstead}.`);
     throw error;
   }
 }
@@ -97,8 +120,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   // PGlite runs one query at a time (its own queue) and pg's pool is shared with Prisma's adapter:
   // these statements take turns with Prisma's on the same connections.
   const sql: SqlExecutor = pool
-    ? { query: async <T>(text: string, params: readonly unknown[]) => (await pool.query(text, params as unknown[])).rows as T[] }
-    : { query: async <T>(text: string, params: readonly unknown[]) => (await pglite!.query<T>(text, params as unknown[])).rows };
+    ? {
+        query: async <T>(text: string, params: readonly unknown[]) =>
+          (await pool.query(text, params as unknown[])).rows as T[],
+      }
+    : {
+        query: async <T>(text: string, params: readonly unknown[]) =>
+          (await pglite!.query<T>(text, params as unknown[])).rows,
+      };
   const expectedMigrations = (await readMigrationList()).migrationDirectories.length;
   return {
     prisma,

@@ -16,7 +16,17 @@ export interface NotificationListener {
  * doubling waits when it drops, and `onNotify` is called once on every reconnect: notifications sent
  * while it was down are gone, so the listener must look for work itself then.
  */
-export function listenForNotifications({ url, channel, onNotify, log }: { url: string; channel: string; onNotify: () => void; log: Logger }): NotificationListener {
+export function listenForNotifications({
+  url,
+  channel,
+  onNotify,
+  log,
+}: {
+  url: string;
+  channel: string;
+  onNotify: () => void;
+  log: Logger;
+}): NotificationListener {
   let client: pg.Client | undefined;
   let closed = false;
   let up = false;

@@ -8,7 +8,12 @@ export const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
  * are not hit by every waiting delivery at the same instant, and never shorter than the receiver's
  * Retry-After.
  */
-export function retryDelayMs(schedule: readonly number[], retry: number, retryAfterMs: number | null, random = Math.random): number {
+export function retryDelayMs(
+  schedule: readonly number[],
+  retry: number,
+  retryAfterMs: number | null,
+  random = Math.random,
+): number {
   const base = schedule[Math.min(retry, schedule.length) - 1]!;
   const jittered = Math.round(base * (0.8 + 0.4 * random()));
   return retryAfterMs === null ? jittered : Math.max(jittered, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));

@@ -6,15 +6,28 @@ export type DeliveryOutcome = "delivered" | "retry" | "dead" | "gone";
 /** Prometheus metrics of the outbox, on a registry of their own (one per app, so tests do not share). */
 export function createDeliveryMetrics(store: DeliveryStore) {
   const registry = new Registry();
-  const deliveries = new Counter({ name: "gateway_deliveries_total", help: "Delivery attempts by what they led to", labelNames: ["outcome"], registers: [registry] });
-  const attempts = new Counter({ name: "gateway_delivery_attempts_total", help: "Notification POSTs made", registers: [registry] });
+  const deliveries = new Counter({
+    name: "gateway_deliveries_total",
+    help: "Delivery attempts by what they led to",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const attempts = new Counter({
+    name: "gateway_delivery_attempts_total",
+    help: "Notification POSTs made",
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: "gateway_event_to_delivery_seconds",
     help: "From the event's receipt to its successful delivery",
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400],
     registers: [registry],
   });
-  const events = new Counter({ name: "gateway_events_ingested_total", help: "Milestones stored (duplicates excluded)", registers: [registry] });
+  const events = new Counter({
+    name: "gateway_events_ingested_total",
+    help: "Milestones stored (duplicates excluded)",
+    registers: [registry],
+  });
   // Both queue gauges come from one query per scrape (prom-client collects them one after the other).
   let stats: { at: number; value: ReturnType<DeliveryStore["queueStats"]> } | undefined;
   const queueStats = () => {

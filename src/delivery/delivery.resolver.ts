@@ -14,16 +14,23 @@ export class DeliveryResolver {
     @Arg("first", () => Int, { defaultValue: 50 }) first?: number,
   ): Promise<DeliveryType[]> {
     const principal = requireScope(await ctx.auth(), "subscriptions");
-    return ctx.services.deliveries.listForSubscription(principal, subscriptionId, { status: status ?? undefined, first: first ?? 50 });
+    return ctx.services.deliveries.listForSubscription(principal, subscriptionId, {
+      status: status ?? undefined,
+      first: first ?? 50,
+    });
   }
 
-  @Mutation(() => DeliveryType, { description: "Sends a dead or delivered notification again, with the same webhook-id." })
+  @Mutation(() => DeliveryType, {
+    description: "Sends a dead or delivered notification again, with the same webhook-id.",
+  })
   async redeliver(@Arg("deliveryId", () => ID) deliveryId: string, @Ctx() ctx: GraphQLContext): Promise<DeliveryType> {
     const principal = requireScope(await ctx.auth(), "subscriptions");
     return ctx.services.deliveries.redeliver(principal, deliveryId);
   }
 
-  @Mutation(() => Int, { description: "Requeues every dead delivery of a subscription (optionally created in [from, to)); returns how many." })
+  @Mutation(() => Int, {
+    description: "Requeues every dead delivery of a subscription (optionally created in [from, to)); returns how many.",
+  })
   async redeliverDead(
     @Arg("subscriptionId", () => ID) subscriptionId: string,
     @Ctx() ctx: GraphQLContext,

@@ -21,7 +21,14 @@ export interface RunningDeliveryWorker extends DeliveryWorker {
  * `npm run worker`). It wakes on the in-process `wake()` after a local commit, on PostgreSQL NOTIFY
  * for commits made by other processes, and otherwise polls every DELIVERY_POLL_MS.
  */
-export function startDeliveryWorker(deps: { config: Config; store: DeliveryStore; clients: ClientService; dispatcher: Dispatcher; metrics: DeliveryMetrics; log: Logger }): RunningDeliveryWorker {
+export function startDeliveryWorker(deps: {
+  config: Config;
+  store: DeliveryStore;
+  clients: ClientService;
+  dispatcher: Dispatcher;
+  metrics: DeliveryMetrics;
+  log: Logger;
+}): RunningDeliveryWorker {
   const { config, store, clients, dispatcher, metrics, log } = deps;
   const secrets = new Map<string, { secret: string; until: number }>();
   const secretFor = async (clientId: string): Promise<string> => {
@@ -46,7 +53,13 @@ export function startDeliveryWorker(deps: { config: Config; store: DeliveryStore
     options: config.delivery,
   });
   let listener: NotificationListener | undefined;
-  if (config.databaseUrl) listener = listenForNotifications({ url: config.databaseUrl, channel: DELIVERY_CHANNEL, onNotify: worker.wake, log });
+  if (config.databaseUrl)
+    listener = listenForNotifications({
+      url: config.databaseUrl,
+      channel: DELIVERY_CHANNEL,
+      onNotify: worker.wake,
+      log,
+    });
   worker.start();
   return {
     ...worker,

@@ -39,7 +39,13 @@ function parseInstant(value: unknown, field: string): Date | undefined {
 
 /** Reading and redelivering a client's own deliveries (CONTRACT §7: dead ones can be redelivered). */
 export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; onRequeued: () => void }) {
-  const toView = (d: Awaited<ReturnType<typeof prisma.delivery.findMany<{ include: { attempts: true; event: { select: { dedupeKey: true } } } }>>>[number]): DeliveryView => ({
+  const toView = (
+    d: Awaited<
+      ReturnType<
+        typeof prisma.delivery.findMany<{ include: { attempts: true; event: { select: { dedupeKey: true } } } }>
+      >
+    >[number],
+  ): DeliveryView => ({
     deliveryId: d.id,
     subscriptionId: d.subscriptionId,
     eventId: d.eventId,
@@ -52,7 +58,12 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
     createdAt: d.createdAt,
     completedAt: d.completedAt,
     payload: d.payload,
-    attempts: d.attempts.map((a) => ({ startedAt: a.startedAt, durationMs: a.durationMs, statusCode: a.statusCode, error: a.error })),
+    attempts: d.attempts.map((a) => ({
+      startedAt: a.startedAt,
+      durationMs: a.durationMs,
+      statusCode: a.statusCode,
+      error: a.error,
+    })),
   });
 
   async function ownSubscription(principal: Principal, subscriptionId: unknown): Promise<string> {
@@ -60,20 +71,30 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
     if ("problem" in checked) throw validationError([checked.problem]);
     const { id } = checked;
     const subscription = await prisma.subscription.findUnique({ where: { id }, select: { clientId: true } });
-    if (!subscription || subscription.clientId !== principal.clientId) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
+    if (!subscription || subscription.clientId !== principal.clientId)
+      throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
     return id;
   }
 
   return {
     /** A subscription's deliveries, newest first, with every attempt. */
-    async listForSubscription(principal: Principal, subscriptionId: unknown, { status, first = 50 }: { status?: unknown; first?: number } = {}): Promise<DeliveryView[]> {
+    async listForSubscription(
+      principal: Principal,
+      subscriptionId: unknown,
+      { status, first = 50 }: { status?: unknown; first?: number } = {},
+    ): Promise<DeliveryView[]> {
       const id = await ownSubscription(principal, subscriptionId);
       if (status !== undefined && status !== null && !(STATUSES as readonly unknown[]).includes(status)) {
         throw validationError([{ field: "status", message: `must be one of ${STATUSES.join(", ")}` }]);
       }
-      if (!Number.isInteger(first) || first < 1 || first > 500) throw validationError([{ field: "first", message: "must be a whole number from 1 to 500" }]);
+      if (!Number.isInteger(first) || first < 1 || first > 500)
+        throw validationError([{ field: "first", message: "must be a whole number from 1 to 500" }]);
       const rows = await prisma.delivery.findMany({
-        where: { subscriptionId: id, clientId: principal.clientId, ...(status ? { status: status as (typeof STATUSES)[number] } : {}) },
+        where: {
+          subscriptionId: id,
+          clientId: principal.clientId,
+          ...(status ? { status: status as (typeof STATUSES)[number] } : {}),
+        },
         orderBy: [{ createdAt: "desc" }, { id: "desc" }],
         take: first,
         include: { attempts: { orderBy: { startedAt: "asc" } }, event: { select: { dedupeKey: true } } },
@@ -83,24 +104,41 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
 
     /** Sends a dead or delivered notification again (same webhook-id), from a fresh attempt schedule. */
     async redeliver(principal: Principal, deliveryId: unknown): Promise<DeliveryView> {
-      if (typeof deliveryId !== "string" || !UUID_PATTERN.test(deliveryId)) throw validationError([{ field: "deliveryId", message: "must be a delivery id (a UUID)" }]);
+      if (typeof deliveryId !== "string" || !UUID_PATTERN.test(deliveryId))
+        throw validationError([{ field: "deliveryId", message: "must be a delivery id (a UUID)" }]);
       const row = await prisma.delivery.findUnique({ where: { id: deliveryId.toLowerCase() } });
-      if (!row || row.clientId !== principal.clientId) throw new AppError("DELIVERY_NOT_FOUND", `No delivery ${deliveryId}`);
+      if (!row || row.clientId !== principal.clientId)
+        throw new AppError("DELIVERY_NOT_FOUND", `No delivery ${deliveryId}`);
       if (row.status !== "PENDING") {
-        await prisma.delivery.updateMany({ where: { id: row.id, status: { not: "PENDING" } }, data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null } });
+        await prisma.delivery.updateMany({
+          where: { id: row.id, status: { not: "PENDING" } },
+          data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null },
+        });
         onRequeued();
       }
-      const updated = await prisma.delivery.findUniqueOrThrow({ where: { id: row.id }, include: { attempts: { orderBy: { startedAt: "asc" } }, event: { select: { dedupeKey: true } } } });
+      const updated = await prisma.delivery.findUniqueOrThrow({
+        where: { id: row.id },
+        include: { attempts: { orderBy: { startedAt: "asc" } }, event: { select: { dedupeKey: true } } },
+      });
       return toView(updated);
     },
 
     /** Requeues every dead delivery of a subscription, optionally only those created in [from, to). */
-    async redeliverDead(principal: Principal, subscriptionId: unknown, window: { from?: unknown; to?: unknown } = {}): Promise<number> {
+    async redeliverDead(
+      principal: Principal,
+      subscriptionId: unknown,
+      window: { from?: unknown; to?: unknown } = {},
+    ): Promise<number> {
       const id = await ownSubscription(principal, subscriptionId);
       const from = parseInstant(window.from, "from");
       const to = parseInstant(window.to, "to");
       const { count } = await prisma.delivery.updateMany({
-        where: { subscriptionId: id, clientId: principal.clientId, status: "DEAD", ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lt: to } : {}) } } : {}) },
+        where: {
+          subscriptionId: id,
+          clientId: principal.clientId,
+          status: "DEAD",
+          ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lt: to } : {}) } } : {}),
+        },
         data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null },
       });
       if (count > 0) onRequeued();

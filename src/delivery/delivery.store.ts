@@ -58,18 +58,22 @@ const INSERT_CHUNK = 2_000;
  * lease was taken over writes nothing: it cannot overwrite the new holder's outcome, count an attempt
  * twice or clear the new lease. A crash loses nothing: the delivery is claimable when its lease ends.
  */
-  /**
-   * Queues deliveries inside an ingestion's transaction. Rows marked `leased` are written already
-   * claimed, under `leaseToken`, for this process's worker to send after the commit without a claim
-   * query; if the process dies first, their lease runs out and any worker claims them. Workers of
-   * other processes LISTENing on DELIVERY_CHANNEL are told at commit when unleased rows were queued.
-   */
-export async function queueDeliveries(tx: Tx, deliveries: readonly NewDelivery[], lease: { token: string; ms: number }): Promise<void> {
-    for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
-      const chunk = deliveries.slice(i, i + INSERT_CHUNK);
-      const notify = chunk.some((d) => !d.leased);
-      await tx.$queryRawUnsafe(
-        `WITH ins AS (
+/**
+ * Queues deliveries inside an ingestion's transaction. Rows marked `leased` are written already
+ * claimed, under `leaseToken`, for this process's worker to send after the commit without a claim
+ * query; if the process dies first, their lease runs out and any worker claims them. Workers of
+ * other processes LISTENing on DELIVERY_CHANNEL are told at commit when unleased rows were queued.
+ */
+export async function queueDeliveries(
+  tx: Tx,
+  deliveries: readonly NewDelivery[],
+  lease: { token: string; ms: number },
+): Promise<void> {
+  for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
+    const chunk = deliveries.slice(i, i + INSERT_CHUNK);
+    const notify = chunk.some((d) => !d.leased);
+    await tx.$queryRawUnsafe(
+      `WITH ins AS (
            INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, lease_until, lease_token)
            SELECT i::uuid, e::uuid, s::uuid, c::uuid, cb, o, p,
                   CASE WHEN l THEN now() + ($8::int * interval '1 millisecond') END, CASE WHEN l THEN $9::uuid END
@@ -77,20 +81,20 @@ export async function queueDeliveries(tx: Tx, deliveries: readonly NewDelivery[]
            RETURNING 1
          ), notified AS (SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT count(*) FROM ins) n WHERE $11::boolean)
          SELECT (SELECT count(*) FROM notified)::int AS notified`,
-        chunk.map((d) => d.id),
-        chunk.map((d) => d.eventId),
-        chunk.map((d) => d.subscriptionId),
-        chunk.map((d) => d.clientId),
-        chunk.map((d) => d.callback),
-        chunk.map((d) => d.origin),
-        chunk.map((d) => d.payload),
-        lease.ms,
-        lease.token,
-        chunk.map((d) => d.leased),
-        notify,
-      );
-    }
+      chunk.map((d) => d.id),
+      chunk.map((d) => d.eventId),
+      chunk.map((d) => d.subscriptionId),
+      chunk.map((d) => d.clientId),
+      chunk.map((d) => d.callback),
+      chunk.map((d) => d.origin),
+      chunk.map((d) => d.payload),
+      lease.ms,
+      lease.token,
+      chunk.map((d) => d.leased),
+      notify,
+    );
   }
+}
 
 export function createDeliveryStore(sql: SqlExecutor) {
   return {
@@ -98,9 +102,27 @@ export function createDeliveryStore(sql: SqlExecutor) {
      * Up to `limit` due deliveries, at most `perOrigin` for any one origin, none for `excludeOrigins`.
      * FOR UPDATE SKIP LOCKED lets concurrent workers claim disjoint sets without waiting on each other.
      */
-    async claimDue({ limit, perOrigin, excludeOrigins, leaseMs }: { limit: number; perOrigin: number; excludeOrigins: string[]; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    async claimDue({
+      limit,
+      perOrigin,
+      excludeOrigins,
+      leaseMs,
+    }: {
+      limit: number;
+      perOrigin: number;
+      excludeOrigins: string[];
+      leaseMs: number;
+    }): Promise<ClaimedDelivery[]> {
       const leaseToken = randomUUID();
-      const rows = await sql.query<{ id: string; client_id: string; callback: string; origin: string; payload: string; attempt_count: number; received_at: Date }>(
+      const rows = await sql.query<{
+        id: string;
+        client_id: string;
+        callback: string;
+        origin: string;
+        payload: string;
+        attempt_count: number;
+        received_at: Date;
+      }>(
         `WITH candidates AS (
            SELECT id, origin, next_attempt_at FROM delivery
            WHERE status = 'PENDING' AND next_attempt_at <= now()
@@ -192,15 +214,19 @@ export function createDeliveryStore(sql: SqlExecutor) {
          )
          SELECT count(*)::int AS n FROM attempts`,
         [
-        outcomes.map((o) => o.deliveryId),
-        outcomes.map((o) => o.leaseToken),
-        outcomes.map((o) => o.status),
-        outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null),
-        outcomes.map((o) => (o.status === "DELIVERED" ? null : o.error ?? (o.statusCode === null ? "no answer" : `HTTP ${o.statusCode}`))),
-        outcomes.map((o) => o.startedAt.toISOString()),
-        outcomes.map((o) => o.durationMs),
-        outcomes.map((o) => o.statusCode),
-        outcomes.map((o) => o.error),
+          outcomes.map((o) => o.deliveryId),
+          outcomes.map((o) => o.leaseToken),
+          outcomes.map((o) => o.status),
+          outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null),
+          outcomes.map((o) =>
+            o.status === "DELIVERED"
+              ? null
+              : (o.error ?? (o.statusCode === null ? "no answer" : `HTTP ${o.statusCode}`)),
+          ),
+          outcomes.map((o) => o.startedAt.toISOString()),
+          outcomes.map((o) => o.durationMs),
+          outcomes.map((o) => o.statusCode),
+          outcomes.map((o) => o.error),
         ],
       );
       return rows[0]?.n ?? 0;
@@ -211,7 +237,10 @@ export function createDeliveryStore(sql: SqlExecutor) {
         `SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()) AS oldest FROM delivery WHERE status = 'PENDING'`,
         [],
       );
-      return { pending: row?.pending ?? 0, oldestDueAgeSeconds: row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0 };
+      return {
+        pending: row?.pending ?? 0,
+        oldestDueAgeSeconds: row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0,
+      };
     },
   };
 }

@@ -8,12 +8,15 @@ export class DeliveryAttemptType {
   @Field(() => String, { nullable: true }) error!: string | null;
 }
 
-@ObjectType("Delivery", { description: "One notification of one milestone to one subscription's callback; deliveryId is the webhook-id." })
+@ObjectType("Delivery", {
+  description: "One notification of one milestone to one subscription's callback; deliveryId is the webhook-id.",
+})
 export class DeliveryType {
   @Field(() => ID) deliveryId!: string;
   @Field(() => ID, { nullable: true }) subscriptionId!: string | null;
   @Field(() => ID) eventId!: string;
-  @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave, or null." }) clientEventId!: string | null;
+  @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave, or null." })
+  clientEventId!: string | null;
   @Field() callback!: string;
   @Field({ description: "PENDING, DELIVERED or DEAD" }) status!: string;
   @Field(() => Int) attemptCount!: number;

@@ -40,7 +40,12 @@ const SATURATED_DEFER_MS = 1_000;
 const MAX_RECORD_BACKOFF_MS = 5_000;
 
 export interface WorkerDeps {
-  claim: (args: { limit: number; perOrigin: number; excludeOrigins: string[]; leaseMs: number }) => Promise<ClaimedDelivery[]>;
+  claim: (args: {
+    limit: number;
+    perOrigin: number;
+    excludeOrigins: string[];
+    leaseMs: number;
+  }) => Promise<ClaimedDelivery[]>;
   release: (claims: ClaimedDelivery[]) => Promise<unknown>;
   defer: (origin: string, byMs: number, limit: number) => Promise<number>;
   /**
@@ -116,15 +121,26 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const isKnownSlow = (origin: string) => (pace.get(origin) ?? 0) >= FAST_ORIGIN_MS;
   const prefetchFor = (origin: string) => options.perOrigin * (isFast(origin) ? PREFETCH_FACTOR : 1);
 
-  function outcomeOf(delivery: ClaimedDelivery, result: SendResult): { outcome: AttemptOutcome; kind: DeliveryOutcome } {
+  function outcomeOf(
+    delivery: ClaimedDelivery,
+    result: SendResult,
+  ): { outcome: AttemptOutcome; kind: DeliveryOutcome } {
     const attempts = delivery.attemptCount + 1;
-    const base = { deliveryId: delivery.id, leaseToken: delivery.leaseToken, startedAt: result.startedAt, durationMs: result.durationMs, statusCode: result.statusCode, error: result.error };
+    const base = {
+      deliveryId: delivery.id,
+      leaseToken: delivery.leaseToken,
+      startedAt: result.startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error,
+    };
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode <= 299) {
       return { outcome: { ...base, status: "DELIVERED", nextAttemptAt: null }, kind: "delivered" };
     }
     // 410 Gone: the receiver says this callback will never take notifications again.
     if (result.statusCode === 410) return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "gone" };
-    if (attempts > options.retrySchedule.length) return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "dead" };
+    if (attempts > options.retrySchedule.length)
+      return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "dead" };
     const delay = retryDelayMs(options.retrySchedule, attempts, result.retryAfterMs);
     return { outcome: { ...base, status: "PENDING", nextAttemptAt: new Date(Date.now() + delay) }, kind: "retry" };
   }
@@ -149,14 +165,21 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         const recorded = await record(batch);
         unrecorded.splice(0, batch.length);
         failures = 0;
-        if (recorded < batch.length) log.warn({ fencedOut: batch.length - recorded }, "outcomes of deliveries whose lease another worker had taken over were not recorded");
+        if (recorded < batch.length)
+          log.warn(
+            { fencedOut: batch.length - recorded },
+            "outcomes of deliveries whose lease another worker had taken over were not recorded",
+          );
       } catch (error) {
         // Until recorded, the claims keep these deliveries from being claimed; if recording fails past
         // a lease, another claim sends that delivery again (at least once: never lost).
         failures++;
         log.warn({ err: error, count: batch.length }, "recording delivery outcomes failed; retrying");
         if (!running && failures > 5) {
-          log.error({ count: unrecorded.length }, "stopping without recording these outcomes: their deliveries will be sent again when their leases end");
+          log.error(
+            { count: unrecorded.length },
+            "stopping without recording these outcomes: their deliveries will be sent again when their leases end",
+          );
           return;
         }
         await new Promise((r) => setTimeout(r, Math.min(MAX_RECORD_BACKOFF_MS, 50 * 2 ** failures)));
@@ -206,7 +229,11 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   function pump(): void {
     const t = now();
     for (const [origin, queue] of queues) {
-      while (queue.length > 0 && counts.inFlight < options.concurrency && (inFlight.get(origin) ?? 0) < options.perOrigin) {
+      while (
+        queue.length > 0 &&
+        counts.inFlight < options.concurrency &&
+        (inFlight.get(origin) ?? 0) < options.perOrigin
+      ) {
         const { delivery, startBy } = queue.shift()!;
         counts.queued--;
         if (!running || t > startBy) {
@@ -234,7 +261,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         void recordPending();
       }
     } catch (error) {
-      log.error({ err: error, deliveryId: delivery.id }, "delivery failed unexpectedly; it will be retried when its lease ends");
+      log.error(
+        { err: error, deliveryId: delivery.id },
+        "delivery failed unexpectedly; it will be retried when its lease ends",
+      );
     } finally {
       counts.inFlight--;
       const left = (inFlight.get(delivery.origin) ?? 1) - 1;
@@ -256,7 +286,12 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   async function deferSaturated(full: string[]): Promise<void> {
     const t = now();
     for (const origin of full) {
-      if (!isKnownSlow(origin) || (inFlight.get(origin) ?? 0) < options.perOrigin || t - (deferredAt.get(origin) ?? -Infinity) < SATURATED_DEFER_MS) continue;
+      if (
+        !isKnownSlow(origin) ||
+        (inFlight.get(origin) ?? 0) < options.perOrigin ||
+        t - (deferredAt.get(origin) ?? -Infinity) < SATURATED_DEFER_MS
+      )
+        continue;
       deferredAt.set(origin, t);
       await defer(origin, SATURATED_DEFER_MS, 10_000);
     }
@@ -264,10 +299,17 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   }
 
   async function claimMore(capacity: number): Promise<boolean> {
-    const full = [...new Set([...queues.keys(), ...inFlight.keys()])].filter((origin) => held(origin) >= prefetchFor(origin));
+    const full = [...new Set([...queues.keys(), ...inFlight.keys()])].filter(
+      (origin) => held(origin) >= prefetchFor(origin),
+    );
     await deferSaturated(full);
     const claimStartedAt = now();
-    const claimed = await claim({ limit: capacity, perOrigin: options.perOrigin * PREFETCH_FACTOR, excludeOrigins: full, leaseMs: options.leaseMs });
+    const claimed = await claim({
+      limit: capacity,
+      perOrigin: options.perOrigin * PREFETCH_FACTOR,
+      excludeOrigins: full,
+      leaseMs: options.leaseMs,
+    });
     enqueue(claimed, claimStartedAt);
     pump();
     // Claim again at once only if there may be more to take for an origin with room: a claim that
@@ -354,7 +396,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         queues.clear();
         counts.queued = 0;
         flushReleases();
-        if (counts.inFlight > 0 || recording !== undefined) await new Promise<void>((resolve) => idleWaiters.add(resolve));
+        if (counts.inFlight > 0 || recording !== undefined)
+          await new Promise<void>((resolve) => idleWaiters.add(resolve));
         await recordPending();
         await Promise.all(releasing);
       })().finally(() => (stopping = undefined));

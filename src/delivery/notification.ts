@@ -1,7 +1,13 @@
 import { createHmac } from "node:crypto";
 
 /** CONTRACT §7: the callback body, exactly these five fields in this order. */
-export function notificationBody(n: { subscriptionId: string; awb: string; state: string; toaTimestamp: Date | null; receivedAt: Date }): string {
+export function notificationBody(n: {
+  subscriptionId: string;
+  awb: string;
+  state: string;
+  toaTimestamp: Date | null;
+  receivedAt: Date;
+}): string {
   return JSON.stringify({
     subscriptionId: n.subscriptionId,
     AWB: n.awb,

@@ -18,7 +18,11 @@ export interface SendResult {
 }
 
 /** POSTs one signed notification. Never throws: every failure is described in the result. */
-export async function sendNotification(delivery: ClaimedDelivery, secret: string, { dispatcher, allowPrivate }: { dispatcher: Dispatcher; allowPrivate: boolean }): Promise<SendResult> {
+export async function sendNotification(
+  delivery: ClaimedDelivery,
+  secret: string,
+  { dispatcher, allowPrivate }: { dispatcher: Dispatcher; allowPrivate: boolean },
+): Promise<SendResult> {
   const startedAt = new Date();
   const started = performance.now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
@@ -48,7 +52,11 @@ export async function sendNotification(delivery: ClaimedDelivery, secret: string
     });
     await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
     const ok = response.statusCode >= 200 && response.statusCode <= 299;
-    return done(response.statusCode, ok ? null : `HTTP ${response.statusCode}`, parseRetryAfter(response.headers["retry-after"]));
+    return done(
+      response.statusCode,
+      ok ? null : `HTTP ${response.statusCode}`,
+      parseRetryAfter(response.headers["retry-after"]),
+    );
   } catch (error) {
     const forbidden = forbiddenCause(error);
     if (forbidden) return done(null, `address not allowed: ${forbidden.message}`);
@@ -60,7 +68,8 @@ function describe(error: unknown): string {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if ((e as { name?: string }).name === "TimeoutError") return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
     const code = (e as { code?: string }).code;
-    if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+    if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
+      return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
     if (code && code !== "UND_ERR_ABORTED") return code;
   }
   return (error as Error).message ?? "request failed";

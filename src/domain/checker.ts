@@ -36,11 +36,21 @@ export class Checker {
       this.fail(field, `must be an array, got ${describe(value)}`);
       return null;
     }
-    if (max !== undefined && value.length > max) this.fail(field, `must have at most ${max} items, got ${value.length}`);
+    if (max !== undefined && value.length > max)
+      this.fail(field, `must have at most ${max} items, got ${value.length}`);
     return value;
   }
 
-  string(value: unknown, field: string, { nullable = false, pattern, maxLength = 500, hint }: { nullable?: boolean; pattern?: RegExp; maxLength?: number; hint?: string } = {}): string | null {
+  string(
+    value: unknown,
+    field: string,
+    {
+      nullable = false,
+      pattern,
+      maxLength = 500,
+      hint,
+    }: { nullable?: boolean; pattern?: RegExp; maxLength?: number; hint?: string } = {},
+  ): string | null {
     if (value === null && nullable) return null;
     if (typeof value !== "string") {
       this.fail(field, `must be a string${nullable ? " or null" : ""}, got ${describe(value)}`);
@@ -48,13 +58,15 @@ export class Checker {
     }
     if (value.trim() === "" && !nullable) this.fail(field, "must not be empty");
     else if (value.length > maxLength) this.fail(field, `must be at most ${maxLength} characters`);
-    else if (pattern && !pattern.test(value)) this.fail(field, `must be ${hint ?? `of the form ${pattern}`}, got ${JSON.stringify(value)}`);
+    else if (pattern && !pattern.test(value))
+      this.fail(field, `must be ${hint ?? `of the form ${pattern}`}, got ${JSON.stringify(value)}`);
     return value;
   }
 
   boolean(value: unknown, field: string, { nullable = false } = {}): boolean | null {
     if (value === null && nullable) return null;
-    if (typeof value !== "boolean") this.fail(field, `must be true or false${nullable ? " or null" : ""}, got ${describe(value)}`);
+    if (typeof value !== "boolean")
+      this.fail(field, `must be true or false${nullable ? " or null" : ""}, got ${describe(value)}`);
     return typeof value === "boolean" ? value : null;
   }
 

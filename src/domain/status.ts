@@ -1,5 +1,18 @@
 /** The status codes in the order of the specification's status table (CONTRACT §1). */
-export const STATUS_CODES = ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD", "DLV", "DDL", "RCT", "TFD", "DIS", "TOA"] as const;
+export const STATUS_CODES = [
+  "RCS",
+  "MAN",
+  "DEP",
+  "ARR",
+  "RCF",
+  "NFD",
+  "DLV",
+  "DDL",
+  "RCT",
+  "TFD",
+  "DIS",
+  "TOA",
+] as const;
 export type StatusCode = (typeof STATUS_CODES)[number];
 
 /** What each code means, spelled out for people (the dashboard, docs); names as Cargo-IMP uses them. */

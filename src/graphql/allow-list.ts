@@ -23,8 +23,13 @@ export function loadOperationAllowList(file: string): OperationAllowList {
   const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
   const bodies: string[] = Array.isArray(parsed)
     ? parsed.filter((b): b is string => typeof b === "string")
-    : ((parsed as { operations?: Array<{ body?: unknown }> }).operations ?? []).map((o) => o.body).filter((b): b is string => typeof b === "string");
-  if (bodies.length === 0) throw new Error(`${file} lists no operations (expected an Apollo persisted-query manifest or an array of documents)`);
+    : ((parsed as { operations?: Array<{ body?: unknown }> }).operations ?? [])
+        .map((o) => o.body)
+        .filter((b): b is string => typeof b === "string");
+  if (bodies.length === 0)
+    throw new Error(
+      `${file} lists no operations (expected an Apollo persisted-query manifest or an array of documents)`,
+    );
   return createOperationAllowList(bodies);
 }
 
@@ -34,10 +39,23 @@ export function createOperationAllowList(documents: readonly string[]): Operatio
     size: byHash.size,
     resolve({ query, extensions }) {
       const persisted = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | undefined)?.persistedQuery;
-      const hash = typeof query === "string" ? sha256Hex(query) : typeof persisted?.sha256Hash === "string" ? persisted.sha256Hash.toLowerCase() : undefined;
-      if (hash === undefined) throw new AppError("VALIDATION_FAILED", "Send a query, or the id of an allowed operation as extensions.persistedQuery.sha256Hash");
+      const hash =
+        typeof query === "string"
+          ? sha256Hex(query)
+          : typeof persisted?.sha256Hash === "string"
+            ? persisted.sha256Hash.toLowerCase()
+            : undefined;
+      if (hash === undefined)
+        throw new AppError(
+          "VALIDATION_FAILED",
+          "Send a query, or the id of an allowed operation as extensions.persistedQuery.sha256Hash",
+        );
       const body = byHash.get(hash);
-      if (body === undefined) throw new AppError("OPERATION_NOT_ALLOWED", `This server runs only allow-listed operations; ${typeof query === "string" ? "this document is" : `id ${hash.slice(0, 16)}… is`} not one of them`);
+      if (body === undefined)
+        throw new AppError(
+          "OPERATION_NOT_ALLOWED",
+          `This server runs only allow-listed operations; ${typeof query === "string" ? "this document is" : `id ${hash.slice(0, 16)}… is`} not one of them`,
+        );
       return body;
     },
   };

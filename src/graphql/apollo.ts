@@ -33,9 +33,13 @@ export async function mountApollo(options: {
     validationRules: [...policy.validationRules],
     allowBatchedHttpRequests: policy.maxBatch > 1,
     // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
-    plugins: [ApolloServerPluginLandingPageDisabled(), operationLimitsPlugin({ limits: policy.limits, timeLimitMs: policy.timeLimitMs })],
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      operationLimitsPlugin({ limits: policy.limits, timeLimitMs: policy.timeLimitMs }),
+    ],
     stopOnTerminationSignals: false,
-    formatError: (formatted, error) => formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed")),
+    formatError: (formatted, error) =>
+      formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed")),
   });
   await apollo.start();
   // An encapsulated scope, so the cache's hooks run for /graphql only, not on every route.
@@ -52,11 +56,18 @@ export async function mountApollo(options: {
         done();
       } catch (error) {
         if (!(error instanceof AppError)) return done(error as Error);
-        reply.code(error.status).type("application/json; charset=utf-8").send({ errors: [graphqlErrorOf(error).toJSON()] });
+        reply
+          .code(error.status)
+          .type("application/json; charset=utf-8")
+          .send({ errors: [graphqlErrorOf(error).toJSON()] });
       }
     });
     if (responseCache) serveFromCache(scope, responseCache);
-    await scope.register(fastifyApollo(apollo), { path: "/graphql", method: ["GET", "POST", "OPTIONS"], context: createContext });
+    await scope.register(fastifyApollo(apollo), {
+      path: "/graphql",
+      method: ["GET", "POST", "OPTIONS"],
+      context: createContext,
+    });
   });
   return apollo;
 }
@@ -68,7 +79,11 @@ export async function mountApollo(options: {
 function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
   const body = request.body;
   if (Array.isArray(body)) {
-    if (body.length > policy.maxBatch) throw new AppError("QUERY_TOO_COMPLEX", `A batch may hold at most ${policy.maxBatch} operations; this one has ${body.length}`);
+    if (body.length > policy.maxBatch)
+      throw new AppError(
+        "QUERY_TOO_COMPLEX",
+        `A batch may hold at most ${policy.maxBatch} operations; this one has ${body.length}`,
+      );
     if (policy.allowList) for (const operation of body) admitOperation(operation, policy);
     return;
   }
@@ -119,7 +134,10 @@ function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
     const version = request[CACHE_VERSION];
     if (version !== undefined && reply.statusCode === 200 && typeof payload === "string") {
       const contentType = String(reply.getHeader("content-type") ?? "application/json");
-      cache.store(request.body as GraphQLRequestBody, request.headers.accept ?? "", version, { contentType, body: payload });
+      cache.store(request.body as GraphQLRequestBody, request.headers.accept ?? "", version, {
+        contentType,
+        body: payload,
+      });
     }
     return payload;
   });

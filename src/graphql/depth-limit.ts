@@ -1,4 +1,12 @@
-import { type ASTNode, type FragmentDefinitionNode, GraphQLError, Kind, type SelectionSetNode, type ValidationContext, type ValidationRule } from "graphql";
+import {
+  type ASTNode,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  Kind,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from "graphql";
 
 /** Deepest field nesting an operation may have (the deepest legitimate station query is 6). */
 export const MAX_QUERY_DEPTH = 12;
@@ -36,9 +44,15 @@ export function depthLimit(maxDepth = MAX_QUERY_DEPTH): ValidationRule {
     let introspectionFields = 0;
     let introspectionDepth = 0;
     let introspectionSelections = 0;
-    const overBudget = () => introspectionFields > MAX_INTROSPECTION_FIELDS || introspectionSelections > MAX_INTROSPECTION_SELECTIONS;
+    const overBudget = () =>
+      introspectionFields > MAX_INTROSPECTION_FIELDS || introspectionSelections > MAX_INTROSPECTION_SELECTIONS;
     /** Depth of the data fields; introspection subtrees are measured into `introspectionDepth` instead. */
-    const depthOf = (selectionSet: SelectionSetNode | undefined, seen: Set<string>, inIntrospection: boolean, limit: number): number => {
+    const depthOf = (
+      selectionSet: SelectionSetNode | undefined,
+      seen: Set<string>,
+      inIntrospection: boolean,
+      limit: number,
+    ): number => {
       if (!selectionSet) return 0;
       let deepest = 0;
       for (const selection of selectionSet.selections) {
@@ -46,22 +60,34 @@ export function depthLimit(maxDepth = MAX_QUERY_DEPTH): ValidationRule {
           if (inIntrospection) introspectionSelections++;
           if (!inIntrospection && isIntrospection(selection.name.value)) {
             introspectionFields++;
-            introspectionDepth = Math.max(introspectionDepth, selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen, true, MAX_INTROSPECTION_DEPTH) : 1);
+            introspectionDepth = Math.max(
+              introspectionDepth,
+              selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen, true, MAX_INTROSPECTION_DEPTH) : 1,
+            );
             continue;
           }
-          deepest = Math.max(deepest, selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen, inIntrospection, limit) : 1);
-        } else if (selection.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, depthOf(selection.selectionSet, seen, inIntrospection, limit));
+          deepest = Math.max(
+            deepest,
+            selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen, inIntrospection, limit) : 1,
+          );
+        } else if (selection.kind === Kind.INLINE_FRAGMENT)
+          deepest = Math.max(deepest, depthOf(selection.selectionSet, seen, inIntrospection, limit));
         else {
           const name = selection.name.value;
           const fragment = fragments.get(name);
-          if (fragment && !seen.has(name)) deepest = Math.max(deepest, depthOf(fragment.selectionSet, new Set([...seen, name]), inIntrospection, limit));
+          if (fragment && !seen.has(name))
+            deepest = Math.max(
+              deepest,
+              depthOf(fragment.selectionSet, new Set([...seen, name]), inIntrospection, limit),
+            );
         }
         // Stop at the first excess: an abusive document can spread fragments into far more than this.
         if (deepest > limit || overBudget()) return deepest;
       }
       return deepest;
     };
-    const tooComplex = (node: ASTNode, message: string) => context.reportError(new GraphQLError(message, { nodes: [node], extensions: { code: "QUERY_TOO_COMPLEX" } }));
+    const tooComplex = (node: ASTNode, message: string) =>
+      context.reportError(new GraphQLError(message, { nodes: [node], extensions: { code: "QUERY_TOO_COMPLEX" } }));
     return {
       OperationDefinition(node: ASTNode) {
         if (node.kind !== Kind.OPERATION_DEFINITION) return;
@@ -69,10 +95,23 @@ export function depthLimit(maxDepth = MAX_QUERY_DEPTH): ValidationRule {
         introspectionDepth = 0;
         introspectionSelections = 0;
         const depth = depthOf(node.selectionSet, new Set(), false, maxDepth);
-        if (depth > maxDepth) tooComplex(node, `The operation is nested ${depth} levels deep; at most ${maxDepth} are allowed`);
-        else if (introspectionFields > MAX_INTROSPECTION_FIELDS) tooComplex(node, `The operation selects __schema or __type ${introspectionFields} times; at most ${MAX_INTROSPECTION_FIELDS} are allowed`);
-        else if (introspectionSelections > MAX_INTROSPECTION_SELECTIONS) tooComplex(node, `The introspection selects more than ${MAX_INTROSPECTION_SELECTIONS} fields (fragments counted where they are spread)`);
-        else if (introspectionDepth > MAX_INTROSPECTION_DEPTH) tooComplex(node, `The introspection is nested ${introspectionDepth} levels deep; at most ${MAX_INTROSPECTION_DEPTH} are allowed`);
+        if (depth > maxDepth)
+          tooComplex(node, `The operation is nested ${depth} levels deep; at most ${maxDepth} are allowed`);
+        else if (introspectionFields > MAX_INTROSPECTION_FIELDS)
+          tooComplex(
+            node,
+            `The operation selects __schema or __type ${introspectionFields} times; at most ${MAX_INTROSPECTION_FIELDS} are allowed`,
+          );
+        else if (introspectionSelections > MAX_INTROSPECTION_SELECTIONS)
+          tooComplex(
+            node,
+            `The introspection selects more than ${MAX_INTROSPECTION_SELECTIONS} fields (fragments counted where they are spread)`,
+          );
+        else if (introspectionDepth > MAX_INTROSPECTION_DEPTH)
+          tooComplex(
+            node,
+            `The introspection is nested ${introspectionDepth} levels deep; at most ${MAX_INTROSPECTION_DEPTH} are allowed`,
+          );
       },
     };
   };

@@ -4,16 +4,29 @@ import { databaseUnavailable, isDatabaseUnavailable } from "../db/availability";
 import { AppError, ERROR_TABLE, type ErrorCode } from "../errors";
 
 /** Codes that Apollo and graphql-js give to a malformed operation: all mean "your request is invalid". */
-const CLIENT_ERROR_CODES = new Set(["GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT", "BAD_REQUEST", "PERSISTED_QUERY_NOT_FOUND", "PERSISTED_QUERY_NOT_SUPPORTED", "OPERATION_RESOLUTION_FAILURE"]);
+const CLIENT_ERROR_CODES = new Set([
+  "GRAPHQL_PARSE_FAILED",
+  "GRAPHQL_VALIDATION_FAILED",
+  "BAD_USER_INPUT",
+  "BAD_REQUEST",
+  "PERSISTED_QUERY_NOT_FOUND",
+  "PERSISTED_QUERY_NOT_SUPPORTED",
+  "OPERATION_RESOLUTION_FAILURE",
+]);
 
 /**
  * Gives every GraphQL error a code from the one error table and hides internals: an error that is
  * not an AppError or a request error becomes INTERNAL with a neutral message (the log has the cause).
  */
-export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, onInternal?: (cause: unknown) => void): GraphQLFormattedError {
+export function formatGraphQLError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  onInternal?: (cause: unknown) => void,
+): GraphQLFormattedError {
   let original = unwrapResolverError(error);
   // graphql-ws wraps an error thrown by a subscription's stream in a GraphQLError without a path.
-  if (original instanceof GraphQLError && original.path === undefined && original.originalError instanceof AppError) original = original.originalError;
+  if (original instanceof GraphQLError && original.path === undefined && original.originalError instanceof AppError)
+    original = original.originalError;
   if (!(original instanceof AppError) && isDatabaseUnavailable(original)) original = databaseUnavailable();
   if (original instanceof AppError) {
     return {
@@ -32,15 +45,29 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
   // Our validation rules and pre-execution checks raise GraphQLErrors carrying a code of the table;
   // Apollo replaces such a rule's code with GRAPHQL_VALIDATION_FAILED, and the original keeps it.
   let ownCode: ErrorCode | undefined = isTableCode(apolloCode) ? apolloCode : undefined;
-  for (let e: unknown = original, depth = 0; !ownCode && e instanceof GraphQLError && depth < 3; e = e.originalError, depth++) {
+  for (
+    let e: unknown = original, depth = 0;
+    !ownCode && e instanceof GraphQLError && depth < 3;
+    e = e.originalError, depth++
+  ) {
     if (isTableCode(e.extensions?.code)) ownCode = e.extensions.code as ErrorCode;
   }
   if (ownCode && ownCode !== "INTERNAL") {
-    return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: ownCode } };
+    return {
+      message: formatted.message,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      extensions: { code: ownCode },
+    };
   }
-  const isRequestError = (apolloCode !== undefined && CLIENT_ERROR_CODES.has(apolloCode)) || (original instanceof GraphQLError && original.path === undefined && apolloCode !== "INTERNAL_SERVER_ERROR");
+  const isRequestError =
+    (apolloCode !== undefined && CLIENT_ERROR_CODES.has(apolloCode)) ||
+    (original instanceof GraphQLError && original.path === undefined && apolloCode !== "INTERNAL_SERVER_ERROR");
   if (isRequestError) {
-    return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: "VALIDATION_FAILED" satisfies ErrorCode } };
+    return {
+      message: formatted.message,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      extensions: { code: "VALIDATION_FAILED" satisfies ErrorCode },
+    };
   }
   onInternal?.(original);
   return {

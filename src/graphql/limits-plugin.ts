@@ -12,7 +12,8 @@ import { graphqlErrorOf } from "./policy";
  */
 export function operationLimitsPlugin(options: { limits: OperationLimits; timeLimitMs: number }): ApolloServerPlugin {
   const { limits, timeLimitMs } = options;
-  const timedOutError = () => new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${timeLimitMs} ms limit`);
+  const timedOutError = () =>
+    new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${timeLimitMs} ms limit`);
   return {
     async requestDidStart() {
       let timedOut = false;

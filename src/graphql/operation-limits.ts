@@ -53,12 +53,14 @@ export function checkOperationLimits(
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) return undefined;
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
 
   let aliases = 0;
   let listProblem: string | undefined;
 
-  const valueOf = (node: ValueNode): unknown => (node.kind === Kind.VARIABLE ? variables?.[node.name.value] : node.kind === Kind.LIST ? node.values : undefined);
+  const valueOf = (node: ValueNode): unknown =>
+    node.kind === Kind.VARIABLE ? variables?.[node.name.value] : node.kind === Kind.LIST ? node.values : undefined;
   const lengthOf = (node: ValueNode | undefined): number | undefined => {
     if (!node) return undefined;
     const value = valueOf(node);
@@ -71,15 +73,22 @@ export function checkOperationLimits(
     return typeof value === "number" ? value : undefined;
   };
 
-  const fieldCost = (parent: GraphQLCompositeType, field: FieldNode, seen: ReadonlySet<string>, atRoot: boolean): number => {
+  const fieldCost = (
+    parent: GraphQLCompositeType,
+    field: FieldNode,
+    seen: ReadonlySet<string>,
+    atRoot: boolean,
+  ): number => {
     if (field.alias) aliases++;
     const args = new Map(field.arguments?.map((a) => [a.name.value, a.value]) ?? []);
     for (const [name, value] of args) {
       const length = lengthOf(value);
-      if (length !== undefined && length > limits.maxListArgument && !listProblem) listProblem = `${field.name.value}(${name}:) has ${length} items; at most ${limits.maxListArgument} are allowed`;
+      if (length !== undefined && length > limits.maxListArgument && !listProblem)
+        listProblem = `${field.name.value}(${name}:) has ${length} items; at most ${limits.maxListArgument} are allowed`;
     }
     if (!field.selectionSet) return 1;
-    const definition: GraphQLField<unknown, unknown> | undefined = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
+    const definition: GraphQLField<unknown, unknown> | undefined =
+      isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
     if (!definition) return 1;
     let size = 1;
     if (isListType(getNullableType(definition.type))) {
@@ -96,12 +105,19 @@ export function checkOperationLimits(
     return 1 + size * selectionCost(childType, field.selectionSet, seen, false);
   };
 
-  const selectionCost = (parent: GraphQLCompositeType, selectionSet: SelectionSetNode, seen: ReadonlySet<string>, atRoot: boolean): number => {
+  const selectionCost = (
+    parent: GraphQLCompositeType,
+    selectionSet: SelectionSetNode,
+    seen: ReadonlySet<string>,
+    atRoot: boolean,
+  ): number => {
     let cost = 0;
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) cost += fieldCost(parent, selection, seen, atRoot);
       else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const type = selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType | undefined) : parent;
+        const type = selection.typeCondition
+          ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType | undefined)
+          : parent;
         cost += selectionCost(type ?? parent, selection.selectionSet, seen, atRoot);
       } else {
         const fragment = fragments.get(selection.name.value);
@@ -117,7 +133,11 @@ export function checkOperationLimits(
   const cost = selectionCost(rootType, operation.selectionSet, new Set(), true);
   const problem =
     listProblem ??
-    (aliases > limits.maxAliases ? `The operation uses ${aliases} aliases; at most ${limits.maxAliases} are allowed` : undefined) ??
-    (cost > limits.maxCost ? `The operation would cost ${cost} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed` : undefined);
+    (aliases > limits.maxAliases
+      ? `The operation uses ${aliases} aliases; at most ${limits.maxAliases} are allowed`
+      : undefined) ??
+    (cost > limits.maxCost
+      ? `The operation would cost ${cost} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed`
+      : undefined);
   return problem ? new AppError("QUERY_TOO_COMPLEX", problem) : undefined;
 }

@@ -16,7 +16,9 @@ export interface GraphQLPolicy {
   readonly allowList: OperationAllowList | undefined;
 }
 
-export function createGraphQLPolicy(config: Pick<Config, "graphqlIntrospection" | "graphqlLimits" | "graphqlOperationsFile">): GraphQLPolicy {
+export function createGraphQLPolicy(
+  config: Pick<Config, "graphqlIntrospection" | "graphqlLimits" | "graphqlOperationsFile">,
+): GraphQLPolicy {
   const { maxDepth, maxCost, maxAliases, maxListArgument, maxBatch, timeLimitMs } = config.graphqlLimits;
   return {
     introspection: config.graphqlIntrospection,
@@ -33,5 +35,7 @@ export function createGraphQLPolicy(config: Pick<Config, "graphqlIntrospection" 
  * Apollo the status to answer with (Apollo removes that extension from the response).
  */
 export function graphqlErrorOf(error: AppError, { http = false } = {}): GraphQLError {
-  return new GraphQLError(error.message, { extensions: { code: error.code, ...(http ? { http: { status: error.status } } : {}) } });
+  return new GraphQLError(error.message, {
+    extensions: { code: error.code, ...(http ? { http: { status: error.status } } : {}) },
+  });
 }

@@ -25,7 +25,11 @@ export interface GraphQLRequestBody {
   extensions?: unknown;
 }
 
-export function createResponseCache(policy: ResponseCachePolicy, version: () => number, { maxEntries = 2_000, maxBytes = 64 * 1024 * 1024 } = {}) {
+export function createResponseCache(
+  policy: ResponseCachePolicy,
+  version: () => number,
+  { maxEntries = 2_000, maxBytes = 64 * 1024 * 1024 } = {},
+) {
   let entries = new Map<string, CachedResponse>();
   let bytes = 0;
   let cachedVersion = version();
@@ -33,7 +37,8 @@ export function createResponseCache(policy: ResponseCachePolicy, version: () => 
 
   /** The answer's form depends on the Accept header (application/json or graphql-response+json). */
   function keyOf(body: GraphQLRequestBody, accept: string): string | undefined {
-    if (typeof body !== "object" || body === null || typeof body.query !== "string" || body.extensions !== undefined) return undefined;
+    if (typeof body !== "object" || body === null || typeof body.query !== "string" || body.extensions !== undefined)
+      return undefined;
     const name = typeof body.operationName === "string" ? body.operationName : "";
     const variables = body.variables === undefined || body.variables === null ? "" : JSON.stringify(body.variables);
     return `${accept}\u0000${name}\u0000${variables}\u0000${body.query}`;
@@ -110,7 +115,11 @@ export function isCacheable(query: string, policy: ResponseCachePolicy): boolean
       if (definition.operation !== "query") return false;
       for (const selection of definition.selectionSet.selections) {
         // Fragments at the root would hide which root fields are read: not worth supporting.
-        if (selection.kind !== Kind.FIELD || !(policy.rootFields.has(selection.name.value) || selection.name.value === "__typename")) return false;
+        if (
+          selection.kind !== Kind.FIELD ||
+          !(policy.rootFields.has(selection.name.value) || selection.name.value === "__typename")
+        )
+          return false;
       }
     }
   }

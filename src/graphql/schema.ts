@@ -10,7 +10,15 @@ import { DeliveryResolver } from "../delivery/delivery.resolver";
 import { StationResolver } from "../stations/station.resolver";
 import { SubscriptionResolver } from "../subscriptions/subscription.resolver";
 
-const RESOLVERS = [HealthResolver, StationResolver, SubscriptionResolver, MilestoneResolver, DeliveryResolver, LiveResolver, ClientResolver] as const;
+const RESOLVERS = [
+  HealthResolver,
+  StationResolver,
+  SubscriptionResolver,
+  MilestoneResolver,
+  DeliveryResolver,
+  LiveResolver,
+  ClientResolver,
+] as const;
 
 export async function buildGatewaySchema(pubSub: PubSub): Promise<GraphQLSchema> {
   return buildSchema({ resolvers: RESOLVERS, pubSub, validate: false });

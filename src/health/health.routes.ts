@@ -12,10 +12,16 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
     if (report.status === "ready") return report;
     return sendProblem(
       reply,
-      new AppError("SERVICE_UNAVAILABLE", report.database === "down" ? "Not ready: the database does not answer" : "Not ready: database migrations are pending", {
-        extensions: { checks: report },
-        retryAfterSeconds: 5,
-      }),
+      new AppError(
+        "SERVICE_UNAVAILABLE",
+        report.database === "down"
+          ? "Not ready: the database does not answer"
+          : "Not ready: database migrations are pending",
+        {
+          extensions: { checks: report },
+          retryAfterSeconds: 5,
+        },
+      ),
     );
   });
 }

@@ -25,7 +25,11 @@ export const unknownKey = () => new AppError("UNAUTHENTICATED", "The API key is 
  * Resolves the caller (or null without a key) and charges its rate limit. An unknown or revoked key
  * is refused outright rather than treated as anonymous.
  */
-export async function authenticate(header: string | undefined, clients: ClientService, limiter: RateLimiter): Promise<Principal | null> {
+export async function authenticate(
+  header: string | undefined,
+  clients: ClientService,
+  limiter: RateLimiter,
+): Promise<Principal | null> {
   const key = bearerKey(header);
   if (key === undefined) return null;
   const principal = await clients.authenticate(key);

@@ -15,7 +15,8 @@ export async function registerOpenApi(app: FastifyInstance, schemas: ReadonlyArr
       info: {
         title: "Cargo milestone & station gateway",
         version: "1.0.0",
-        description: "REST routes of the shipment-milestone and station service. Errors are application/problem+json (RFC 9457). GraphQL is at /graphql.",
+        description:
+          "REST routes of the shipment-milestone and station service. Errors are application/problem+json (RFC 9457). GraphQL is at /graphql.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key" } } },
     },

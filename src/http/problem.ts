@@ -8,14 +8,19 @@ export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(Math.ceil(error.retryAfterSeconds)));
-  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(toProblem(error, String(reply.request.id)));
+  return reply
+    .code(error.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(toProblem(error, String(reply.request.id)));
 }
 
 /** Maps anything thrown in a route to the contract's error shape; unknown failures become INTERNAL. */
 export function asAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   if (isDatabaseUnavailable(error)) return databaseUnavailable();
-  const fastifyError = error as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }> };
+  const fastifyError = error as Partial<FastifyError> & {
+    validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }>;
+  };
   if (fastifyError.validation) {
     return validationError(
       fastifyError.validation.map((v) => ({
@@ -28,7 +33,10 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new AppError("PAYLOAD_TOO_LARGE", "The body exceeds 1 MiB");
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new AppError("UNSUPPORTED_MEDIA_TYPE", `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send application/json`);
+      return new AppError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send application/json`,
+      );
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return new AppError("MALFORMED_JSON", "The body is not valid JSON");
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
@@ -43,10 +51,16 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
     // Other client errors Fastify raises itself (bad URL encoding, header limits...).
     return new AppError("VALIDATION_FAILED", fastifyError.message ?? "The request is not valid");
   }
-  return new AppError("INTERNAL", "An unexpected error occurred; quote the request id when reporting it", { cause: error });
+  return new AppError("INTERNAL", "An unexpected error occurred; quote the request id when reporting it", {
+    cause: error,
+  });
 }
 
-function fieldOf(instancePath: string | undefined, params: Record<string, unknown> | undefined, context: string | undefined): string {
+function fieldOf(
+  instancePath: string | undefined,
+  params: Record<string, unknown> | undefined,
+  context: string | undefined,
+): string {
   const base = (instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
   const missing = params?.missingProperty ?? params?.additionalProperty;
   const field = typeof missing === "string" ? (base ? `${base}.${missing}` : missing) : base;
@@ -59,6 +73,7 @@ function fieldOf(instancePath: string | undefined, params: Record<string, unknow
  */
 export function rawProblemResponse(error: AppError): string {
   const body = JSON.stringify(toProblem(error, randomUUID()));
-  const retryAfter = error.retryAfterSeconds === undefined ? "" : `Retry-After: ${Math.ceil(error.retryAfterSeconds)}\r\n`;
+  const retryAfter =
+    error.retryAfterSeconds === undefined ? "" : `Retry-After: ${Math.ceil(error.retryAfterSeconds)}\r\n`;
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`;
 }

@@ -29,7 +29,10 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket),
     // URLs the router refuses before any route (bad percent-encoding, a segment over maxParamLength).
     frameworkErrors: (error, _request, reply) => {
-      const detail = error.code === "FST_ERR_MAX_PARAM_LENGTH" ? "A path segment is longer than 200 characters" : "The URL is not valid (bad percent-encoding)";
+      const detail =
+        error.code === "FST_ERR_MAX_PARAM_LENGTH"
+          ? "A path segment is longer than 200 characters"
+          : "The URL is not valid (bad percent-encoding)";
       void sendProblem(reply, new AppError("VALIDATION_FAILED", detail));
     },
   });
@@ -69,7 +72,9 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   const routes: Array<{ methods: string[]; pattern: RegExp }> = [];
   app.addHook("onRoute", (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String);
-    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`);
+    const pattern = new RegExp(
+      `^${route.url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`,
+    );
     routes.push({ methods, pattern });
   });
   app.setNotFoundHandler((request, reply) => {
@@ -78,7 +83,10 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(", ");
       reply.header("allow", allow);
-      return sendProblem(reply, new AppError("METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allow}`));
+      return sendProblem(
+        reply,
+        new AppError("METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allow}`),
+      );
     }
     return sendProblem(reply, new AppError("NOT_FOUND", `No route for ${request.method} ${path}`));
   });

@@ -51,7 +51,15 @@ interface Stream {
  * the database — where the missing event must already be, because a position is only taken after
  * every smaller one has committed. Events at or below the head are repeats and are dropped.
  */
-export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, "listen" | "onReconnect">; store: StreamStore; log: Logger }) {
+export function createAwbStreams({
+  live,
+  store,
+  log,
+}: {
+  live: Pick<LiveEvents, "listen" | "onReconnect">;
+  store: StreamStore;
+  log: Logger;
+}) {
   const streams = new Map<string, Stream>();
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
@@ -94,7 +102,11 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
   }
 
   function drainWaiting(stream: Stream): void {
-    for (let next = stream.waiting.get(stream.head! + 1); next !== undefined; next = stream.waiting.get(stream.head! + 1)) {
+    for (
+      let next = stream.waiting.get(stream.head! + 1);
+      next !== undefined;
+      next = stream.waiting.get(stream.head! + 1)
+    ) {
       stream.waiting.delete(stream.head! + 1);
       emit(stream, next, stream.head! + 1);
     }
@@ -119,7 +131,8 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
    * when nothing waits (a resync after Redis was away, when the latest events may have been lost).
    */
   async function fill(stream: Stream, force = false): Promise<void> {
-    if (streams.get(stream.awb) !== stream || stream.head === undefined || (stream.waiting.size === 0 && !force)) return;
+    if (streams.get(stream.awb) !== stream || stream.head === undefined || (stream.waiting.size === 0 && !force))
+      return;
     stream.filling = true;
     // What waits now was published after its commit, so a read that starts now must find it.
     const waitingBefore = new Set(stream.waiting.keys());
@@ -145,7 +158,10 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     const stale = [...stream.waiting.keys()].filter((position) => waitingBefore.has(position));
     if (stale.length > 0) {
       for (const position of stale) stream.waiting.delete(position);
-      log.warn({ awb: stream.awb, head: stream.head, dropped: stale.length }, "dropped live events that the database does not have");
+      log.warn(
+        { awb: stream.awb, head: stream.head, dropped: stale.length },
+        "dropped live events that the database does not have",
+      );
     }
     // Events that arrived during the read beyond what it covered: look again later.
     if (stream.waiting.size > 0) scheduleFill(stream, GAP_GRACE_MS);
@@ -195,7 +211,15 @@ export function createAwbStreams({ live, store, log }: { live: Pick<LiveEvents, 
     join(awb: string, member: StreamMember): () => void {
       let stream = streams.get(awb);
       if (!stream) {
-        stream = { awb, head: undefined, waiting: new Map(), members: new Set(), timer: undefined, filling: false, retryMs: RETRY_MIN_MS };
+        stream = {
+          awb,
+          head: undefined,
+          waiting: new Map(),
+          members: new Set(),
+          timer: undefined,
+          filling: false,
+          retryMs: RETRY_MIN_MS,
+        };
         streams.set(awb, stream);
         loadHead(stream);
       }

@@ -68,7 +68,11 @@ export function attachGraphQLWebsocket(options: {
   schema: GraphQLSchema;
   policy: GraphQLPolicy;
   log: Logger;
-  createContext: (socket: WebSocket, connectionParams: Record<string, unknown> | undefined, subscriptionId: string) => GraphQLContext;
+  createContext: (
+    socket: WebSocket,
+    connectionParams: Record<string, unknown> | undefined,
+    subscriptionId: string,
+  ) => GraphQLContext;
   /** Who the `connection_init` payload's `authorization` names, at connect (charging its rate limit like a request). */
   authorize: (authorization: unknown) => Promise<KeyVerdict>;
   /**
@@ -78,7 +82,11 @@ export function attachGraphQLWebsocket(options: {
   recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
   /** How often the key behind every socket is looked up again (revocations made anywhere reach its sockets within it). */
   recheckMs: number;
-  live: { streams: AwbStreams; readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>; maxQueuedEvents: number };
+  live: {
+    streams: AwbStreams;
+    readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>;
+    maxQueuedEvents: number;
+  };
   /** Per key and per socket (docs/API.md "Limits"); over a limit the socket closes with 4429 or the operation gets RATE_LIMITED. */
   limits: {
     maxConnectionsPerKey: number;
@@ -91,18 +99,31 @@ export function attachGraphQLWebsocket(options: {
   const states = new Map<WebSocket, SocketState>();
   const connectionsByKey = new Map<string, number>();
   const tooMany = ERROR_TABLE.RATE_LIMITED.close;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, handleProtocols, clientTracking: true });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_MESSAGE_BYTES,
+    handleProtocols,
+    clientTracking: true,
+  });
   const operations = createLiveOperations({ schema, format: (result) => formatResult(result, log) });
-  const documents = new Map<string, { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] }>();
+  const documents = new Map<
+    string,
+    { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] }
+  >();
   let subscriptions = 0;
 
   /** Parses and validates a query once per text; the same DocumentNode is then shared by every socket that sends it. */
-  function documentOf(query: string): { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] } {
+  function documentOf(
+    query: string,
+  ): { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] } {
     let entry = documents.get(query);
     if (entry) return entry;
     try {
       const document = parse(query);
-      entry = { document, validationErrors: validate(schema, document, [...specifiedRules, ...policy.validationRules]) };
+      entry = {
+        document,
+        validationErrors: validate(schema, document, [...specifiedRules, ...policy.validationRules]),
+      };
     } catch (error) {
       entry = { syntaxErrors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
     }
@@ -126,7 +147,10 @@ export function attachGraphQLWebsocket(options: {
       }
       const open = connectionsByKey.get(verdict.keyId) ?? 0;
       if (open >= limits.maxConnectionsPerKey) {
-        socket.close(tooMany, `This API key already has ${open} open websockets (at most ${limits.maxConnectionsPerKey})`);
+        socket.close(
+          tooMany,
+          `This API key already has ${open} open websockets (at most ${limits.maxConnectionsPerKey})`,
+        );
         return false;
       }
       connectionsByKey.set(verdict.keyId, open + 1);
@@ -140,7 +164,14 @@ export function attachGraphQLWebsocket(options: {
     onSubscribe: (ctx, id, payload) => {
       const active = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
       if (active >= limits.maxSubscriptionsPerSocket) {
-        return [graphqlErrorOf(new AppError("RATE_LIMITED", `This socket already runs ${active} operations (at most ${limits.maxSubscriptionsPerSocket}); open another socket or stop one`))];
+        return [
+          graphqlErrorOf(
+            new AppError(
+              "RATE_LIMITED",
+              `This socket already runs ${active} operations (at most ${limits.maxSubscriptionsPerSocket}); open another socket or stop one`,
+            ),
+          ),
+        ];
       }
       try {
         policy.allowList?.resolve({ query: payload.query }); // throws OPERATION_NOT_ALLOWED
@@ -151,7 +182,13 @@ export function attachGraphQLWebsocket(options: {
       const parsed = documentOf(payload.query);
       if ("syntaxErrors" in parsed) return [...parsed.syntaxErrors];
       // The limits first: an abusive operation is refused for what it is, whatever else is wrong with it.
-      const problem = checkOperationLimits(schema, parsed.document, payload.operationName, payload.variables, policy.limits);
+      const problem = checkOperationLimits(
+        schema,
+        parsed.document,
+        payload.operationName,
+        payload.variables,
+        policy.limits,
+      );
       if (problem) return [graphqlErrorOf(problem)];
       if (parsed.validationErrors.length > 0) return [...parsed.validationErrors];
       return {
@@ -166,7 +203,9 @@ export function attachGraphQLWebsocket(options: {
       const source = await createSourceEventStream(args);
       if (!(source instanceof LiveFeed)) {
         // Every subscription field of this schema returns a LiveFeed; anything else is an error result.
-        return Symbol.asyncIterator in source ? { errors: [new GraphQLError("Unsupported subscription source")] } : source;
+        return Symbol.asyncIterator in source
+          ? { errors: [new GraphQLError("Unsupported subscription source")] }
+          : source;
       }
       const context = args.contextValue as GraphQLContext;
       const operation = operations.acquire(args);
@@ -188,13 +227,17 @@ export function attachGraphQLWebsocket(options: {
     },
     onNext: (_ctx, _id, _payload, _args, result) => formatResult(result as ExecutionResult, log),
     onError: (_ctx, _id, _payload, errors) =>
-      errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed"))) as never,
+      errors.map((e) =>
+        formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed")),
+      ) as never,
   });
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = (request.url ?? "").split("?")[0];
     if (pathname !== GRAPHQL_PATH) {
-      socket.end(rawProblemResponse(new AppError("NOT_FOUND", `No websocket endpoint at ${pathname}; use ${GRAPHQL_PATH}`)));
+      socket.end(
+        rawProblemResponse(new AppError("NOT_FOUND", `No websocket endpoint at ${pathname}; use ${GRAPHQL_PATH}`)),
+      );
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws));
@@ -234,7 +277,10 @@ export function attachGraphQLWebsocket(options: {
       // graphql-ws treats a client message of a server-only type as its own failure (it logs and
       // closes 4500); it is the client's error, answered here as one.
       if (isServerOnlyMessage(text)) {
-        socket.close(ERROR_TABLE.VALIDATION_FAILED.close, "Clients may not send connection_ack, next or error messages");
+        socket.close(
+          ERROR_TABLE.VALIDATION_FAILED.close,
+          "Clients may not send connection_ack, next or error messages",
+        );
         return;
       }
       handle?.(text).catch((error: unknown) => {
@@ -249,7 +295,9 @@ export function attachGraphQLWebsocket(options: {
         if (left > 0) connectionsByKey.set(state.keyId, left);
         else connectionsByKey.delete(state.keyId);
       }
-      void closed(code, reason.toString()).catch((error: unknown) => log.warn({ err: error }, "closing a websocket's operations failed"));
+      void closed(code, reason.toString()).catch((error: unknown) =>
+        log.warn({ err: error }, "closing a websocket's operations failed"),
+      );
     });
   }
 
@@ -280,7 +328,8 @@ export function attachGraphQLWebsocket(options: {
       [...byKey].map(async ([keyId, sockets]) => {
         try {
           const verdict = await recheck(keyId);
-          if (verdict !== "valid" && !verdict.ok) for (const [socket] of sockets) socket.close(verdict.code, verdict.reason);
+          if (verdict !== "valid" && !verdict.ok)
+            for (const [socket] of sockets) socket.close(verdict.code, verdict.reason);
         } catch (error) {
           log.debug({ err: error }, "re-checking a websocket key failed; its sockets stay open");
         }
@@ -300,7 +349,11 @@ export function attachGraphQLWebsocket(options: {
       // upgrades and close their connections: left unanswered they would hold the server's close open.
       httpServer.off("upgrade", onUpgrade);
       httpServer.on("upgrade", (_request: IncomingMessage, socket: Duplex) =>
-        socket.end(rawProblemResponse(new AppError("SERVICE_UNAVAILABLE", "The server is shutting down", { retryAfterSeconds: 1 }))),
+        socket.end(
+          rawProblemResponse(
+            new AppError("SERVICE_UNAVAILABLE", "The server is shutting down", { retryAfterSeconds: 1 }),
+          ),
+        ),
       );
       for (const client of wss.clients) client.close(1001, "Server shutting down");
       // A peer that does not answer the close handshake must not hold the shutdown.
@@ -318,7 +371,9 @@ function formatResult(result: ExecutionResult, log: Logger): ExecutionResult {
   if (!result.errors?.length) return result;
   return {
     ...result,
-    errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed"))) as never,
+    errors: result.errors.map((e) =>
+      formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed")),
+    ) as never,
   };
 }
 

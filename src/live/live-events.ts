@@ -38,7 +38,8 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
   const local = new EventTarget();
   // One listener per live subscription: thousands are expected, not a leak.
   setMaxListeners(0, local);
-  const dispatch = (events: LiveMilestone[]) => void local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
+  const dispatch = (events: LiveMilestone[]) =>
+    void local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
   const reconnectListeners = new Set<() => void>();
   const base = {
     listen(listener: (events: LiveMilestone[]) => void) {
@@ -78,7 +79,9 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
     client.on("close", () => noteHealth(false));
     client.on("ready", () => noteHealth(publisher.status === "ready" && subscriber.status === "ready"));
   }
-  void subscriber.subscribe(REDIS_CHANNEL).catch((error: unknown) => log.warn({ err: error }, "redis subscribe failed; retried on reconnect"));
+  void subscriber
+    .subscribe(REDIS_CHANNEL)
+    .catch((error: unknown) => log.warn({ err: error }, "redis subscribe failed; retried on reconnect"));
   subscriber.on("message", (_channel: string, message: string) => {
     try {
       dispatch(JSON.parse(message) as LiveMilestone[]);
@@ -99,7 +102,10 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
         return;
       }
       publisher.publish(REDIS_CHANNEL, JSON.stringify(events)).catch((error: unknown) => {
-        log.warn({ err: error, events: events.length }, "publishing live milestones to redis failed; served within this instance");
+        log.warn(
+          { err: error, events: events.length },
+          "publishing live milestones to redis failed; served within this instance",
+        );
         if (echoed) dispatch(events);
       });
     },

@@ -106,7 +106,10 @@ export class LiveFeed implements AsyncIterableIterator<never> {
 
   tooSlow(): void {
     if (this.ended) return;
-    this.wiring?.socket.close(SLOW_CONSUMER_CLOSE, "Slow consumer: live events were arriving faster than they were read");
+    this.wiring?.socket.close(
+      SLOW_CONSUMER_CLOSE,
+      "Slow consumer: live events were arriving faster than they were read",
+    );
     this.end();
   }
 
@@ -186,7 +189,14 @@ class FeedMember implements StreamMember {
     else if (this.last > head) {
       // No event of this AWB has that sequence yet: the client's position is from elsewhere (another
       // AWB, or a global sequence from before session 3). Waiting on it would silently drop events.
-      this.feed.fail(validationError([{ field: "after", message: `is ${this.last}, but ${this.awb} has ${head} events so far: pass the sequence of the last event of this AWB you saw (or none)` }]));
+      this.feed.fail(
+        validationError([
+          {
+            field: "after",
+            message: `is ${this.last}, but ${this.awb} has ${head} events so far: pass the sequence of the last event of this AWB you saw (or none)`,
+          },
+        ]),
+      );
     } else if (this.last < head && !this.held) {
       this.held = [];
       void this.catchUp();

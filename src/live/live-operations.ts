@@ -31,13 +31,24 @@ interface SharedOperation extends LiveOperation {
  * subscription fields whose result depends on the event alone, not on who asked (ours: the caller
  * is checked when the subscription starts), so a payload may be shared between callers.
  */
-export function createLiveOperations({ schema, format }: { schema: GraphQLSchema; format: (result: ExecutionResult) => unknown }) {
+export function createLiveOperations({
+  schema,
+  format,
+}: {
+  schema: GraphQLSchema;
+  format: (result: ExecutionResult) => unknown;
+}) {
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextDocumentId = 0;
   const operations = new Map<string, SharedOperation>();
   let totalExecutions = 0;
 
-  function create(key: string, document: DocumentNode, operationName: string | null | undefined, variableValues: Record<string, unknown> | null | undefined): SharedOperation {
+  function create(
+    key: string,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    variableValues: Record<string, unknown> | null | undefined,
+  ): SharedOperation {
     const payloads = new Map<string, string | Promise<string>>();
     const render = (event: LiveMilestone): string | Promise<string> => {
       operation.executions++;
@@ -65,7 +76,15 @@ export function createLiveOperations({ schema, format }: { schema: GraphQLSchema
 
   return {
     /** The shared operation for these execution arguments; call `release` when its feed ends. */
-    acquire({ document, operationName, variableValues }: { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null }): LiveOperation & { release(): void } {
+    acquire({
+      document,
+      operationName,
+      variableValues,
+    }: {
+      document: DocumentNode;
+      operationName?: string | null;
+      variableValues?: Record<string, unknown> | null;
+    }): LiveOperation & { release(): void } {
       let documentId = documentIds.get(document);
       if (documentId === undefined) documentIds.set(document, (documentId = nextDocumentId++));
       const key = `${documentId}\u0000${operationName ?? ""}\u0000${JSON.stringify(withoutResumeVariables(document, variableValues))}`;
@@ -102,7 +121,10 @@ export type LiveOperations = ReturnType<typeof createLiveOperations>;
  * document once.
  */
 const resumeVariablesOf = new WeakMap<DocumentNode, ReadonlySet<string>>();
-function withoutResumeVariables(document: DocumentNode, variables: Record<string, unknown> | null | undefined): Record<string, unknown> {
+function withoutResumeVariables(
+  document: DocumentNode,
+  variables: Record<string, unknown> | null | undefined,
+): Record<string, unknown> {
   if (!variables) return {};
   let resume = resumeVariablesOf.get(document);
   if (!resume) {

@@ -1,7 +1,10 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 
 /** Gauges of the live fan-out: a leak of sockets or subscriptions shows as a line that only climbs. */
-export function registerLiveMetrics(registry: Registry, read: { sockets: () => number; subscriptions: () => number; streams: () => number; executions: () => number }): void {
+export function registerLiveMetrics(
+  registry: Registry,
+  read: { sockets: () => number; subscriptions: () => number; streams: () => number; executions: () => number },
+): void {
   new Gauge({
     name: "gateway_live_sockets",
     help: "Open GraphQL websockets",

@@ -12,7 +12,9 @@ import { LiveFeed } from "./live-feed";
 export const MAX_WATCHED_AWBS = 100;
 const POSITION = /^\d{1,15}$/;
 
-@InputType("StreamPosition", { description: "Where to resume one AWB's stream: the `sequence` of the last event of that AWB seen." })
+@InputType("StreamPosition", {
+  description: "Where to resume one AWB's stream: the `sequence` of the last event of that AWB seen.",
+})
 export class StreamPositionInput {
   @Field() awb!: string;
   @Field() sequence!: string;
@@ -25,7 +27,8 @@ function parseAwbField(value: string, field: string): string {
 }
 
 function parsePosition(value: string, field: string): number {
-  if (!POSITION.test(value)) throw validationError([{ field, message: "must be the sequence of an earlier event of this AWB" }]);
+  if (!POSITION.test(value))
+    throw validationError([{ field, message: "must be the sequence of an earlier event of this AWB" }]);
   return Number(value);
 }
 
@@ -38,7 +41,12 @@ function wantedStates(states: readonly StatusCode[] | null | undefined): Set<str
  * position first, then live events, each once and in each AWB's order. It is checked here (scope,
  * arguments) and started by the websocket transport, which knows the socket it writes to.
  */
-async function watch(ctx: GraphQLContext, awbs: readonly string[], states: readonly StatusCode[] | null | undefined, after: ReadonlyMap<string, number>): Promise<LiveFeed> {
+async function watch(
+  ctx: GraphQLContext,
+  awbs: readonly string[],
+  states: readonly StatusCode[] | null | undefined,
+  after: ReadonlyMap<string, number>,
+): Promise<LiveFeed> {
   requireScope(await ctx.auth(), "events:read");
   return new LiveFeed({ awbs: [...new Set(awbs)], states: wantedStates(states), after });
 }
@@ -48,10 +56,14 @@ type Data = SubscribeResolverData<unknown, Record<string, unknown>, GraphQLConte
 @Resolver()
 export class LiveResolver {
   @Subscription(() => StatusEventType, {
-    description: "Milestones of one AWB as they are stored, in order (scope events:read); `states` omitted means all; `after` (the `sequence` of the last event seen) first replays what was stored since.",
+    description:
+      "Milestones of one AWB as they are stored, in order (scope events:read); `states` omitted means all; `after` (the `sequence` of the last event seen) first replays what was stored since.",
     subscribe: ({ args, context }: Data) => {
       const awb = parseAwbField(args.awb as string, "awb");
-      const after = args.after === undefined || args.after === null ? new Map<string, number>() : new Map([[awb, parsePosition(args.after as string, "after")]]);
+      const after =
+        args.after === undefined || args.after === null
+          ? new Map<string, number>()
+          : new Map([[awb, parsePosition(args.after as string, "after")]]);
       return watch(context, [awb], args.states as StatusCode[] | null, after);
     },
   })
@@ -68,12 +80,14 @@ export class LiveResolver {
     description: `Milestones of up to ${MAX_WATCHED_AWBS} AWBs, for dashboards (scope events:read), each AWB's in order; \`after\` lists, per AWB, the \`sequence\` of the last event seen.`,
     subscribe: ({ args, context }: Data) => {
       const values = args.awbs as string[];
-      if (values.length === 0 || values.length > MAX_WATCHED_AWBS) throw validationError([{ field: "awbs", message: `must list 1 to ${MAX_WATCHED_AWBS} AWBs` }]);
+      if (values.length === 0 || values.length > MAX_WATCHED_AWBS)
+        throw validationError([{ field: "awbs", message: `must list 1 to ${MAX_WATCHED_AWBS} AWBs` }]);
       const awbs = values.map((v, i) => parseAwbField(v, `awbs[${i}]`));
       const after = new Map<string, number>();
       ((args.after as StreamPositionInput[] | null | undefined) ?? []).forEach((p, i) => {
         const awb = parseAwbField(p.awb, `after[${i}].awb`);
-        if (!awbs.includes(awb)) throw validationError([{ field: `after[${i}].awb`, message: "must be one of the AWBs watched" }]);
+        if (!awbs.includes(awb))
+          throw validationError([{ field: `after[${i}].awb`, message: "must be one of the AWBs watched" }]);
         after.set(awb, parsePosition(p.sequence, `after[${i}].sequence`));
       });
       return watch(context, awbs, args.states as StatusCode[] | null, after);

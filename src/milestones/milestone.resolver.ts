@@ -6,15 +6,24 @@ import { IngestResultType, StatusEventInputType, StatusEventType } from "./miles
 
 @Resolver()
 export class MilestoneResolver {
-  @Mutation(() => [IngestResultType], { description: "Ingests up to 1,000 milestones (scope events:write), as POST …/handling/shipment/events." })
-  async recordStatusEvents(@Arg("events", () => [StatusEventInputType]) events: StatusEventInputType[], @Ctx() ctx: GraphQLContext): Promise<IngestResultType[]> {
+  @Mutation(() => [IngestResultType], {
+    description: "Ingests up to 1,000 milestones (scope events:write), as POST …/handling/shipment/events.",
+  })
+  async recordStatusEvents(
+    @Arg("events", () => [StatusEventInputType]) events: StatusEventInputType[],
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<IngestResultType[]> {
     requireScope(await ctx.auth(), "events:write");
-    const plain = events.map((e) => Object.fromEntries(Object.entries({ ...e }).filter(([, v]) => v !== undefined && v !== null)));
+    const plain = events.map((e) =>
+      Object.fromEntries(Object.entries({ ...e }).filter(([, v]) => v !== undefined && v !== null)),
+    );
     const parsed = parseMilestones(plain, { enforceCheckDigit: ctx.services.enforceCheckDigit, now: new Date() });
     return ctx.services.milestones.ingest(parsed);
   }
 
-  @Query(() => [StatusEventType], { description: "The stored milestones of an AWB in the order they happened (scope events:read or subscriptions)." })
+  @Query(() => [StatusEventType], {
+    description: "The stored milestones of an AWB in the order they happened (scope events:read or subscriptions).",
+  })
   async milestones(@Arg("awb") awb: string, @Ctx() ctx: GraphQLContext): Promise<StatusEventType[]> {
     requireScope(await ctx.auth(), "events:read", "subscriptions");
     return (await ctx.services.milestones.history(awb)).map((e) => new StatusEventType(e));

@@ -28,10 +28,11 @@ const MAX_INGEST_ATTEMPTS = 3;
 /** 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation failure. */
 const isRetryable = (error: unknown) => ["40P01", "40001"].includes(sqlStateOf(error) ?? "");
 
-
 /** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
 export function dedupeKeyOf(event: MilestoneInput): string {
-  return event.eventId !== null ? `id:${event.eventId}` : `awb:${event.awb}|${event.state}|${event.occurredAt.toISOString()}`;
+  return event.eventId !== null
+    ? `id:${event.eventId}`
+    : `awb:${event.awb}|${event.state}|${event.occurredAt.toISOString()}`;
 }
 
 /**
@@ -56,65 +57,106 @@ export function createMilestoneService({
   async function ingestOnce(events: MilestoneInput[], keys: string[], receivedAt: Date) {
     const lease = { token: randomUUID(), ms: handoff?.leaseMs ?? 0 };
     return prisma.$transaction(
-        async (tx) => {
-          // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
-          const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
-          const created = await store.insertNumbered(
-            tx,
-            events.map((e, i) => ({ dedupeKey: keys[i]!, awb: e.awb, state: e.state, occurredAt: e.occurredAt, toaTimestamp: e.toaTimestamp, station: e.station, flight: e.flight })),
-            receivedAt,
-            heads,
-          );
-          const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
-          const seen = new Set<string>();
-          const repeatedKeys = keys.filter((k) => !createdByKey.has(k));
-          const earlier = repeatedKeys.length === 0 ? [] : await tx.statusEvent.findMany({ where: { dedupeKey: { in: repeatedKeys } }, select: { id: true, dedupeKey: true } });
-          const earlierByKey = new Map(earlier.map((e) => [e.dedupeKey, e.id]));
-
-          const awbs = [...new Set(created.map((c) => c.awb))];
-          const subscriptions = awbs.length === 0 ? [] : await tx.subscription.findMany({ where: { awb: { in: awbs } }, select: { id: true, clientId: true, callback: true, states: true, awb: true } });
-          const byAwb = groupBy(subscriptions, (s) => s.awb);
-
-          const deliveries: NewDelivery[] = [];
-          const results: IngestResult[] = keys.map((key) => {
-            const event = createdByKey.get(key);
-            const clientEventId = clientEventIdOf(key);
-            if (!event || seen.has(key)) return { eventId: event?.id ?? earlierByKey.get(key)!, clientEventId, duplicate: true, matchedSubscriptions: 0 };
-            seen.add(key);
-            const matching = (byAwb.get(event.awb) ?? []).filter((s) => matchesState(s.states, event.state));
-            for (const s of matching) {
-              deliveries.push({
-                id: randomUUID(),
-                leased: false,
-                eventId: event.id,
-                subscriptionId: s.id,
-                clientId: s.clientId,
-                callback: s.callback,
-                origin: originOf(s.callback),
-                payload: notificationBody({ subscriptionId: s.id, awb: event.awb, state: event.state, toaTimestamp: event.toaTimestamp, receivedAt: event.receivedAt }),
+      async (tx) => {
+        // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
+        const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
+        const created = await store.insertNumbered(
+          tx,
+          events.map((e, i) => ({
+            dedupeKey: keys[i]!,
+            awb: e.awb,
+            state: e.state,
+            occurredAt: e.occurredAt,
+            toaTimestamp: e.toaTimestamp,
+            station: e.station,
+            flight: e.flight,
+          })),
+          receivedAt,
+          heads,
+        );
+        const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
+        const seen = new Set<string>();
+        const repeatedKeys = keys.filter((k) => !createdByKey.has(k));
+        const earlier =
+          repeatedKeys.length === 0
+            ? []
+            : await tx.statusEvent.findMany({
+                where: { dedupeKey: { in: repeatedKeys } },
+                select: { id: true, dedupeKey: true },
               });
-            }
-            return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
-          });
-          // This process's worker takes what it has room for straight from the commit (no claim query).
-          const room = new Map<string, number>();
-          for (const d of deliveries) {
-            if (!handoff) break;
-            let left = room.get(d.origin);
-            if (left === undefined) left = handoff.room(d.origin);
-            d.leased = left > 0;
-            room.set(d.origin, left - 1);
+        const earlierByKey = new Map(earlier.map((e) => [e.dedupeKey, e.id]));
+
+        const awbs = [...new Set(created.map((c) => c.awb))];
+        const subscriptions =
+          awbs.length === 0
+            ? []
+            : await tx.subscription.findMany({
+                where: { awb: { in: awbs } },
+                select: { id: true, clientId: true, callback: true, states: true, awb: true },
+              });
+        const byAwb = groupBy(subscriptions, (s) => s.awb);
+
+        const deliveries: NewDelivery[] = [];
+        const results: IngestResult[] = keys.map((key) => {
+          const event = createdByKey.get(key);
+          const clientEventId = clientEventIdOf(key);
+          if (!event || seen.has(key))
+            return {
+              eventId: event?.id ?? earlierByKey.get(key)!,
+              clientEventId,
+              duplicate: true,
+              matchedSubscriptions: 0,
+            };
+          seen.add(key);
+          const matching = (byAwb.get(event.awb) ?? []).filter((s) => matchesState(s.states, event.state));
+          for (const s of matching) {
+            deliveries.push({
+              id: randomUUID(),
+              leased: false,
+              eventId: event.id,
+              subscriptionId: s.id,
+              clientId: s.clientId,
+              callback: s.callback,
+              origin: originOf(s.callback),
+              payload: notificationBody({
+                subscriptionId: s.id,
+                awb: event.awb,
+                state: event.state,
+                toaTimestamp: event.toaTimestamp,
+                receivedAt: event.receivedAt,
+              }),
+            });
           }
-          await queueDeliveries(tx, deliveries, lease);
-          const handedOff: ClaimedDelivery[] = deliveries
-            .filter((d) => d.leased)
-            .map((d) => ({ id: d.id, leaseToken: lease.token, clientId: d.clientId, callback: d.callback, origin: d.origin, payload: d.payload, attemptCount: 0, eventReceivedAt: receivedAt }));
-          return { results, stored: created, deliveryCount: deliveries.length, handedOff };
-        },
-        // READ COMMITTED whatever the server's default: the numbering relies on each statement seeing
-        // what committed before it (milestone.store.ts).
-        { timeout: 60_000, maxWait: 10_000, isolationLevel: "ReadCommitted" },
-      );
+          return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
+        });
+        // This process's worker takes what it has room for straight from the commit (no claim query).
+        const room = new Map<string, number>();
+        for (const d of deliveries) {
+          if (!handoff) break;
+          let left = room.get(d.origin);
+          if (left === undefined) left = handoff.room(d.origin);
+          d.leased = left > 0;
+          room.set(d.origin, left - 1);
+        }
+        await queueDeliveries(tx, deliveries, lease);
+        const handedOff: ClaimedDelivery[] = deliveries
+          .filter((d) => d.leased)
+          .map((d) => ({
+            id: d.id,
+            leaseToken: lease.token,
+            clientId: d.clientId,
+            callback: d.callback,
+            origin: d.origin,
+            payload: d.payload,
+            attemptCount: 0,
+            eventReceivedAt: receivedAt,
+          }));
+        return { results, stored: created, deliveryCount: deliveries.length, handedOff };
+      },
+      // READ COMMITTED whatever the server's default: the numbering relies on each statement seeing
+      // what committed before it (milestone.store.ts).
+      { timeout: 60_000, maxWait: 10_000, isolationLevel: "ReadCommitted" },
+    );
   }
 
   return {
@@ -131,7 +173,12 @@ export function createMilestoneService({
         } catch (error) {
           // Resolved by running again: the other transaction has ended by then.
           if (!(error instanceof PositionConflict || isRetryable(error))) throw error;
-          if (attempt >= MAX_INGEST_ATTEMPTS) throw new AppError("SERVICE_UNAVAILABLE", "Concurrent ingestions kept conflicting; nothing was stored, try again", { retryAfterSeconds: 1 });
+          if (attempt >= MAX_INGEST_ATTEMPTS)
+            throw new AppError(
+              "SERVICE_UNAVAILABLE",
+              "Concurrent ingestions kept conflicting; nothing was stored, try again",
+              { retryAfterSeconds: 1 },
+            );
         }
       }
     },

@@ -37,7 +37,9 @@ const COLUMNS = `id::text AS id, seq, position, dedupe_key AS "dedupeKey", awb, 
 /** Raised inside an ingestion transaction when its positions would leave a gap; the transaction is retried. */
 export class PositionConflict extends Error {
   constructor(awb: string) {
-    super(`a concurrent ingestion stored an event with the same key on another AWB while ${awb}'s positions were assigned`);
+    super(
+      `a concurrent ingestion stored an event with the same key on another AWB while ${awb}'s positions were assigned`,
+    );
   }
 }
 
@@ -69,7 +71,12 @@ export function createMilestoneStore(prisma: Prisma) {
      * numbering each AWB's after its locked head, and moves the heads. Returns what was stored.
      * MUST run after `lockStreams` for every AWB of `events`, in the same transaction.
      */
-    async insertNumbered(tx: Tx, events: readonly NewMilestone[], receivedAt: Date, heads: ReadonlyMap<string, bigint>): Promise<StoredMilestone[]> {
+    async insertNumbered(
+      tx: Tx,
+      events: readonly NewMilestone[],
+      receivedAt: Date,
+      heads: ReadonlyMap<string, bigint>,
+    ): Promise<StoredMilestone[]> {
       const created = await tx.$queryRawUnsafe<StoredMilestone[]>(
         `WITH v AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS v(k, a, s, o, t, st, f, i)

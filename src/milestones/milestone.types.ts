@@ -38,23 +38,37 @@ export class StatusEventType {
   }
 
   @Field(() => ID, { description: "The gateway's id of the stored event." }) eventId: string;
-  @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave (its idempotency key), or null." }) clientEventId: string | null;
-  @Field({ description: "The event's place in its AWB's stream (1, 2, 3, … in the order they were stored): pass the last one seen as `after` to catch up." }) sequence: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "The eventId the ingesting caller gave (its idempotency key), or null.",
+  })
+  clientEventId: string | null;
+  @Field({
+    description:
+      "The event's place in its AWB's stream (1, 2, 3, … in the order they were stored): pass the last one seen as `after` to catch up.",
+  })
+  sequence: string;
   @Field() awb: string;
   @Field(() => StatusCode) state: StatusCode;
   @Field({ description: "When the milestone happened." }) timestamp: Date;
   @Field(() => Date, { nullable: true, description: "Time of arrival, for TOA events." }) toaTimestamp: Date | null;
   @Field({ description: "When the gateway received it." }) receivedAt: Date;
-  @Field(() => String, { nullable: true, description: "IATA code of the station where it happened." }) station: string | null;
+  @Field(() => String, { nullable: true, description: "IATA code of the station where it happened." }) station:
+    string | null;
   @Field(() => String, { nullable: true, description: "Flight, e.g. LH8160." }) flight: string | null;
 }
 
 @InputType("StatusEventInput")
 export class StatusEventInputType {
-  @Field(() => String, { nullable: true, description: "Your id for the event; a repeat is stored once." }) eventId?: string | null;
+  @Field(() => String, { nullable: true, description: "Your id for the event; a repeat is stored once." }) eventId?:
+    string | null;
   @Field() awb!: string;
-  @Field(() => StatusCode, { description: "One status code (RCS … TOA); ALL is refused here (an event has one state)." }) state!: StatusCode;
-  @Field(() => String, { nullable: true, description: "ISO 8601 with offset; default: when received" }) timestamp?: string | null;
+  @Field(() => StatusCode, {
+    description: "One status code (RCS … TOA); ALL is refused here (an event has one state).",
+  })
+  state!: StatusCode;
+  @Field(() => String, { nullable: true, description: "ISO 8601 with offset; default: when received" }) timestamp?:
+    string | null;
   @Field(() => String, { nullable: true, description: "ISO 8601 with offset; TOA only" }) toaTimestamp?: string | null;
   @Field(() => String, { nullable: true }) station?: string | null;
   @Field(() => String, { nullable: true }) flight?: string | null;
@@ -62,7 +76,8 @@ export class StatusEventInputType {
 
 @ObjectType("IngestResult")
 export class IngestResultType {
-  @Field(() => ID, { description: "The gateway's id of the stored event (for a repeat: the one stored first)." }) eventId!: string;
+  @Field(() => ID, { description: "The gateway's id of the stored event (for a repeat: the one stored first)." })
+  eventId!: string;
   @Field(() => String, { nullable: true, description: "The eventId you sent, or null." }) clientEventId!: string | null;
   @Field() duplicate!: boolean;
   @Field(() => Int) matchedSubscriptions!: number;

@@ -25,7 +25,10 @@ export interface MilestoneInput {
 function timestamp(check: Checker, value: unknown, field: string): Date | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string" || !ISO_WITH_OFFSET.test(value)) {
-    check.fail(field, `must be an ISO 8601 date-time with an offset, e.g. "2026-11-21T10:15:30Z", got ${JSON.stringify(value)}`);
+    check.fail(
+      field,
+      `must be an ISO 8601 date-time with an offset, e.g. "2026-11-21T10:15:30Z", got ${JSON.stringify(value)}`,
+    );
     return null;
   }
   const date = new Date(value);
@@ -37,11 +40,18 @@ function timestamp(check: Checker, value: unknown, field: string): Date | null {
  * One event or a list of up to 1,000 (CONTRACT §6). Every problem of every event is reported, named
  * by its position; nothing is stored unless all are valid.
  */
-export function parseMilestones(body: unknown, { enforceCheckDigit, now }: { enforceCheckDigit: boolean; now: Date }): MilestoneInput[] {
+export function parseMilestones(
+  body: unknown,
+  { enforceCheckDigit, now }: { enforceCheckDigit: boolean; now: Date },
+): MilestoneInput[] {
   const check = new Checker();
   const list = Array.isArray(body) ? body : [body];
-  if (Array.isArray(body) && body.length === 0) throw validationError([{ field: "body", message: "must hold at least one event" }]);
-  if (list.length > MAX_EVENTS_PER_CALL) throw validationError([{ field: "body", message: `must hold at most ${MAX_EVENTS_PER_CALL} events, got ${list.length}` }]);
+  if (Array.isArray(body) && body.length === 0)
+    throw validationError([{ field: "body", message: "must hold at least one event" }]);
+  if (list.length > MAX_EVENTS_PER_CALL)
+    throw validationError([
+      { field: "body", message: `must hold at most ${MAX_EVENTS_PER_CALL} events, got ${list.length}` },
+    ]);
   const events: MilestoneInput[] = [];
   list.forEach((value, i) => {
     const field = Array.isArray(body) ? `[${i}]` : "";
@@ -51,33 +61,52 @@ export function parseMilestones(body: unknown, { enforceCheckDigit, now }: { enf
       return;
     }
     const event = value as Record<string, unknown>;
-    for (const key of Object.keys(event)) if (!(EVENT_KEYS as readonly string[]).includes(key)) check.fail(at(key), "is not a known field");
-    const eventId = event.eventId === undefined || event.eventId === null ? null : check.string(event.eventId, at("eventId"), { maxLength: 200 });
+    for (const key of Object.keys(event))
+      if (!(EVENT_KEYS as readonly string[]).includes(key)) check.fail(at(key), "is not a known field");
+    const eventId =
+      event.eventId === undefined || event.eventId === null
+        ? null
+        : check.string(event.eventId, at("eventId"), { maxLength: 200 });
     let awb = "";
     if (typeof event.awb !== "string") check.fail(at("awb"), "is required: an AWB such as 020-12345675");
     else {
       const parsed = parseAwb(event.awb);
-      if (!parsed) check.fail(at("awb"), `must be a 3-digit prefix and an 8-digit serial, got ${JSON.stringify(event.awb.slice(0, 40))}`);
-      else if (enforceCheckDigit && !parsed.checkDigitValid) check.fail(at("awb"), `${parsed.canonical} has a wrong check digit`);
+      if (!parsed)
+        check.fail(
+          at("awb"),
+          `must be a 3-digit prefix and an 8-digit serial, got ${JSON.stringify(event.awb.slice(0, 40))}`,
+        );
+      else if (enforceCheckDigit && !parsed.checkDigitValid)
+        check.fail(at("awb"), `${parsed.canonical} has a wrong check digit`);
       else awb = parsed.canonical;
     }
     let state = "";
     if (typeof event.state !== "string") check.fail(at("state"), "is required: one status code (RCS … TOA)");
     else {
       state = event.state.trim().toUpperCase();
-      if (!isStatusCode(state)) check.fail(at("state"), `must be one status code (${STATUS_CODES.join(", ")}), got ${JSON.stringify(event.state)}`);
+      if (!isStatusCode(state))
+        check.fail(
+          at("state"),
+          `must be one status code (${STATUS_CODES.join(", ")}), got ${JSON.stringify(event.state)}`,
+        );
     }
     const occurredAt = timestamp(check, event.timestamp, at("timestamp")) ?? now;
     const toaTimestamp = timestamp(check, event.toaTimestamp, at("toaTimestamp"));
-    if (toaTimestamp && state !== "TOA" && isStatusCode(state)) check.fail(at("toaTimestamp"), `is only for TOA events, not ${state}`);
+    if (toaTimestamp && state !== "TOA" && isStatusCode(state))
+      check.fail(at("toaTimestamp"), `is only for TOA events, not ${state}`);
     let station: string | null = null;
     if (event.station !== undefined && event.station !== null) {
-      if (!isIataCode(event.station)) check.fail(at("station"), `must be an IATA station code of three upper-case letters, got ${JSON.stringify(event.station)}`);
+      if (!isIataCode(event.station))
+        check.fail(
+          at("station"),
+          `must be an IATA station code of three upper-case letters, got ${JSON.stringify(event.station)}`,
+        );
       else station = event.station;
     }
     let flight: string | null = null;
     if (event.flight !== undefined && event.flight !== null) {
-      if (typeof event.flight !== "string" || !FLIGHT.test(event.flight)) check.fail(at("flight"), `must be a flight designator such as LH8160, got ${JSON.stringify(event.flight)}`);
+      if (typeof event.flight !== "string" || !FLIGHT.test(event.flight))
+        check.fail(at("flight"), `must be a flight designator such as LH8160, got ${JSON.stringify(event.flight)}`);
       else flight = event.flight;
     }
     events.push({ eventId, awb, state: state as StatusCode, occurredAt, toaTimestamp, station, flight });

@@ -49,7 +49,9 @@ export function checkAddress(address: string, allowPrivate: boolean): AddressVer
   const family = isIP(plain);
   if (family === 0) return { allowed: false, reason: `"${address}" is not an IP address` };
   const type = family === 4 ? "ipv4" : "ipv6";
-  if (NEVER.check(plain, type)) return { allowed: false, reason: `${plain} is a link-local, metadata or reserved address` };
-  if (!allowPrivate && PRIVATE.check(plain, type)) return { allowed: false, reason: `${plain} is a loopback or private address (ALLOW_PRIVATE_CALLBACKS is off)` };
+  if (NEVER.check(plain, type))
+    return { allowed: false, reason: `${plain} is a link-local, metadata or reserved address` };
+  if (!allowPrivate && PRIVATE.check(plain, type))
+    return { allowed: false, reason: `${plain} is a loopback or private address (ALLOW_PRIVATE_CALLBACKS is off)` };
   return { allowed: true };
 }

@@ -19,13 +19,25 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * and refuses forbidden addresses, so the check applies to the address actually used, not only to
  * the URL as stored (a DNS name may resolve inward, and may change between checks).
  */
-export function createGuardedAgent({ allowPrivate, connections, keepAliveTimeoutMs = 30_000 }: { allowPrivate: boolean; connections?: number; keepAliveTimeoutMs?: number }): Agent {
+export function createGuardedAgent({
+  allowPrivate,
+  connections,
+  keepAliveTimeoutMs = 30_000,
+}: {
+  allowPrivate: boolean;
+  connections?: number;
+  keepAliveTimeoutMs?: number;
+}): Agent {
   const lookup = (hostname: string, options: { all?: boolean; family?: number }, callback: LookupCallback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, options.all ? [] : "");
       for (const { address } of addresses) {
         const verdict = checkAddress(address, allowPrivate);
-        if (!verdict.allowed) return callback(new ForbiddenAddressError(`${hostname} resolves to ${verdict.reason}`) as NodeJS.ErrnoException, options.all ? [] : "");
+        if (!verdict.allowed)
+          return callback(
+            new ForbiddenAddressError(`${hostname} resolves to ${verdict.reason}`) as NodeJS.ErrnoException,
+            options.all ? [] : "",
+          );
       }
       if (options.all) return callback(null, addresses);
       const first = addresses[0]!;

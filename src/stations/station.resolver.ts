@@ -28,8 +28,15 @@ export class StationResolver {
     return ctx.services.stations.find(code)?.view ?? null;
   }
 
-  @Query(() => [StationType], { nullable: "items", description: "Stations in the order asked (at most 100; duplicates kept); null where a code is unknown. Without codes: every station." })
-  stations(@Arg("codes", () => [String], { nullable: true }) codes: string[] | null | undefined, @Ctx() ctx: GraphQLContext): ReadonlyArray<StationView | null> {
+  @Query(() => [StationType], {
+    nullable: "items",
+    description:
+      "Stations in the order asked (at most 100; duplicates kept); null where a code is unknown. Without codes: every station.",
+  })
+  stations(
+    @Arg("codes", () => [String], { nullable: true }) codes: string[] | null | undefined,
+    @Ctx() ctx: GraphQLContext,
+  ): ReadonlyArray<StationView | null> {
     const service = ctx.services.stations;
     if (codes == null) return service.snapshot().all;
     const valid = service.parseCodeList(codes, "codes");
@@ -39,7 +46,8 @@ export class StationResolver {
 
   @FieldResolver(() => Boolean, {
     nullable: true,
-    description: "Whether the import or export counter is open at the instant (default: now), from its opening hours in the station's time zone; null when either is unknown.",
+    description:
+      "Whether the import or export counter is open at the instant (default: now), from its opening hours in the station's time zone; null when either is unknown.",
   })
   openAt(
     @Root() station: StationView,

@@ -5,13 +5,24 @@ const nullableBoolean = { type: ["boolean", "null"] } as const;
 const address = {
   type: ["object", "null"],
   required: ["street", "streetNo", "building", "zipCode", "city"],
-  properties: { street: nullableString, streetNo: nullableString, building: nullableString, zipCode: nullableString, city: nullableString },
+  properties: {
+    street: nullableString,
+    streetNo: nullableString,
+    building: nullableString,
+    zipCode: nullableString,
+    city: nullableString,
+  },
 } as const;
 
 const contact = {
   type: ["object", "null"],
   required: ["generalEmail", "generalPhone", "handlingEmail", "handlingPhone"],
-  properties: { generalEmail: nullableString, generalPhone: nullableString, handlingEmail: nullableString, handlingPhone: nullableString },
+  properties: {
+    generalEmail: nullableString,
+    generalPhone: nullableString,
+    handlingEmail: nullableString,
+    handlingPhone: nullableString,
+  },
 } as const;
 
 const openingHours = {
@@ -22,7 +33,14 @@ const openingHours = {
     required: ["day", "hours"],
     properties: {
       day: { type: "string", enum: ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"] },
-      hours: { type: "array", items: { type: "object", required: ["open", "close"], properties: { open: { type: "string", example: "08:00" }, close: { type: "string", example: "17:30" } } } },
+      hours: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["open", "close"],
+          properties: { open: { type: "string", example: "08:00" }, close: { type: "string", example: "17:30" } },
+        },
+      },
     },
   },
 } as const;
@@ -30,7 +48,17 @@ const openingHours = {
 export const stationSchema = {
   $id: "Station",
   type: "object",
-  required: ["code", "name", "freighterHandling", "passengerAircraftHandling", "truckHandling", "countryShort", "countryLong", "import", "export"],
+  required: [
+    "code",
+    "name",
+    "freighterHandling",
+    "passengerAircraftHandling",
+    "truckHandling",
+    "countryShort",
+    "countryLong",
+    "import",
+    "export",
+  ],
   properties: {
     code: { type: "string", pattern: "^[A-Z]{3}$", example: "FRA" },
     name: { type: "string" },
@@ -43,9 +71,21 @@ export const stationSchema = {
       type: "object",
       description: "Import handling. Where the station gives no import address, `address` is the export address.",
       required: ["address", "contact", "firmsCode", "ciscFee", "storage", "externalComment", "openingHours"],
-      properties: { address, contact, firmsCode: nullableString, ciscFee: nullableString, storage: nullableString, externalComment: nullableString, openingHours },
+      properties: {
+        address,
+        contact,
+        firmsCode: nullableString,
+        ciscFee: nullableString,
+        storage: nullableString,
+        externalComment: nullableString,
+        openingHours,
+      },
     },
-    export: { type: "object", required: ["address", "contact", "openingHours"], properties: { address, contact, openingHours } },
+    export: {
+      type: "object",
+      required: ["address", "contact", "openingHours"],
+      properties: { address, contact, openingHours },
+    },
   },
 } as const;
 
@@ -54,7 +94,11 @@ const product = {
   required: ["available", "temperatureRanges", "containerTypes", "services", "contact", "comment"],
   properties: {
     available: { type: "boolean" },
-    temperatureRanges: { type: "array", description: "Degrees Celsius", items: { type: "object", properties: { min: { type: "number" }, max: { type: "number" } } } },
+    temperatureRanges: {
+      type: "array",
+      description: "Degrees Celsius",
+      items: { type: "object", properties: { min: { type: "number" }, max: { type: "number" } } },
+    },
     containerTypes: { type: "array", items: { type: "string" } },
     services: { type: "array", items: { type: "string" } },
     contact: { type: "object", properties: { email: nullableString, phone: nullableString } },
@@ -81,7 +125,10 @@ export const problemSchema = {
     detail: { type: "string" },
     code: { type: "string" },
     requestId: { type: "string" },
-    errors: { type: "array", items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } } },
+    errors: {
+      type: "array",
+      items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } },
+    },
   },
   additionalProperties: true,
 } as const;
@@ -89,5 +136,7 @@ export const problemSchema = {
 export const iataParam = {
   type: "object",
   required: ["IATACode"],
-  properties: { IATACode: { type: "string", description: "IATA station code, three upper-case letters", example: "FRA" } },
+  properties: {
+    IATACode: { type: "string", description: "IATA station code, three upper-case letters", example: "FRA" },
+  },
 } as const;

@@ -36,7 +36,9 @@ export function createStationService({ store, log }: { store: StationStore; log:
 
   function parseCode(value: unknown, field: string): string {
     if (!isIataCode(value)) {
-      throw validationError([{ field, message: `must be an IATA station code of three upper-case letters, got ${JSON.stringify(value)}` }]);
+      throw validationError([
+        { field, message: `must be an IATA station code of three upper-case letters, got ${JSON.stringify(value)}` },
+      ]);
     }
     return value;
   }
@@ -47,9 +49,14 @@ export function createStationService({ store, log }: { store: StationStore; log:
       if (loadBundled && (await store.version()) === 0) {
         const file = JSON.parse(await readFile(BUNDLED_STATIONS_FILE, "utf8")) as unknown;
         const result = validateStationFile(file);
-        if (!result.ok) throw new Error(`The bundled station file is invalid: ${JSON.stringify(result.problems.slice(0, 5))}`);
+        if (!result.ok)
+          throw new Error(`The bundled station file is invalid: ${JSON.stringify(result.problems.slice(0, 5))}`);
         const version = await store.replaceAll(result.stations, { onlyIfEmpty: true });
-        if (version !== null) log.info({ stations: result.stations.length, file: BUNDLED_STATIONS_FILE }, "loaded the bundled station data set");
+        if (version !== null)
+          log.info(
+            { stations: result.stations.length, file: BUNDLED_STATIONS_FILE },
+            "loaded the bundled station data set",
+          );
       }
       await reload();
       if (refreshIntervalMs > 0) {
@@ -83,7 +90,8 @@ export function createStationService({ store, log }: { store: StationStore; log:
     get(code: unknown, field = "code"): StationEntry {
       const parsed = parseCode(code, field);
       const entry = snapshot.get(parsed);
-      if (!entry) throw new AppError("STATION_NOT_FOUND", `No station ${parsed}`, { extensions: { unknownCodes: [parsed] } });
+      if (!entry)
+        throw new AppError("STATION_NOT_FOUND", `No station ${parsed}`, { extensions: { unknownCodes: [parsed] } });
       return entry;
     },
 
@@ -96,8 +104,15 @@ export function createStationService({ store, log }: { store: StationStore; log:
     parseCodeList(value: unknown, field = "stationCodes"): string[] {
       if (!Array.isArray(value)) throw validationError([{ field, message: "must be an array of IATA station codes" }]);
       if (value.length === 0) throw validationError([{ field, message: "must hold at least one code" }]);
-      if (value.length > MAX_CODES_PER_REQUEST) throw validationError([{ field, message: `must hold at most ${MAX_CODES_PER_REQUEST} codes, got ${value.length}` }]);
-      const problems = value.flatMap((code, i) => (isIataCode(code) ? [] : [{ field: `${field}[${i}]`, message: `must be three upper-case letters, got ${JSON.stringify(code)}` }]));
+      if (value.length > MAX_CODES_PER_REQUEST)
+        throw validationError([
+          { field, message: `must hold at most ${MAX_CODES_PER_REQUEST} codes, got ${value.length}` },
+        ]);
+      const problems = value.flatMap((code, i) =>
+        isIataCode(code)
+          ? []
+          : [{ field: `${field}[${i}]`, message: `must be three upper-case letters, got ${JSON.stringify(code)}` }],
+      );
       if (problems.length > 0) throw validationError(problems);
       return [...new Set(value as string[])];
     },
@@ -106,7 +121,9 @@ export function createStationService({ store, log }: { store: StationStore; log:
     getMany(codes: readonly string[]): StationEntry[] {
       const unknown = codes.filter((c) => !snapshot.get(c));
       if (unknown.length > 0) {
-        throw new AppError("STATION_NOT_FOUND", `No station ${unknown.join(", ")}`, { extensions: { unknownCodes: unknown } });
+        throw new AppError("STATION_NOT_FOUND", `No station ${unknown.join(", ")}`, {
+          extensions: { unknownCodes: unknown },
+        });
       }
       return codes.map((c) => snapshot.get(c)!);
     },
@@ -115,7 +132,11 @@ export function createStationService({ store, log }: { store: StationStore; log:
     async importStations(input: unknown): Promise<ImportResult> {
       const result = validateStationFile(input);
       if (!result.ok) {
-        throw new AppError("VALIDATION_FAILED", `The station file has ${result.problems.length} problem(s); nothing was imported`, { errors: result.problems });
+        throw new AppError(
+          "VALIDATION_FAILED",
+          `The station file has ${result.problems.length} problem(s); nothing was imported`,
+          { errors: result.problems },
+        );
       }
       const version = (await store.replaceAll(result.stations))!;
       await reload();

@@ -1,4 +1,12 @@
-import type { Address, Contact, OpeningDay, ProductHandling, Station, StationRecord, TemperatureProducts } from "./station.view";
+import type {
+  Address,
+  Contact,
+  OpeningDay,
+  ProductHandling,
+  Station,
+  StationRecord,
+  TemperatureProducts,
+} from "./station.view";
 import { unavailableProduct } from "./station.view";
 
 /** The station as GraphQL sees it: the REST object plus its time zone and products. */
@@ -50,7 +58,12 @@ export class StationSnapshot {
 const address = (a: Address | null): Address | null =>
   a && { street: a.street, streetNo: a.streetNo, building: a.building, zipCode: a.zipCode, city: a.city };
 const contact = (c: Contact | null): Contact | null =>
-  c && { generalEmail: c.generalEmail, generalPhone: c.generalPhone, handlingEmail: c.handlingEmail, handlingPhone: c.handlingPhone };
+  c && {
+    generalEmail: c.generalEmail,
+    generalPhone: c.generalPhone,
+    handlingEmail: c.handlingEmail,
+    handlingPhone: c.handlingPhone,
+  };
 const hours = (days: OpeningDay[] | null): OpeningDay[] | null =>
   days && days.map((d) => ({ day: d.day, hours: d.hours.map((h) => ({ open: h.open, close: h.close })) }));
 const product = (p: ProductHandling | undefined): ProductHandling =>
@@ -84,7 +97,11 @@ function toEntry(record: StationRecord): StationEntry {
       externalComment: record.import.externalComment,
       openingHours: hours(record.import.openingHours),
     },
-    export: { address: address(record.export.address), contact: contact(record.export.contact), openingHours: hours(record.export.openingHours) },
+    export: {
+      address: address(record.export.address),
+      contact: contact(record.export.contact),
+      openingHours: hours(record.export.openingHours),
+    },
   };
   const products: TemperatureProducts = {
     code: record.code,

@@ -54,10 +54,15 @@ export class OpeningDayType {
 
 @ObjectType("ImportDetails", SIMPLE)
 export class ImportDetailsType {
-  @Field(() => AddressType, { nullable: true, description: "The export address where the station gives no import address." }) address!: AddressType | null;
+  @Field(() => AddressType, {
+    nullable: true,
+    description: "The export address where the station gives no import address.",
+  })
+  address!: AddressType | null;
   @Field(() => ContactType, { nullable: true }) contact!: ContactType | null;
   @Field(() => String, { nullable: true }) firmsCode!: string | null;
-  @Field(() => String, { nullable: true, description: "Cargo Import Service Charge, e.g. \"EUR 35.00\"" }) ciscFee!: string | null;
+  @Field(() => String, { nullable: true, description: 'Cargo Import Service Charge, e.g. "EUR 35.00"' }) ciscFee!:
+    string | null;
   @Field(() => String, { nullable: true }) storage!: string | null;
   @Field(() => String, { nullable: true }) externalComment!: string | null;
   @Field(() => [OpeningDayType], { nullable: true }) openingHours!: OpeningDayType[] | null;
@@ -92,7 +97,10 @@ export class ProductHandlingType {
   @Field(() => String, { nullable: true }) comment!: string | null;
 }
 
-@ObjectType("TemperatureProducts", { ...SIMPLE, description: "Temperature-controlled product handling (active and passive)." })
+@ObjectType("TemperatureProducts", {
+  ...SIMPLE,
+  description: "Temperature-controlled product handling (active and passive).",
+})
 export class TemperatureProductsType {
   @Field() code!: string;
   @Field(() => ProductHandlingType) active!: ProductHandlingType;

@@ -85,5 +85,12 @@ export interface StationRecord extends Station {
 }
 
 export function unavailableProduct(): ProductHandling {
-  return { available: false, temperatureRanges: [], containerTypes: [], services: [], contact: { email: null, phone: null }, comment: null };
+  return {
+    available: false,
+    temperatureRanges: [],
+    containerTypes: [],
+    services: [],
+    contact: { email: null, phone: null },
+    comment: null,
+  };
 }

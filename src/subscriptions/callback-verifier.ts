@@ -15,9 +15,12 @@ export function parseCallbackUrl(value: string): URL {
   } catch {
     throw new AppError("CALLBACK_INVALID", `The callback "${value.slice(0, 200)}" is not an absolute URL`);
   }
-  if (value.length > MAX_CALLBACK_LENGTH) throw new AppError("CALLBACK_INVALID", `The callback is longer than ${MAX_CALLBACK_LENGTH} characters`);
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new AppError("CALLBACK_INVALID", `The callback must be an http or https URL, not ${url.protocol}`);
-  if (url.username || url.password) throw new AppError("CALLBACK_INVALID", "The callback must not carry credentials in the URL");
+  if (value.length > MAX_CALLBACK_LENGTH)
+    throw new AppError("CALLBACK_INVALID", `The callback is longer than ${MAX_CALLBACK_LENGTH} characters`);
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new AppError("CALLBACK_INVALID", `The callback must be an http or https URL, not ${url.protocol}`);
+  if (url.username || url.password)
+    throw new AppError("CALLBACK_INVALID", "The callback must not carry credentials in the URL");
   if (url.hash) throw new AppError("CALLBACK_INVALID", "The callback must not have a fragment (#…)");
   return url;
 }
@@ -27,7 +30,19 @@ export function isRegistered(url: URL, prefixes: readonly string[]): boolean {
   return prefixes.some((prefix) => prefix === "*" || url.href.startsWith(prefix));
 }
 
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_SOCKET", "ETIMEDOUT", "UND_ERR_ABORTED"]);
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "ETIMEDOUT",
+  "UND_ERR_ABORTED",
+]);
 
 /**
  * Checks that the service can deliver to `callback` (CONTRACT §2, §5): registered prefix (403),
@@ -36,11 +51,18 @@ const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EC
  */
 export async function verifyCallback(
   callback: string,
-  { prefixes, allowPrivate, dispatcher }: { prefixes: readonly string[]; allowPrivate: boolean; dispatcher: Dispatcher },
+  {
+    prefixes,
+    allowPrivate,
+    dispatcher,
+  }: { prefixes: readonly string[]; allowPrivate: boolean; dispatcher: Dispatcher },
 ): Promise<string> {
   const url = parseCallbackUrl(callback);
   if (!isRegistered(url, prefixes)) {
-    throw new AppError("CALLBACK_NOT_REGISTERED", `The callback ${url.href} is outside this client's registered callback prefixes`);
+    throw new AppError(
+      "CALLBACK_NOT_REGISTERED",
+      `The callback ${url.href} is outside this client's registered callback prefixes`,
+    );
   }
   let response: Dispatcher.ResponseData;
   try {
@@ -55,10 +77,17 @@ export async function verifyCallback(
     });
   } catch (error) {
     const forbidden = forbiddenCause(error);
-    if (forbidden) throw new AppError("CALLBACK_INVALID", `The callback's address is not allowed: ${forbidden.message}`);
+    if (forbidden)
+      throw new AppError("CALLBACK_INVALID", `The callback's address is not allowed: ${forbidden.message}`);
     const code = networkCode(error);
-    if (code === "TIMEOUT") throw new AppError("CALLBACK_UNREACHABLE", `OPTIONS ${url.href} got no answer within ${CALLBACK_CHECK_TIMEOUT_MS / 1000} s`);
-    throw new AppError("CALLBACK_UNREACHABLE", `OPTIONS ${url.href} failed: ${code ?? (error as Error).message}`, { extensions: { networkError: code ?? null } });
+    if (code === "TIMEOUT")
+      throw new AppError(
+        "CALLBACK_UNREACHABLE",
+        `OPTIONS ${url.href} got no answer within ${CALLBACK_CHECK_TIMEOUT_MS / 1000} s`,
+      );
+    throw new AppError("CALLBACK_UNREACHABLE", `OPTIONS ${url.href} failed: ${code ?? (error as Error).message}`, {
+      extensions: { networkError: code ?? null },
+    });
   }
   response.body.dump().catch(() => {});
   const allow = headerValue(response.headers.allow);
@@ -73,9 +102,13 @@ export async function verifyCallback(
   }
   const methods = (allow ?? "").split(",").map((m) => m.trim().toUpperCase());
   if (!methods.includes("POST")) {
-    throw new AppError("CALLBACK_INVALID", `OPTIONS ${url.href} answered ${status} with Allow: ${allow === undefined ? "(absent)" : `"${allow}"`}; POST must be allowed`, {
-      extensions: { optionsStatus: status, allow: allow ?? null },
-    });
+    throw new AppError(
+      "CALLBACK_INVALID",
+      `OPTIONS ${url.href} answered ${status} with Allow: ${allow === undefined ? "(absent)" : `"${allow}"`}; POST must be allowed`,
+      {
+        extensions: { optionsStatus: status, allow: allow ?? null },
+      },
+    );
   }
   return url.href;
 }
@@ -87,7 +120,12 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 function networkCode(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const name = (e as { name?: string }).name;
-    if (name === "TimeoutError" || (e as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT" || (e as { code?: string }).code === "UND_ERR_CONNECT_TIMEOUT") return "TIMEOUT";
+    if (
+      name === "TimeoutError" ||
+      (e as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT" ||
+      (e as { code?: string }).code === "UND_ERR_CONNECT_TIMEOUT"
+    )
+      return "TIMEOUT";
     const code = (e as { code?: string }).code;
     if (code && UNREACHABLE_CODES.has(code)) return code;
   }

@@ -2,13 +2,26 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } fro
 import { requireScope } from "../clients/client.service";
 import type { GraphQLContext } from "../graphql/context";
 import { AppError } from "../errors";
-import { DeliveryCountsType, SubscriptionInputType, SubscriptionPageType, SubscriptionType, toStoredCode } from "./subscription.types";
+import {
+  DeliveryCountsType,
+  SubscriptionInputType,
+  SubscriptionPageType,
+  SubscriptionType,
+  toStoredCode,
+} from "./subscription.types";
 
-const asInput = (input: SubscriptionInputType) => ({ awb: input.awb, callback: input.callback, states: input.states.map(toStoredCode) });
+const asInput = (input: SubscriptionInputType) => ({
+  awb: input.awb,
+  callback: input.callback,
+  states: input.states.map(toStoredCode),
+});
 
 @Resolver(() => SubscriptionType)
 export class SubscriptionResolver {
-  @Query(() => SubscriptionType, { nullable: true, description: "One of the caller's subscriptions; null when it has none with this id." })
+  @Query(() => SubscriptionType, {
+    nullable: true,
+    description: "One of the caller's subscriptions; null when it has none with this id.",
+  })
   async subscription(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType | null> {
     const principal = requireScope(await ctx.auth(), "subscriptions");
     try {
@@ -32,19 +45,30 @@ export class SubscriptionResolver {
     return { items: page.items.map((s) => new SubscriptionType(s)), nextCursor: page.nextCursor };
   }
 
-  @FieldResolver(() => DeliveryCountsType, { description: "Notifications of this subscription by state (batched per request)." })
+  @FieldResolver(() => DeliveryCountsType, {
+    description: "Notifications of this subscription by state (batched per request).",
+  })
   deliveryCounts(@Root() subscription: SubscriptionType, @Ctx() ctx: GraphQLContext): Promise<DeliveryCountsType> {
     return ctx.loaders.deliveryCounts.load(subscription.subscriptionId);
   }
 
-  @Mutation(() => SubscriptionType, { description: "Verifies the callback (OPTIONS must allow POST), then subscribes." })
-  async createSubscription(@Arg("input", () => SubscriptionInputType) input: SubscriptionInputType, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType> {
+  @Mutation(() => SubscriptionType, {
+    description: "Verifies the callback (OPTIONS must allow POST), then subscribes.",
+  })
+  async createSubscription(
+    @Arg("input", () => SubscriptionInputType) input: SubscriptionInputType,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<SubscriptionType> {
     const principal = requireScope(await ctx.auth(), "subscriptions");
     return new SubscriptionType(await ctx.services.subscriptions.create(principal, asInput(input)));
   }
 
   @Mutation(() => SubscriptionType, { description: "Full replacement; a changed callback is verified again." })
-  async updateSubscription(@Arg("id", () => ID) id: string, @Arg("input", () => SubscriptionInputType) input: SubscriptionInputType, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType> {
+  async updateSubscription(
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => SubscriptionInputType) input: SubscriptionInputType,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<SubscriptionType> {
     const principal = requireScope(await ctx.auth(), "subscriptions");
     return new SubscriptionType(await ctx.services.subscriptions.update(principal, id, asInput(input)));
   }

@@ -45,33 +45,57 @@ export function parseSubscriptionId(value: unknown, field = "subscriptionId"): s
  * Checks that the service can deliver to a callback (CONTRACT §2, §5) and throws the AppError that
  * says why not. app.ts binds it to the outbound HTTP client (callback-verifier.ts over the guarded agent).
  */
-export type CallbackVerifier = (callback: string, check: { prefixes: readonly string[]; allowPrivate: boolean }) => Promise<unknown>;
+export type CallbackVerifier = (
+  callback: string,
+  check: { prefixes: readonly string[]; allowPrivate: boolean },
+) => Promise<unknown>;
 
 /**
  * Subscriptions: one client's interest in one AWB's milestones, delivered to one callback. Every
  * operation is scoped to the calling client; another client's subscription is "not found".
  */
-export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback: CallbackVerifier; allowPrivateCallbacks: boolean; enforceCheckDigit: boolean }) {
+export function createSubscriptionService(deps: {
+  prisma: Prisma;
+  verifyCallback: CallbackVerifier;
+  allowPrivateCallbacks: boolean;
+  enforceCheckDigit: boolean;
+}) {
   const { prisma, verifyCallback, allowPrivateCallbacks, enforceCheckDigit } = deps;
 
   /** Field-level validation of an input, all problems at once (400). */
   function validate(input: SubscriptionInput): { awb: string; callback: string; states: StateSelection } {
     const problems: FieldError[] = [];
     let awb = "";
-    if (typeof input.awb !== "string") problems.push({ field: "awb", message: `must be a string such as "020-12345675", got ${typeof input.awb}` });
+    if (typeof input.awb !== "string")
+      problems.push({ field: "awb", message: `must be a string such as "020-12345675", got ${typeof input.awb}` });
     else {
       const parsed = parseAwb(input.awb);
-      if (!parsed) problems.push({ field: "awb", message: `must be a 3-digit prefix and an 8-digit serial ("020-12345675", "02012345675" or "020 12345675"), got ${JSON.stringify(input.awb.slice(0, 40))}` });
-      else if (enforceCheckDigit && !parsed.checkDigitValid) problems.push({ field: "awb", message: `${parsed.canonical} has a wrong check digit (the serial's first seven digits mod 7 must equal its last digit)` });
+      if (!parsed)
+        problems.push({
+          field: "awb",
+          message: `must be a 3-digit prefix and an 8-digit serial ("020-12345675", "02012345675" or "020 12345675"), got ${JSON.stringify(input.awb.slice(0, 40))}`,
+        });
+      else if (enforceCheckDigit && !parsed.checkDigitValid)
+        problems.push({
+          field: "awb",
+          message: `${parsed.canonical} has a wrong check digit (the serial's first seven digits mod 7 must equal its last digit)`,
+        });
       else awb = parsed.canonical;
     }
-    if (typeof input.callback !== "string" || input.callback.trim() === "") problems.push({ field: "callback", message: "must be a non-empty URL string" });
+    if (typeof input.callback !== "string" || input.callback.trim() === "")
+      problems.push({ field: "callback", message: "must be a non-empty URL string" });
     let states: StateSelection = [];
-    if (!Array.isArray(input.states) || input.states.some((s) => typeof s !== "string")) problems.push({ field: "states", message: "must list status codes" });
+    if (!Array.isArray(input.states) || input.states.some((s) => typeof s !== "string"))
+      problems.push({ field: "states", message: "must list status codes" });
     else {
       const result = normaliseStates(input.states as string[]);
-      if (result.unknown.length > 0) problems.push({ field: "states", message: `unknown status code(s) ${result.unknown.map((c) => JSON.stringify(c)).join(", ")}: send ${STATES_HINT}` });
-      else if (result.states.length === 0) problems.push({ field: "states", message: "must name at least one status code, or *" });
+      if (result.unknown.length > 0)
+        problems.push({
+          field: "states",
+          message: `unknown status code(s) ${result.unknown.map((c) => JSON.stringify(c)).join(", ")}: send ${STATES_HINT}`,
+        });
+      else if (result.states.length === 0)
+        problems.push({ field: "states", message: "must name at least one status code, or *" });
       states = result.states;
     }
     if (problems.length > 0) throw validationError(problems);
@@ -82,18 +106,34 @@ export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback
   // reads several times faster under load (BENCHMARKS.md). Ownership is checked here, not in SQL.
   async function findOwn(principal: Principal, id: string): Promise<Row> {
     const row = await prisma.subscription.findUnique({ where: { id } });
-    if (!row || row.clientId !== principal.clientId) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
+    if (!row || row.clientId !== principal.clientId)
+      throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
     return row;
   }
 
-  async function rejectDuplicate(principal: Principal, awb: string, callback: string, exceptId?: string): Promise<void> {
-    const existing = await prisma.subscription.findUnique({ where: { clientId_awb_callback: { clientId: principal.clientId, awb, callback } }, select: { id: true } });
+  async function rejectDuplicate(
+    principal: Principal,
+    awb: string,
+    callback: string,
+    exceptId?: string,
+  ): Promise<void> {
+    const existing = await prisma.subscription.findUnique({
+      where: { clientId_awb_callback: { clientId: principal.clientId, awb, callback } },
+      select: { id: true },
+    });
     if (existing && existing.id !== exceptId) {
-      throw new AppError("SUBSCRIPTION_EXISTS", `Subscription ${existing.id} already sends ${awb} to ${callback}`, { extensions: { subscriptionId: existing.id } });
+      throw new AppError("SUBSCRIPTION_EXISTS", `Subscription ${existing.id} already sends ${awb} to ${callback}`, {
+        extensions: { subscriptionId: existing.id },
+      });
     }
   }
 
-  async function duplicateOnRace<T>(work: () => Promise<T>, principal: Principal, awb: string, callback: string): Promise<T> {
+  async function duplicateOnRace<T>(
+    work: () => Promise<T>,
+    principal: Principal,
+    awb: string,
+    callback: string,
+  ): Promise<T> {
     try {
       return await work();
     } catch (error) {
@@ -111,11 +151,16 @@ export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback
       await rejectDuplicate(principal, awb, callback);
       const count = await prisma.subscription.count({ where: { clientId: principal.clientId } });
       if (count >= principal.maxSubscriptions) {
-        throw new AppError("SUBSCRIPTION_LIMIT_REACHED", `This client has ${count} subscriptions, its limit; delete some first`, { extensions: { limit: principal.maxSubscriptions } });
+        throw new AppError(
+          "SUBSCRIPTION_LIMIT_REACHED",
+          `This client has ${count} subscriptions, its limit; delete some first`,
+          { extensions: { limit: principal.maxSubscriptions } },
+        );
       }
       await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
       const row = await duplicateOnRace(
-        () => prisma.subscription.create({ data: { clientId: principal.clientId, awb, callback, states: [...states] } }),
+        () =>
+          prisma.subscription.create({ data: { clientId: principal.clientId, awb, callback, states: [...states] } }),
         principal,
         awb,
         callback,
@@ -127,7 +172,10 @@ export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback
       return toSubscription(await findOwn(principal, parseSubscriptionId(id)));
     },
 
-    async list(principal: Principal, filter: { awb?: unknown; callback?: unknown; first?: unknown; after?: unknown } = {}): Promise<SubscriptionPage> {
+    async list(
+      principal: Principal,
+      filter: { awb?: unknown; callback?: unknown; first?: unknown; after?: unknown } = {},
+    ): Promise<SubscriptionPage> {
       const problems: FieldError[] = [];
       let awb: string | undefined;
       if (filter.awb !== undefined && filter.awb !== null) {
@@ -147,7 +195,8 @@ export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback
         }
       }
       const first = filter.first === undefined || filter.first === null ? 50 : Number(filter.first);
-      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) problems.push({ field: "first", message: `must be a whole number from 1 to ${MAX_PAGE_SIZE}` });
+      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE)
+        problems.push({ field: "first", message: `must be a whole number from 1 to ${MAX_PAGE_SIZE}` });
       let after: { createdAt: Date; id: string } | undefined;
       if (filter.after !== undefined && filter.after !== null) {
         after = decodeCursor(filter.after);
@@ -159,7 +208,9 @@ export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback
           clientId: principal.clientId,
           ...(awb ? { awb } : {}),
           ...(callback ? { callback } : {}),
-          ...(after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {}),
+          ...(after
+            ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] }
+            : {}),
         },
         orderBy: [{ createdAt: "asc" }, { id: "asc" }],
         take: first + 1,
@@ -176,9 +227,11 @@ export function createSubscriptionService(deps: { prisma: Prisma; verifyCallback
       const callback = parseCallbackUrl(raw).href;
       const current = await findOwn(principal, subscriptionId);
       await rejectDuplicate(principal, awb, callback, subscriptionId);
-      if (callback !== current.callback) await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
+      if (callback !== current.callback)
+        await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
       const row = await duplicateOnRace(
-        () => prisma.subscription.update({ where: { id: subscriptionId }, data: { awb, callback, states: [...states] } }),
+        () =>
+          prisma.subscription.update({ where: { id: subscriptionId }, data: { awb, callback, states: [...states] } }),
         principal,
         awb,
         callback,

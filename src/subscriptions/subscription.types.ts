@@ -21,7 +21,7 @@ export enum StatusCode {
 }
 registerEnumType(StatusCode, {
   name: "StatusCode",
-  description: "Milestone status codes in the order of the status table; ALL means every code (\"*\" in REST).",
+  description: 'Milestone status codes in the order of the status table; ALL means every code ("*" in REST).',
 });
 
 export function toStoredCode(code: StatusCode): string {
@@ -72,5 +72,6 @@ export class DeliveryCountsType {
 @ObjectType("SubscriptionPage")
 export class SubscriptionPageType {
   @Field(() => [SubscriptionType]) items!: SubscriptionType[];
-  @Field(() => String, { nullable: true, description: "Pass as `after` for the next page; null on the last page." }) nextCursor!: string | null;
+  @Field(() => String, { nullable: true, description: "Pass as `after` for the next page; null on the last page." })
+  nextCursor!: string | null;
 }

@@ -8,14 +8,18 @@ const SPELLINGS = { awb: ["awb", "AWB"], callback: ["callback", "Callback"], sta
  * Reads a create or update body. Either spelling of each field is accepted (create's `awb`, update's
  * `AWB`, …), not both at once; other fields are refused; `states` is one comma-separated string.
  */
-export function readSubscriptionBody(body: unknown, { withId }: { withId: boolean }): { input: SubscriptionInput; subscriptionId: unknown } {
+export function readSubscriptionBody(
+  body: unknown,
+  { withId }: { withId: boolean },
+): { input: SubscriptionInput; subscriptionId: unknown } {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw validationError([{ field: "body", message: "must be a JSON object with awb, callback and states" }]);
   }
   const record = body as Record<string, unknown>;
   const problems: FieldError[] = [];
   const known = new Set<string>([...Object.values(SPELLINGS).flat(), ...(withId ? ["subscriptionId"] : [])]);
-  for (const key of Object.keys(record)) if (!known.has(key)) problems.push({ field: key, message: "is not a known field" });
+  for (const key of Object.keys(record))
+    if (!known.has(key)) problems.push({ field: key, message: "is not a known field" });
 
   const pick = (field: keyof typeof SPELLINGS): unknown => {
     const [lower, upper] = SPELLINGS[field];
@@ -31,7 +35,8 @@ export function readSubscriptionBody(body: unknown, { withId }: { withId: boolea
   if (rawStates !== undefined) {
     // One string ("DEP, ARR", "DEP ARR") as the specification shows, or a JSON array of codes.
     if (typeof rawStates === "string") states = splitStatesString(rawStates);
-    else if (!Array.isArray(rawStates) || rawStates.some((c) => typeof c !== "string")) problems.push({ field: "states", message: `must be ${STATES_HINT} (or an array of codes)` });
+    else if (!Array.isArray(rawStates) || rawStates.some((c) => typeof c !== "string"))
+      problems.push({ field: "states", message: `must be ${STATES_HINT} (or an array of codes)` });
   }
   if (problems.length > 0) throw validationError(problems);
   return { input: { awb, callback, states }, subscriptionId: record.subscriptionId };

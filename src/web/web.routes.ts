@@ -6,7 +6,10 @@ import { DASHBOARD_HTML, IDE_HTML, PAGE_SECURITY_HEADERS } from "./pages";
 import type { WebAsset } from "./web-assets";
 
 /** GET /dashboard and the bundles under /assets; the IDE's page is answered by `sendIdePage`. */
-export function registerWebRoutes(app: FastifyInstance, options: { assets: ReadonlyMap<string, WebAsset>; log: Logger }): void {
+export function registerWebRoutes(
+  app: FastifyInstance,
+  options: { assets: ReadonlyMap<string, WebAsset>; log: Logger },
+): void {
   const { assets, log } = options;
   if (assets.size === 0) log.warn("the browser pages are not built (dist/web is empty): run npm run build");
 
@@ -14,7 +17,11 @@ export function registerWebRoutes(app: FastifyInstance, options: { assets: Reado
   app.get<{ Params: { name: string } }>("/assets/:name", { schema: { hide: true } }, (request, reply) => {
     const asset = assets.get(request.params.name);
     if (!asset) return sendProblem(reply, new AppError("NOT_FOUND", `No asset ${request.params.name}`));
-    reply.headers(PAGE_SECURITY_HEADERS).header("etag", asset.etag).header("cache-control", "no-cache").header("vary", "accept-encoding");
+    reply
+      .headers(PAGE_SECURITY_HEADERS)
+      .header("etag", asset.etag)
+      .header("cache-control", "no-cache")
+      .header("vary", "accept-encoding");
     if (request.headers["if-none-match"] === asset.etag) return reply.code(304).send();
     reply.type(asset.contentType);
     if (asset.gzipped && acceptsGzip(request)) return reply.header("content-encoding", "gzip").send(asset.gzipped);
@@ -32,8 +39,16 @@ export function sendIdePage(reply: FastifyReply, assets: ReadonlyMap<string, Web
 }
 
 function sendPage(reply: FastifyReply, html: string, assets: ReadonlyMap<string, WebAsset>): FastifyReply {
-  if (assets.size === 0) return sendProblem(reply, new AppError("SERVICE_UNAVAILABLE", "The browser pages are not built on this server; run npm run build"));
-  return reply.headers(PAGE_SECURITY_HEADERS).header("cache-control", "no-cache").type("text/html; charset=utf-8").send(html);
+  if (assets.size === 0)
+    return sendProblem(
+      reply,
+      new AppError("SERVICE_UNAVAILABLE", "The browser pages are not built on this server; run npm run build"),
+    );
+  return reply
+    .headers(PAGE_SECURITY_HEADERS)
+    .header("cache-control", "no-cache")
+    .type("text/html; charset=utf-8")
+    .send(html);
 }
 
 function acceptsGzip(request: FastifyRequest): boolean {

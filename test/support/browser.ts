@@ -11,7 +11,8 @@ export const SCREENSHOT_DIR = path.resolve(__dirname, "..", "..", "test-output",
 /** `describe`, or a skip that says why when no Chromium is installed; with REQUIRE_BROWSER=1 (CI) a missing one fails. */
 export function describeWithBrowser(name: string, fn: () => void): void {
   if (existsSync(CHROMIUM_PATH)) return describe(name, fn);
-  if (process.env.REQUIRE_BROWSER === "1") throw new Error(`${CHROMIUM_PATH} is missing and REQUIRE_BROWSER=1: apt-get install -y chromium`);
+  if (process.env.REQUIRE_BROWSER === "1")
+    throw new Error(`${CHROMIUM_PATH} is missing and REQUIRE_BROWSER=1: apt-get install -y chromium`);
   describe.skip(`${name} — SKIPPED: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium)`, fn);
 }
 
@@ -19,7 +20,16 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     // Without the background-networking flags Chromium keeps trying Google's hosts, which this closed network refuses.
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
   });
 }
 

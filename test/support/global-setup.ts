@@ -11,14 +11,18 @@ export default async function globalSetup(): Promise<void> {
   try {
     await client.connect();
     // Databases left behind by an earlier run that was killed.
-    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'gw_test_%'");
+    const { rows } = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'gw_test_%'",
+    );
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     process.env[POSTGRES_ADMIN_URL_ENV] = url;
   } catch (error) {
     const reason = `PostgreSQL at ${url} is not reachable (${(error as Error).message})`;
     if (process.env.REQUIRE_POSTGRES === "1") throw new Error(`${reason}; REQUIRE_POSTGRES=1 makes that fatal`);
     process.env[POSTGRES_UNAVAILABLE_ENV] = reason;
-    console.warn(`\n[tests] ${reason}: every PostgreSQL variant is SKIPPED; the same tests run on the embedded PGlite only.\n`);
+    console.warn(
+      `\n[tests] ${reason}: every PostgreSQL variant is SKIPPED; the same tests run on the embedded PGlite only.\n`,
+    );
   } finally {
     await client.end().catch(() => {});
   }

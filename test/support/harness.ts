@@ -47,8 +47,18 @@ export const silentLogger: Logger = pino({ level: "silent" });
 export const ADMIN_KEY = "cgw_test-bootstrap-admin-key-0001";
 
 /** Environment for an app under test on the given backend; returns it with a cleanup for the database. */
-export async function testEnvironment(backend: Backend, env: Record<string, string> = {}): Promise<{ env: Record<string, string>; cleanup: Disposer }> {
-  const base = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", BOOTSTRAP_API_KEY: ADMIN_KEY, ALLOW_PRIVATE_CALLBACKS: "true", ...env };
+export async function testEnvironment(
+  backend: Backend,
+  env: Record<string, string> = {},
+): Promise<{ env: Record<string, string>; cleanup: Disposer }> {
+  const base = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    BOOTSTRAP_API_KEY: ADMIN_KEY,
+    ALLOW_PRIVATE_CALLBACKS: "true",
+    ...env,
+  };
   if (backend === "pglite") return { env: { DATA_DIR: "memory://", ...base }, cleanup: () => {} };
   if (env.DATABASE_URL) return { env: base, cleanup: () => {} }; // sharing another app's database
   const database = await createPostgresDatabase();
@@ -56,7 +66,11 @@ export async function testEnvironment(backend: Backend, env: Record<string, stri
 }
 
 /** Starts the whole gateway in this process on a free port. */
-export async function startApp(backend: Backend, disposers: Disposers, env: Record<string, string> = {}): Promise<{ app: App; url: string; env: Record<string, string> }> {
+export async function startApp(
+  backend: Backend,
+  disposers: Disposers,
+  env: Record<string, string> = {},
+): Promise<{ app: App; url: string; env: Record<string, string> }> {
   const environment = await testEnvironment(backend, env);
   disposers.add(environment.cleanup);
   const app = await createApp(loadConfig(environment.env), silentLogger);

@@ -26,18 +26,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
-const PG_BIN = process.env.PG_BIN ?? (() => {
-  try {
-    const version = execFileSync("ls", ["/usr/lib/postgresql"]).toString().trim().split("\n").sort().pop();
-    return `/usr/lib/postgresql/${version}/bin`;
-  } catch {
-    return "/usr/lib/postgresql/15/bin";
-  }
-})();
+const PG_BIN =
+  process.env.PG_BIN ??
+  (() => {
+    try {
+      const version = execFileSync("ls", ["/usr/lib/postgresql"]).toString().trim().split("\n").sort().pop();
+      return `/usr/lib/postgresql/${version}/bin`;
+    } catch {
+      return "/usr/lib/postgresql/15/bin";
+    }
+  })();
 
 /** As the postgres user when run as root (initdb refuses root). */
 function asPostgres(command: string, args: string[]): void {
-  const [file, argv] = process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
+  const [file, argv] =
+    process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
   execFileSync(file, argv, { stdio: "pipe" });
 }
 
@@ -80,7 +83,11 @@ export async function startPrivateRedis(): Promise<PrivateService> {
   const service: PrivateService = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: "ignore" });
+      child = spawn(
+        "redis-server",
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+        { stdio: "ignore" },
+      );
       // Ready once it accepts a PING.
       for (let i = 0; i < 100; i++) {
         try {

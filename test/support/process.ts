@@ -28,11 +28,17 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
   const output: string[] = [];
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL"); // never leave an orphan that keeps the test run alive
-      reject(new Error(`server did not listen within ${timeoutMs} ms (it must log "gateway listening", so LOG_LEVEL must be info or lower); stderr: ${stderr}`));
+      reject(
+        new Error(
+          `server did not listen within ${timeoutMs} ms (it must log "gateway listening", so LOG_LEVEL must be info or lower); stderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     readline.createInterface({ input: child.stdout! }).on("line", (line) => {
       output.push(line);

@@ -5,7 +5,9 @@ import type { IncomingHttpHeaders } from "node:http";
 export function verifySignature(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
   const id = String(headers["webhook-id"]);
   const timestamp = String(headers["webhook-timestamp"]);
-  const expected = createHmac("sha256", Buffer.from(secret.replace(/^whsec_/, ""), "base64")).update(`${id}.${timestamp}.${body}`).digest();
+  const expected = createHmac("sha256", Buffer.from(secret.replace(/^whsec_/, ""), "base64"))
+    .update(`${id}.${timestamp}.${body}`)
+    .digest();
   return String(headers["webhook-signature"])
     .split(" ")
     .some((part) => {
@@ -16,7 +18,10 @@ export function verifySignature(secret: string, headers: IncomingHttpHeaders, bo
 }
 
 /** Resolves once `predicate` holds, checking whenever `subscribe` reports a change or every 50 ms. */
-export async function until(predicate: () => boolean | Promise<boolean>, { timeoutMs = 20_000, what = "condition" } = {}): Promise<void> {
+export async function until(
+  predicate: () => boolean | Promise<boolean>,
+  { timeoutMs = 20_000, what = "condition" } = {},
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -23,12 +23,20 @@ export async function openSubscriber(url: string, authorization: string): Promis
   await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
   socket.send(JSON.stringify({ type: "connection_init", payload: { authorization } }));
   await new Promise<void>((resolve, reject) => {
-    socket.once("message", (data) => (JSON.parse(String(data)).type === "connection_ack" ? resolve() : reject(new Error(`expected connection_ack, got ${String(data)}`))));
+    socket.once("message", (data) =>
+      JSON.parse(String(data)).type === "connection_ack"
+        ? resolve()
+        : reject(new Error(`expected connection_ack, got ${String(data)}`)),
+    );
     void closed.then((code) => reject(new Error(`closed with ${code} before connection_ack`)));
   });
   socket.on("message", (data) => {
-    const message = JSON.parse(String(data)) as { type: string; payload?: { data?: Record<string, any>; errors?: unknown } };
-    if (message.type === "next" && message.payload?.data && !message.payload.errors) received.push(message.payload.data);
+    const message = JSON.parse(String(data)) as {
+      type: string;
+      payload?: { data?: Record<string, any>; errors?: unknown };
+    };
+    if (message.type === "next" && message.payload?.data && !message.payload.errors)
+      received.push(message.payload.data);
     else if (message.type === "next" || message.type === "error") errors.push(message.payload);
   });
   return {
@@ -36,7 +44,8 @@ export async function openSubscriber(url: string, authorization: string): Promis
     received,
     errors,
     closed,
-    subscribe: (id, query, variables) => socket.send(JSON.stringify({ id, type: "subscribe", payload: { query, variables } })),
+    subscribe: (id, query, variables) =>
+      socket.send(JSON.stringify({ id, type: "subscribe", payload: { query, variables } })),
     complete: (id) => socket.send(JSON.stringify({ id, type: "complete" })),
     close: () => socket.close(1000),
   };

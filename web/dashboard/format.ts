@@ -8,9 +8,18 @@ export function stateName(code: string): string {
 export const viewerTimeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 const viewerFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-const dayKey = (zone: string | undefined) => new Intl.DateTimeFormat("en-CA", { year: "numeric", month: "2-digit", day: "2-digit", ...(zone ? { timeZone: zone } : {}) });
+const dayKey = (zone: string | undefined) =>
+  new Intl.DateTimeFormat("en-CA", {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    ...(zone ? { timeZone: zone } : {}),
+  });
 const viewerDay = dayKey(undefined);
-const stationFormats = new Map<string, { day: Intl.DateTimeFormat; time: Intl.DateTimeFormat; dateTime: Intl.DateTimeFormat }>();
+const stationFormats = new Map<
+  string,
+  { day: Intl.DateTimeFormat; time: Intl.DateTimeFormat; dateTime: Intl.DateTimeFormat }
+>();
 
 export function viewerTime(iso: string): string {
   return viewerFormat.format(new Date(iso));

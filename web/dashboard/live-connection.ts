@@ -34,7 +34,8 @@ export function openLiveConnection(key: string, onState: (state: ConnectionState
     lazy: false,
     keepAlive: 15_000,
     retryAttempts: Number.POSITIVE_INFINITY,
-    retryWait: (retries) => new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** retries) * (0.5 + Math.random() / 2))),
+    retryWait: (retries) =>
+      new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** retries) * (0.5 + Math.random() / 2))),
     shouldRetry: (event) => {
       const close = closeCode(event);
       return close === null || !REFUSED.has(close.code);
@@ -43,12 +44,14 @@ export function openLiveConnection(key: string, onState: (state: ConnectionState
       /* reported through the closed event below */
     },
     on: {
-      connecting: (isRetry) => !disposed && onState(isRetry ? { kind: "reconnecting", reason: "reconnecting" } : { kind: "connecting" }),
+      connecting: (isRetry) =>
+        !disposed && onState(isRetry ? { kind: "reconnecting", reason: "reconnecting" } : { kind: "connecting" }),
       connected: () => !disposed && onState({ kind: "connected" }),
       closed: (event) => {
         if (disposed) return;
         const close = closeCode(event);
-        if (close && REFUSED.has(close.code)) onState({ kind: "refused", reason: close.reason || "The gateway refused the key" });
+        if (close && REFUSED.has(close.code))
+          onState({ kind: "refused", reason: close.reason || "The gateway refused the key" });
         else onState({ kind: "reconnecting", reason: close?.reason || "connection lost" });
       },
     },

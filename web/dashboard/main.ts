@@ -32,8 +32,20 @@ let client: LiveConnection | undefined;
 let connectionState: ConnectionState = { kind: "no-key" };
 
 // ---- page skeleton -------------------------------------------------------------------------------
-const connectionBadge = h("span", { class: "connection", role: "status", "aria-live": "polite", "data-state": "no-key" });
-const keyInput = h("input", { id: "api-key", type: "password", autocomplete: "off", spellcheck: "false", placeholder: "cgw_…", "aria-describedby": "key-help" });
+const connectionBadge = h("span", {
+  class: "connection",
+  role: "status",
+  "aria-live": "polite",
+  "data-state": "no-key",
+});
+const keyInput = h("input", {
+  id: "api-key",
+  type: "password",
+  autocomplete: "off",
+  spellcheck: "false",
+  placeholder: "cgw_…",
+  "aria-describedby": "key-help",
+});
 const keyForm = h(
   "form",
   { class: "key-form" },
@@ -43,10 +55,24 @@ const keyForm = h(
   h("button", { type: "button", class: "secondary", id: "forget-key" }, "Forget"),
   h("small", { id: "key-help", class: "muted" }, "Kept in this browser only; needs the events:read scope."),
 );
-const awbInput = h("input", { id: "awb-input", type: "text", inputmode: "numeric", autocomplete: "off", placeholder: "020-12345675", "aria-describedby": "awb-message" });
+const awbInput = h("input", {
+  id: "awb-input",
+  type: "text",
+  inputmode: "numeric",
+  autocomplete: "off",
+  placeholder: "020-12345675",
+  "aria-describedby": "awb-message",
+});
 const awbButton = h("button", { type: "submit" }, "Watch");
 const awbMessage = h("p", { id: "awb-message", class: "field-message", "aria-live": "polite" });
-const awbForm = h("form", { class: "awb-form" }, h("label", { for: "awb-input" }, "Watch an AWB"), awbInput, awbButton, awbMessage);
+const awbForm = h(
+  "form",
+  { class: "awb-form" },
+  h("label", { for: "awb-input" }, "Watch an AWB"),
+  awbInput,
+  awbButton,
+  awbMessage,
+);
 const cards = h("section", { class: "cards", "aria-label": "Watched AWBs" });
 const emptyHint = h("p", { class: "empty-hint muted" }, "Add an AWB above to see its milestones here, live.");
 const stationDialog = createStationDialog();
@@ -54,7 +80,14 @@ const stationDialog = createStationDialog();
 document.body.append(
   h("header", { class: "topbar" }, h("h1", {}, "AWB milestones"), connectionBadge),
   h("main", {}, h("div", { class: "controls" }, keyForm, awbForm), emptyHint, cards),
-  h("footer", { class: "muted" }, `Times are shown in your zone (${viewerTimeZone}) and in the station's. `, h("a", { href: "/graphql" }, "GraphQL IDE"), " · ", h("a", { href: "/docs" }, "REST API")),
+  h(
+    "footer",
+    { class: "muted" },
+    `Times are shown in your zone (${viewerTimeZone}) and in the station's. `,
+    h("a", { href: "/graphql" }, "GraphQL IDE"),
+    " · ",
+    h("a", { href: "/docs" }, "REST API"),
+  ),
   stationDialog.element,
 );
 
@@ -152,9 +185,19 @@ awbForm.addEventListener("submit", (event) => {
 function watch(awb: string): void {
   const list = h("ol", { class: "timeline", "aria-label": `Milestones of ${awb}` });
   const status = h("p", { class: "card-status muted" });
-  const remove = h("button", { type: "button", class: "icon", "aria-label": `Stop watching ${awb}`, title: "Stop watching" }, "×");
+  const remove = h(
+    "button",
+    { type: "button", class: "icon", "aria-label": `Stop watching ${awb}`, title: "Stop watching" },
+    "×",
+  );
   const latest = h("span", { class: "latest" });
-  const card = h("article", { class: "card", "data-awb": awb }, h("header", {}, h("h2", {}, awb), latest, remove), status, list);
+  const card = h(
+    "article",
+    { class: "card", "data-awb": awb },
+    h("header", {}, h("h2", {}, awb), latest, remove),
+    status,
+    list,
+  );
   const entry: Watched = { timeline: new Timeline(awb), card, list, status };
   watched.set(awb, entry);
   cards.prepend(card);
@@ -183,8 +226,16 @@ async function follow(awb: string): Promise<void> {
     const { milestones } = await graphqlRequest<{ milestones: Milestone[] }>(HISTORY_QUERY, { awb }, bearer(apiKey));
     if (entry.timeline.add(milestones)) render(entry);
   } catch (error) {
-    setCardStatus(entry, error instanceof GraphQLRequestError ? `History not loaded: ${error.message}` : String(error), true);
-    if (error instanceof GraphQLRequestError && (error.code === "UNAUTHENTICATED" || error.code === "INSUFFICIENT_SCOPE")) return;
+    setCardStatus(
+      entry,
+      error instanceof GraphQLRequestError ? `History not loaded: ${error.message}` : String(error),
+      true,
+    );
+    if (
+      error instanceof GraphQLRequestError &&
+      (error.code === "UNAUTHENTICATED" || error.code === "INSUFFICIENT_SCOPE")
+    )
+      return;
   }
   if (client !== liveClient || watched.get(awb) !== entry) return; // the key changed or the AWB was removed meanwhile
   if (entry.timeline.size === 0) setCardStatus(entry, "No milestones yet; new ones appear here as they are recorded.");
@@ -209,7 +260,8 @@ async function follow(awb: string): Promise<void> {
 
 function describe(error: unknown): string {
   if (Array.isArray(error)) return error.map((e: { message?: string }) => e.message ?? String(e)).join("; ");
-  if (error && typeof error === "object" && "reason" in error) return String((error as { reason: unknown }).reason || "connection closed");
+  if (error && typeof error === "object" && "reason" in error)
+    return String((error as { reason: unknown }).reason || "connection closed");
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -231,7 +283,11 @@ function render(entry: Watched): void {
 function renderMilestone(m: Milestone): HTMLElement {
   const local = m.station ? stationTime(m.timestamp, stationZones.get(m.station)) : null;
   const stationButton = m.station
-    ? h("button", { type: "button", class: "station-link", "data-station": m.station, title: `Details of station ${m.station}` }, m.station)
+    ? h(
+        "button",
+        { type: "button", class: "station-link", "data-station": m.station, title: `Details of station ${m.station}` },
+        m.station,
+      )
     : null;
   stationButton?.addEventListener("click", () => void stationDialog.open(m.station!));
   return h(
@@ -241,12 +297,25 @@ function renderMilestone(m: Milestone): HTMLElement {
     h(
       "div",
       { class: "milestone-body" },
-      h("p", { class: "state-name" }, stateName(m.state), m.flight ? h("span", { class: "flight" }, ` · flight ${m.flight}`) : null),
+      h(
+        "p",
+        { class: "state-name" },
+        stateName(m.state),
+        m.flight ? h("span", { class: "flight" }, ` · flight ${m.flight}`) : null,
+      ),
       h(
         "p",
         { class: "times" },
-        h("time", { datetime: m.timestamp, class: "viewer-time", title: `Your time (${viewerTimeZone})` }, viewerTime(m.timestamp)),
-        local ? h("span", { class: "station-time", title: "Station time" }, ` · ${local} at `, stationButton) : stationButton ? h("span", {}, " · at ", stationButton) : null,
+        h(
+          "time",
+          { datetime: m.timestamp, class: "viewer-time", title: `Your time (${viewerTimeZone})` },
+          viewerTime(m.timestamp),
+        ),
+        local
+          ? h("span", { class: "station-time", title: "Station time" }, ` · ${local} at `, stationButton)
+          : stationButton
+            ? h("span", {}, " · at ", stationButton)
+            : null,
       ),
       m.toaTimestamp ? h("p", { class: "toa" }, `Expected ${viewerTime(m.toaTimestamp)}`) : null,
     ),
@@ -255,17 +324,23 @@ function renderMilestone(m: Milestone): HTMLElement {
 
 /** Station zones for local times: one request for every code not yet known, then a re-render. */
 async function loadStationZones(milestones: readonly Milestone[]): Promise<void> {
-  const missing = [...new Set(milestones.map((m) => m.station).filter((c): c is string => !!c && !stationZones.has(c)))];
+  const missing = [
+    ...new Set(milestones.map((m) => m.station).filter((c): c is string => !!c && !stationZones.has(c))),
+  ];
   if (missing.length === 0) return;
   for (const code of missing) stationZones.set(code, null);
   try {
-    const { stations } = await graphqlRequest<{ stations: Array<{ code: string; timeZone: string | null } | null> }>(STATION_ZONES_QUERY, { codes: missing });
+    const { stations } = await graphqlRequest<{ stations: Array<{ code: string; timeZone: string | null } | null> }>(
+      STATION_ZONES_QUERY,
+      { codes: missing },
+    );
     for (const station of stations) if (station) stationZones.set(station.code, station.timeZone);
   } catch {
     for (const code of missing) stationZones.delete(code); // try again with the next render
     return;
   }
-  for (const entry of watched.values()) if (entry.timeline.newestFirst().some((m) => m.station && missing.includes(m.station))) render(entry);
+  for (const entry of watched.values())
+    if (entry.timeline.newestFirst().some((m) => m.station && missing.includes(m.station))) render(entry);
 }
 
 // ---- start ---------------------------------------------------------------------------------------

@@ -2,10 +2,28 @@ import { graphqlRequest } from "../shared/graphql-http";
 import { h, replaceChildren, type Child } from "./dom";
 import { stationTime, weekdayName } from "./format";
 
-interface Address { street: string | null; streetNo: string | null; building: string | null; zipCode: string | null; city: string | null }
-interface Contact { generalPhone: string | null; generalEmail: string | null; handlingPhone: string | null; handlingEmail: string | null }
-interface OpeningDay { day: string; hours: Array<{ open: string; close: string }> }
-interface Side { address: Address | null; contact: Contact | null; openingHours: OpeningDay[] | null }
+interface Address {
+  street: string | null;
+  streetNo: string | null;
+  building: string | null;
+  zipCode: string | null;
+  city: string | null;
+}
+interface Contact {
+  generalPhone: string | null;
+  generalEmail: string | null;
+  handlingPhone: string | null;
+  handlingEmail: string | null;
+}
+interface OpeningDay {
+  day: string;
+  hours: Array<{ open: string; close: string }>;
+}
+interface Side {
+  address: Address | null;
+  contact: Contact | null;
+  openingHours: OpeningDay[] | null;
+}
 interface Product {
   available: boolean;
   temperatureRanges: Array<{ min: number; max: number }>;
@@ -25,11 +43,17 @@ interface StationDetails {
   exportOpen: boolean | null;
   importOpen: boolean | null;
   export: Side;
-  import: Side & { ciscFee: string | null; firmsCode: string | null; storage: string | null; externalComment: string | null };
+  import: Side & {
+    ciscFee: string | null;
+    firmsCode: string | null;
+    storage: string | null;
+    externalComment: string | null;
+  };
   temperatureProducts: { active: Product; passive: Product };
 }
 
-const SIDE = "address { street streetNo building zipCode city } contact { generalPhone generalEmail handlingPhone handlingEmail } openingHours { day hours { open close } }";
+const SIDE =
+  "address { street streetNo building zipCode city } contact { generalPhone generalEmail handlingPhone handlingEmail } openingHours { day hours { open close } }";
 const PRODUCT = "available temperatureRanges { min max } containerTypes services contact { email phone } comment";
 const STATION_QUERY = `query StationDetails($code: String!) {
   station(code: $code) {
@@ -58,10 +82,19 @@ export function createStationDialog(): { element: HTMLDialogElement; open(code: 
       if (!element.open) element.showModal();
       try {
         const { station } = await graphqlRequest<{ station: StationDetails | null }>(STATION_QUERY, { code });
-        if (!station) replaceChildren(body, h("h2", { id: "station-title" }, code), h("p", { class: "error" }, `No station ${code} is known.`));
+        if (!station)
+          replaceChildren(
+            body,
+            h("h2", { id: "station-title" }, code),
+            h("p", { class: "error" }, `No station ${code} is known.`),
+          );
         else replaceChildren(body, ...renderStation(station));
       } catch (error) {
-        replaceChildren(body, h("h2", { id: "station-title" }, code), h("p", { class: "error" }, (error as Error).message));
+        replaceChildren(
+          body,
+          h("h2", { id: "station-title" }, code),
+          h("p", { class: "error" }, (error as Error).message),
+        );
       }
     },
   };
@@ -72,8 +105,18 @@ function renderStation(station: StationDetails): Child[] {
   const local = stationTime(now, station.timeZone);
   return [
     h("h2", { id: "station-title" }, h("span", { class: "code" }, station.code), " ", station.name),
-    h("p", { class: "muted" }, [station.countryLong, station.timeZone, local ? `local time ${local}` : null].filter(Boolean).join(" · ")),
-    h("p", { class: "capabilities" }, capability("Freighters", station.freighterHandling), capability("Passenger aircraft", station.passengerAircraftHandling), capability("Trucks", station.truckHandling)),
+    h(
+      "p",
+      { class: "muted" },
+      [station.countryLong, station.timeZone, local ? `local time ${local}` : null].filter(Boolean).join(" · "),
+    ),
+    h(
+      "p",
+      { class: "capabilities" },
+      capability("Freighters", station.freighterHandling),
+      capability("Passenger aircraft", station.passengerAircraftHandling),
+      capability("Trucks", station.truckHandling),
+    ),
     h(
       "div",
       { class: "sides" },
@@ -85,23 +128,48 @@ function renderStation(station: StationDetails): Child[] {
         ["Note", station.import.externalComment],
       ]),
     ),
-    h("section", { class: "products" }, h("h3", {}, "Temperature-controlled handling"), renderProduct("Active containers", station.temperatureProducts.active), renderProduct("Passive", station.temperatureProducts.passive)),
+    h(
+      "section",
+      { class: "products" },
+      h("h3", {}, "Temperature-controlled handling"),
+      renderProduct("Active containers", station.temperatureProducts.active),
+      renderProduct("Passive", station.temperatureProducts.passive),
+    ),
   ];
 }
 
 function capability(label: string, value: boolean | null): HTMLElement {
   const text = value === null ? "unknown" : value ? "yes" : "no";
-  return h("span", { class: `capability ${value === true ? "yes" : value === false ? "no" : "unknown"}` }, `${label}: ${text}`);
+  return h(
+    "span",
+    { class: `capability ${value === true ? "yes" : value === false ? "no" : "unknown"}` },
+    `${label}: ${text}`,
+  );
 }
 
 function openBadge(open: boolean | null): HTMLElement {
   if (open === null) return h("span", { class: "badge unknown" }, "hours unknown");
-  return h("span", { class: `badge ${open ? "open" : "closed"}`, "data-open": String(open) }, open ? "open now" : "closed now");
+  return h(
+    "span",
+    { class: `badge ${open ? "open" : "closed"}`, "data-open": String(open) },
+    open ? "open now" : "closed now",
+  );
 }
 
-function renderSide(title: string, side: Side, open: boolean | null, extra: Array<[string, string | null]> = []): HTMLElement {
+function renderSide(
+  title: string,
+  side: Side,
+  open: boolean | null,
+  extra: Array<[string, string | null]> = [],
+): HTMLElement {
   const address = side.address;
-  const addressLines = address ? [address.building, [address.street, address.streetNo].filter(Boolean).join(" "), [address.zipCode, address.city].filter(Boolean).join(" ")].filter((line) => line) : [];
+  const addressLines = address
+    ? [
+        address.building,
+        [address.street, address.streetNo].filter(Boolean).join(" "),
+        [address.zipCode, address.city].filter(Boolean).join(" "),
+      ].filter((line) => line)
+    : [];
   const contact = side.contact;
   const contacts: Array<[string, string | null | undefined]> = [
     ["General", contact?.generalPhone],
@@ -113,7 +181,13 @@ function renderSide(title: string, side: Side, open: boolean | null, extra: Arra
     "section",
     { class: "side", "data-side": title.toLowerCase() },
     h("h3", {}, title, " ", openBadge(open)),
-    h("address", {}, ...(addressLines.length > 0 ? addressLines.flatMap((line, i) => (i === 0 ? [line] : [h("br"), line])) : ["No address given"])),
+    h(
+      "address",
+      {},
+      ...(addressLines.length > 0
+        ? addressLines.flatMap((line, i) => (i === 0 ? [line] : [h("br"), line]))
+        : ["No address given"]),
+    ),
     definitionList([...contacts, ...extra]),
     renderHours(side.openingHours),
   );
@@ -130,17 +204,35 @@ function renderHours(days: OpeningDay[] | null): HTMLElement {
     "table",
     { class: "hours" },
     h("caption", {}, "Opening hours (station time)"),
-    h("tbody", {}, ...days.map((day) => h("tr", {}, h("th", { scope: "row" }, weekdayName(day.day)), h("td", {}, day.hours.length === 0 ? "closed" : day.hours.map((i) => `${i.open}–${i.close}`).join(", "))))),
+    h(
+      "tbody",
+      {},
+      ...days.map((day) =>
+        h(
+          "tr",
+          {},
+          h("th", { scope: "row" }, weekdayName(day.day)),
+          h("td", {}, day.hours.length === 0 ? "closed" : day.hours.map((i) => `${i.open}–${i.close}`).join(", ")),
+        ),
+      ),
+    ),
   );
 }
 
 function renderProduct(title: string, product: Product): HTMLElement {
-  if (!product.available) return h("div", { class: "product" }, h("h4", {}, title), h("p", { class: "muted" }, "Not offered"));
+  if (!product.available)
+    return h("div", { class: "product" }, h("h4", {}, title), h("p", { class: "muted" }, "Not offered"));
   return h(
     "div",
     { class: "product" },
     h("h4", {}, title),
-    h("p", {}, product.temperatureRanges.length > 0 ? product.temperatureRanges.map((r) => `${r.min} to ${r.max} °C`).join(" · ") : "Ranges not given"),
+    h(
+      "p",
+      {},
+      product.temperatureRanges.length > 0
+        ? product.temperatureRanges.map((r) => `${r.min} to ${r.max} °C`).join(" · ")
+        : "Ranges not given",
+    ),
     definitionList([
       ["Containers", product.containerTypes.join(", ")],
       ["Services", product.services.join("; ")],

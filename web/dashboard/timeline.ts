@@ -34,7 +34,9 @@ export class Timeline {
 
   /** Newest first by when it happened; equal times by the order stored. */
   newestFirst(): Milestone[] {
-    return [...this.byEvent.values()].sort((a, b) => b.timestamp.localeCompare(a.timestamp) || Number(BigInt(b.sequence) - BigInt(a.sequence)));
+    return [...this.byEvent.values()].sort(
+      (a, b) => b.timestamp.localeCompare(a.timestamp) || Number(BigInt(b.sequence) - BigInt(a.sequence)),
+    );
   }
 
   /** The highest sequence seen, for `after` (catch-up); "0" before anything is known. */

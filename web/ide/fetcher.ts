@@ -6,30 +6,45 @@ type Params = { query: string; operationName?: string | null; variables?: unknow
 type Result = ExecutionResult;
 
 /** GraphiQL types results as graphql-js's, but shows only each error's message. */
-const errorResult = (...messages: string[]): Result => ({ errors: messages.map((message) => ({ message })) }) as unknown as Result;
+const errorResult = (...messages: string[]): Result =>
+  ({ errors: messages.map((message) => ({ message })) }) as unknown as Result;
 
 /**
  * GraphiQL's fetcher for this gateway: queries and mutations over HTTP, subscriptions over
  * graphql-ws. Both carry the Authorization header from the IDE's headers tab; the websocket sends it
  * in connection_init, as the gateway expects (CONTRACT §5), and is reopened when the header changes.
  */
-export function createGatewayFetcher(): (params: Params, opts?: { headers?: Record<string, unknown>; documentAST?: DocumentNode }) => Promise<Result> | AsyncIterable<Result> {
+export function createGatewayFetcher(): (
+  params: Params,
+  opts?: { headers?: Record<string, unknown>; documentAST?: DocumentNode },
+) => Promise<Result> | AsyncIterable<Result> {
   let socket: { authorization: string | undefined; client: Client } | undefined;
 
   const clientFor = (authorization: string | undefined): Client => {
     if (socket && socket.authorization === authorization) return socket.client;
     void socket?.client.dispose();
-    const client = createClient({ url: graphqlWebsocketUrl(), connectionParams: authorization ? { authorization } : {}, lazy: true, retryAttempts: 0 });
+    const client = createClient({
+      url: graphqlWebsocketUrl(),
+      connectionParams: authorization ? { authorization } : {},
+      lazy: true,
+      retryAttempts: 0,
+    });
     socket = { authorization, client };
     return client;
   };
 
   return (params, opts) => {
-    const headers = Object.fromEntries(Object.entries(opts?.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+    const headers = Object.fromEntries(
+      Object.entries(opts?.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+    );
     if (isSubscription(params, opts?.documentAST)) return subscribe(clientFor(headers.authorization), params);
     return fetch("/graphql", {
       method: "POST",
-      headers: { accept: "application/graphql-response+json, application/json", ...headers, "content-type": "application/json" },
+      headers: {
+        accept: "application/graphql-response+json, application/json",
+        ...headers,
+        "content-type": "application/json",
+      },
       body: JSON.stringify(params),
     }).then((response) => response.json() as Promise<Result>);
   };
@@ -47,12 +62,18 @@ function isSubscription(params: Params, document: DocumentNode | undefined): boo
 /** The subscription's results; a socket closed by the gateway (a refused key, 4401) becomes an error result. */
 async function* subscribe(client: Client, params: Params): AsyncGenerator<Result> {
   try {
-    for await (const result of client.iterate({ query: params.query, operationName: params.operationName ?? null, variables: (params.variables ?? {}) as Record<string, unknown> })) yield result as Result;
+    for await (const result of client.iterate({
+      query: params.query,
+      operationName: params.operationName ?? null,
+      variables: (params.variables ?? {}) as Record<string, unknown>,
+    }))
+      yield result as Result;
   } catch (error) {
     if (error && typeof error === "object" && "code" in error) {
       const { code, reason } = error as { code: number; reason?: string };
       yield errorResult(`The websocket was closed (${code}): ${reason || "no reason given"}`);
-    } else if (Array.isArray(error)) yield errorResult(...error.map((e: { message?: string }) => e.message ?? String(e)));
+    } else if (Array.isArray(error))
+      yield errorResult(...error.map((e: { message?: string }) => e.message ?? String(e)));
     else yield errorResult(error instanceof Error ? error.message : String(error));
   }
 }

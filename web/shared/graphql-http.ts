@@ -14,12 +14,20 @@ interface GraphQLResponse<T> {
   errors?: Array<{ message: string; extensions?: { code?: string } }>;
 }
 
-export async function graphqlRequest<T>(query: string, variables: Record<string, unknown>, authorization?: string): Promise<T> {
+export async function graphqlRequest<T>(
+  query: string,
+  variables: Record<string, unknown>,
+  authorization?: string,
+): Promise<T> {
   let response: Response;
   try {
     response = await fetch("/graphql", {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json", ...(authorization ? { authorization } : {}) },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json",
+        ...(authorization ? { authorization } : {}),
+      },
       body: JSON.stringify({ query, variables }),
     });
   } catch (error) {
@@ -28,6 +36,7 @@ export async function graphqlRequest<T>(query: string, variables: Record<string,
   const body = (await response.json().catch(() => ({}))) as GraphQLResponse<T>;
   const first = body.errors?.[0];
   if (first) throw new GraphQLRequestError(first.message, first.extensions?.code ?? `HTTP_${response.status}`);
-  if (!response.ok || body.data == null) throw new GraphQLRequestError(`The gateway answered ${response.status}`, `HTTP_${response.status}`);
+  if (!response.ok || body.data == null)
+    throw new GraphQLRequestError(`The gateway answered ${response.status}`, `HTTP_${response.status}`);
   return body.data;
 }
