@@ -10,11 +10,16 @@ export default async function globalSetup(): Promise<void> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   try {
     await client.connect();
-    // Databases left behind by an earlier run that was killed.
+    // Databases left behind by an earlier run that was killed: named gw_test_<pid>_…, dropped when
+    // that process is gone (a run going on beside this one keeps its databases).
     const { rows } = await client.query<{ datname: string }>(
       "SELECT datname FROM pg_database WHERE datname LIKE 'gw_test_%'",
     );
-    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    for (const { datname } of rows) {
+      const pid = Number(/^gw_test_(\d+)_/.exec(datname)?.[1]);
+      if (Number.isInteger(pid) && processAlive(pid)) continue;
+      await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    }
     process.env[POSTGRES_ADMIN_URL_ENV] = url;
   } catch (error) {
     const reason = `PostgreSQL at ${url} is not reachable (${(error as Error).message})`;
@@ -25,5 +30,14 @@ export default async function globalSetup(): Promise<void> {
     );
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
