@@ -81,6 +81,14 @@ module.exports = {
       to: { path: "^src/cli\\.ts$" },
     },
     {
+      name: "only-the-root-imports-composition",
+      comment:
+        "composition/ builds services and mounts transports: only app.ts and the entry points use it, nothing it builds reaches back.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/(app|main|worker)\\.ts$|^src/composition/" },
+      to: { path: "^src/composition/" },
+    },
+    {
       name: "src-does-not-import-scripts-or-tests",
       severity: "error",
       from: { path: "^src/" },

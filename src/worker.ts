@@ -8,6 +8,7 @@ import { openDatabase } from "./db/database";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryStore } from "./delivery/delivery.store";
+import { DisposerStack } from "./composition/disposer-stack";
 import { createLogger } from "./log";
 import { createGuardedAgent } from "./outbound/guarded-agent";
 
@@ -25,17 +26,29 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const database = await openDatabase({ kind: "postgres", url: config.databaseUrl });
-  const store = createDeliveryStore(database.sql);
-  const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
-  const clients = createClientService({
-    prisma: database.prisma,
-    log,
-    secrets: createSecretBox(loadSecretsKey(config).key),
+  // Each resource goes on the stack as it opens: a failed start, like a stop, closes what is open.
+  const stack = new DisposerStack(log);
+  const started = await (async () => {
+    const database = await openDatabase({ kind: "postgres", url: config.databaseUrl! });
+    stack.defer("database", () => database.close());
+    const store = createDeliveryStore(database.sql);
+    const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
+    stack.defer("callback-agent", () => agent.close());
+    const clients = createClientService({
+      prisma: database.prisma,
+      log,
+      secrets: createSecretBox(loadSecretsKey(config).key),
+    });
+    await clients.prepareSecrets();
+    const metrics = createDeliveryMetrics(store);
+    const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log });
+    stack.defer("delivery-worker", () => worker.stop());
+    return { database, metrics, worker };
+  })().catch(async (error: unknown) => {
+    await stack.dispose().catch(() => {});
+    throw error;
   });
-  await clients.prepareSecrets();
-  const metrics = createDeliveryMetrics(store);
-  const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log });
+  const { database, metrics, worker } = started;
 
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
     res
@@ -46,15 +59,13 @@ async function main(): Promise<void> {
     if (req.method !== "GET") return json(res, 405, { status: 405, title: "Method Not Allowed" });
     if (path === "/healthz") return json(res, 200, { status: "ok" });
     if (path === "/readyz") {
-      void database
-        .ping()
-        .then((up) =>
-          json(res, up ? 200 : 503, {
-            status: up ? "ready" : "unavailable",
-            database: up ? "up" : "down",
-            wakeups: worker.wakeups(),
-          }),
-        );
+      void database.ping().then((up) =>
+        json(res, up ? 200 : 503, {
+          status: up ? "ready" : "unavailable",
+          database: up ? "up" : "down",
+          wakeups: worker.wakeups(),
+        }),
+      );
       return;
     }
     if (path === "/metrics") {
@@ -76,11 +87,10 @@ async function main(): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    server.close();
-    await worker.stop();
-    await agent.close();
-    await database.close();
-    process.exit(0);
+    await stack.dispose().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());

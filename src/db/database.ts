@@ -107,16 +107,6 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     unlock = await lockDataDir(target.dataDir);
   }
   const { factory, pglite, pool, migrationFactory } = adapterFor(target);
-  let appliedMigrations: string[];
-  try {
-    appliedMigrations = await applyPendingMigrations(migrationFactory ?? factory);
-  } catch (error) {
-    await pglite?.close();
-    await pool?.end();
-    await unlock();
-    throw error;
-  }
-  const prisma = new PrismaClient({ adapter: factory });
   // PGlite runs one query at a time (its own queue) and pg's pool is shared with Prisma's adapter:
   // these statements take turns with Prisma's on the same connections.
   const sql: SqlExecutor = pool
@@ -128,6 +118,16 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         query: async <T>(text: string, params: readonly unknown[]) =>
           (await pglite!.query<T>(text, params as unknown[])).rows,
       };
+  let appliedMigrations: string[];
+  try {
+    appliedMigrations = await applyPendingMigrations(migrationFactory ?? factory, (text) => sql.query(text, []));
+  } catch (error) {
+    await pglite?.close();
+    await pool?.end();
+    await unlock();
+    throw error;
+  }
+  const prisma = new PrismaClient({ adapter: factory });
   const expectedMigrations = (await readMigrationList()).migrationDirectories.length;
   return {
     prisma,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -42,21 +43,51 @@ export async function readMigrationList(prismaDir = PRISMA_DIR): Promise<Migrati
   };
 }
 
-/** Applies the migrations that are not yet in `_prisma_migrations`, as `prisma migrate deploy` would. */
+/**
+ * Applies the migrations that are not yet in `_prisma_migrations`, as `prisma migrate deploy` would.
+ * When every migration is already recorded as finished with the checksum of its file (the usual
+ * restart), the schema engine is not loaded at all: it is WebAssembly of some 10 MiB whose runtime
+ * leaves timers behind.
+ */
 export async function applyPendingMigrations(
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+  query: (sql: string) => Promise<Array<Record<string, unknown>>>,
   prismaDir = PRISMA_DIR,
 ): Promise<string[]> {
+  const migrationsList = await readMigrationList(prismaDir);
+  if (await allRecorded(migrationsList, query)) return [];
   const { engine, close } = await openSchemaEngine(await readSchema(prismaDir), adapterFactory);
   try {
-    const { appliedMigrationNames } = await engine.applyMigrations({
-      migrationsList: await readMigrationList(prismaDir),
-      filters: NO_FILTERS,
-    });
+    const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList, filters: NO_FILTERS });
     return appliedMigrationNames;
   } finally {
     await close();
   }
+}
+
+/**
+ * True when `_prisma_migrations` records each migration of the folder as finished, not rolled back,
+ * with its file's checksum, and holds no failed attempt. Anything else (no table yet, a new, edited or
+ * failed migration) is left to the schema engine, which applies or reports it.
+ */
+async function allRecorded(
+  list: MigrationList,
+  query: (sql: string) => Promise<Array<Record<string, unknown>>>,
+): Promise<boolean> {
+  let rows: Array<Record<string, unknown>>;
+  try {
+    rows = await query(
+      "SELECT migration_name, checksum, finished_at IS NOT NULL AND rolled_back_at IS NULL AS done, rolled_back_at IS NOT NULL AS rolled_back FROM _prisma_migrations",
+    );
+  } catch {
+    return false; // no table: a new database
+  }
+  if (rows.some((row) => !row.done && !row.rolled_back)) return false; // a failed or unfinished attempt
+  const recorded = new Map(rows.filter((row) => row.done).map((row) => [String(row.migration_name), row.checksum]));
+  return list.migrationDirectories.every((dir) => {
+    const file = dir.migrationFile.content;
+    return file.tag === "ok" && recorded.get(dir.path) === createHash("sha256").update(file.value).digest("hex");
+  });
 }
 
 /**

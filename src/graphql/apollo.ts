@@ -12,8 +12,8 @@ import { formatGraphQLError } from "./errors";
 import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
 
 /**
- * Apollo Server at /graphql on the Fastify instance. The caller stops it (after the HTTP server has
- * drained): shutdown is ordered in one place, App.stop, not by Apollo's own signal handlers.
+ * Apollo Server at /graphql on the Fastify instance. It stops when the Fastify instance closes, after
+ * in-flight requests have drained (an onClose hook), not on Apollo's own signal handlers.
  */
 export async function mountApollo(options: {
   app: FastifyInstance;
@@ -42,6 +42,7 @@ export async function mountApollo(options: {
       formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed")),
   });
   await apollo.start();
+  app.addHook("onClose", () => apollo.stop());
   // An encapsulated scope, so the cache's hooks run for /graphql only, not on every route.
   await app.register(async (scope) => {
     if (browserPage) {

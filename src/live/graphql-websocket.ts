@@ -42,11 +42,11 @@ export interface GraphQLWebsocket {
   /** Closes every socket (1001 going away) and stops accepting new ones. */
   dispose(): Promise<void>;
   /** Open sockets (after the HTTP upgrade). */
-  socketCount(): number;
+  socketCount: () => number;
   /** Live subscriptions (feeds) running. */
-  subscriptionCount(): number;
+  subscriptionCount: () => number;
   /** Executions of live subscription operations so far: one per (event, operation), however many subscribers. */
-  liveExecutions(): number;
+  liveExecutions: () => number;
 }
 
 /** Our state of one socket; graphql-ws keeps its own (`ctx`) beside it. */

@@ -1,0 +1,145 @@
+import type { Logger } from "pino";
+import type { Dispatcher } from "undici";
+import { createClientService, type ClientService } from "../clients/client.service";
+import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
+import type { Config } from "../config";
+import { type Database, openConfiguredDatabase } from "../db/database";
+import { createDeliveryMetrics, type DeliveryMetrics } from "../delivery/delivery.metrics";
+import { startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
+import { createDeliveryService } from "../delivery/delivery.service";
+import { createDeliveryStore, type DeliveryStore } from "../delivery/delivery.store";
+import { createHealthService } from "../health/health.service";
+import { createLiveEvents, type LiveEvents } from "../live/live-events";
+import { createMilestoneService } from "../milestones/milestone.service";
+import { milestoneView } from "../milestones/milestone.view";
+import { createGuardedAgent } from "../outbound/guarded-agent";
+import type { Services } from "../services";
+import { createStationService } from "../stations/station.service";
+import { createStationStore } from "../stations/station.store";
+import { verifyCallback } from "../subscriptions/callback-verifier";
+import { createSubscriptionService } from "../subscriptions/subscription.service";
+import type { DisposerStack } from "./disposer-stack";
+
+/** The named steps of a start, in order (a failure at any of them closes what the earlier ones opened). */
+export const START_STEPS = [
+  "database",
+  "stations",
+  "secrets",
+  "callback-agent",
+  "live-events",
+  "delivery-worker",
+  "http",
+  "live-streams",
+  "websocket",
+  "graphql",
+] as const;
+export type StartStep = (typeof START_STEPS)[number];
+/** Called before each start step; what it throws fails the start there (tests use it to fail each step). */
+export type BeforeStep = (step: StartStep) => void | Promise<void>;
+
+export interface Core {
+  readonly database: Database;
+  readonly services: Services;
+  readonly bootstrap: Awaited<ReturnType<ClientService["ensureBootstrapClient"]>>;
+  readonly live: LiveEvents;
+  readonly metrics: DeliveryMetrics;
+  readonly deliveryStore: DeliveryStore;
+  readonly callbackAgent: Dispatcher;
+  /** The delivery worker of this process, unless DELIVERY_WORKER=false. */
+  readonly worker: RunningDeliveryWorker | undefined;
+}
+
+/**
+ * Opens the database and builds every service, the live fan-out and the delivery worker; each
+ * resource is put on `stack` as soon as it is open, so a failure at a later step closes it.
+ */
+export async function buildServices(
+  config: Config,
+  log: Logger,
+  stack: DisposerStack,
+  beforeStep: BeforeStep,
+): Promise<Core> {
+  await beforeStep("database");
+  const database = await openConfiguredDatabase(config, "stop it, or start this one with another DATA_DIR");
+  stack.defer("database", () => database.close());
+  if (database.appliedMigrations.length > 0) {
+    log.info({ migrations: database.appliedMigrations }, "applied database migrations");
+  }
+  log.info(
+    { database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) },
+    "database ready",
+  );
+
+  await beforeStep("stations");
+  const stations = createStationService({ store: createStationStore(database.prisma), log });
+  stack.defer("stations", () => stations.stop());
+  await stations.start({ refreshIntervalMs: config.stationRefreshMs });
+
+  await beforeStep("secrets");
+  const secretsKey = loadSecretsKey(config);
+  log.info(
+    { source: secretsKey.source, ...(secretsKey.file ? { file: secretsKey.file } : {}) },
+    "signing secrets are sealed at rest",
+  );
+  const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(secretsKey.key) });
+  await clients.prepareSecrets();
+  const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
+
+  await beforeStep("callback-agent");
+  // One agent for every call to a client's callback: keep-alive per origin, addresses checked on connect.
+  const callbackAgent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
+  stack.defer("callback-agent", () => callbackAgent.close());
+
+  await beforeStep("live-events");
+  const live = createLiveEvents({ redisUrl: config.redisUrl, log });
+  stack.defer("live-events", () => live.close());
+
+  const deliveryStore = createDeliveryStore(database.sql);
+  const metrics = createDeliveryMetrics(deliveryStore);
+  let worker: RunningDeliveryWorker | undefined;
+  const milestones = createMilestoneService({
+    prisma: database.prisma,
+    // With DELIVERY_WORKER=false there is no worker here to hand new deliveries to.
+    handoff: config.deliveryWorker
+      ? {
+          leaseMs: config.delivery.leaseMs,
+          room: (origin) => worker?.handoff.room(origin) ?? 0,
+          take: (deliveries, startedAt) => worker?.handoff.take(deliveries, startedAt),
+        }
+      : undefined,
+    onCommitted: (events, deliveryCount) => {
+      metrics.recordEvents(events.length);
+      if (deliveryCount > 0) worker?.wake();
+      // After the commit only: a live subscriber never sees an event that could still roll back.
+      // On the next turn, so the ingestion's answer is not held up by a large local fan-out.
+      const views = events.map(milestoneView);
+      setImmediate(() => live.publish(views));
+    },
+  });
+  const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
+  const enforceCheckDigit = config.awbCheckDigit === "enforce";
+  const services: Services = {
+    health: createHealthService(database, live),
+    stations,
+    clients,
+    subscriptions: createSubscriptionService({
+      prisma: database.prisma,
+      verifyCallback: (callback, check) => verifyCallback(callback, { ...check, dispatcher: callbackAgent }),
+      allowPrivateCallbacks: config.allowPrivateCallbacks,
+      enforceCheckDigit,
+    }),
+    milestones,
+    deliveries,
+    enforceCheckDigit,
+  };
+
+  await beforeStep("delivery-worker");
+  if (config.deliveryWorker) {
+    // Started before the transports, stopped after them: ingestions still in flight at a stop can
+    // hand their deliveries to it.
+    worker = startDeliveryWorker({ config, store: deliveryStore, clients, dispatcher: callbackAgent, metrics, log });
+    const started = worker;
+    stack.defer("delivery-worker", () => started.stop());
+  }
+  return { database, services, bootstrap, live, metrics, deliveryStore, callbackAgent, worker };
+}

@@ -1,0 +1,155 @@
+import { createPubSub } from "@graphql-yoga/subscription";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { Config } from "../config";
+import { registerDeliveryRoutes } from "../delivery/delivery.routes";
+import { createDeliveryCountsLoader } from "../delivery/delivery.loaders";
+import { mountApollo } from "../graphql/apollo";
+import type { GraphQLContext } from "../graphql/context";
+import { createGraphQLPolicy } from "../graphql/policy";
+import { createResponseCache } from "../graphql/response-cache";
+import { buildGatewaySchema } from "../graphql/schema";
+import { registerHealthRoutes } from "../health/health.routes";
+import { registerMetricsRoute } from "../health/metrics.routes";
+import { authenticate } from "../http/auth";
+import { registerOpenApi } from "../http/openapi";
+import { createRateLimiter } from "../http/rate-limit";
+import { createHttpServer } from "../http/server";
+import { createAwbStreams } from "../live/awb-streams";
+import { attachGraphQLWebsocket, type GraphQLWebsocket } from "../live/graphql-websocket";
+import { registerLiveMetrics } from "../live/live.metrics";
+import { createWebsocketKeyCheck } from "../live/websocket-keys";
+import { registerMilestoneRoutes } from "../milestones/milestone.routes";
+import { milestoneView } from "../milestones/milestone.view";
+import { registerStationRoutes } from "../stations/station.routes";
+import { problemSchema, stationSchema, temperatureProductsSchema } from "../stations/station.schemas";
+import { STATION_CACHE_POLICY } from "../stations/station.resolver";
+import { registerSubscriptionRoutes } from "../subscriptions/subscription.routes";
+import { loadWebAssets } from "../web/web-assets";
+import { registerWebRoutes, sendIdePage, wantsHtml } from "../web/web.routes";
+import type { BeforeStep, Core } from "./build-services";
+import type { DisposerStack } from "./disposer-stack";
+
+/**
+ * Mounts every transport over the services on one port: REST routes, the API docs, the web pages,
+ * /metrics, GraphQL over HTTP (Apollo) and over websockets. Each is put on `stack` when made, so it
+ * closes before what it uses: the websockets first, then HTTP drains (Apollo stops after it).
+ */
+export async function mountTransports(
+  core: Core,
+  config: Config,
+  log: Logger,
+  stack: DisposerStack,
+  beforeStep: BeforeStep,
+): Promise<{ http: FastifyInstance; websocket: GraphQLWebsocket }> {
+  const { services, database, live, metrics } = core;
+  const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+  const authenticateHeader = (header: string | undefined) => authenticate(header, services.clients, limiter);
+  const carrier = config.carrierSegment;
+
+  await beforeStep("http");
+  const http = createHttpServer(log);
+  stack.defer("http", () => http.close());
+  await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
+  const authenticateRequest = (request: { headers: { authorization?: string } }) =>
+    authenticateHeader(request.headers.authorization);
+  registerHealthRoutes(http, services.health);
+  registerMetricsRoute(http, metrics.registry);
+  registerStationRoutes(http, { stations: services.stations, carrier });
+  registerMilestoneRoutes(http, {
+    milestones: services.milestones,
+    carrier,
+    enforceCheckDigit: services.enforceCheckDigit,
+    authenticate: authenticateRequest,
+  });
+  registerDeliveryRoutes(http, { deliveries: services.deliveries, carrier, authenticate: authenticateRequest });
+  registerSubscriptionRoutes(http, {
+    subscriptions: services.subscriptions,
+    carrier,
+    authenticate: authenticateRequest,
+  });
+  const webAssets = loadWebAssets();
+  registerWebRoutes(http, { assets: webAssets, log });
+
+  const policy = createGraphQLPolicy(config);
+  if (policy.allowList) log.info({ operations: policy.allowList.size }, "GraphQL runs allow-listed operations only");
+  const schema = await buildGatewaySchema(createPubSub());
+  // The logger and loaders are made on first use: a live subscription keeps its context for its
+  // whole life and, once started, uses neither.
+  const contextFor = (
+    requestId: string,
+    authorization: string | undefined,
+    websocket?: GraphQLContext["websocket"],
+  ): GraphQLContext => {
+    let principal: ReturnType<typeof authenticateHeader> | undefined;
+    let requestLog: Logger | undefined;
+    let loaders: GraphQLContext["loaders"] | undefined;
+    return {
+      requestId,
+      get log() {
+        return (requestLog ??= log.child({ requestId }));
+      },
+      services,
+      auth: () => (principal ??= authenticateHeader(authorization)),
+      get loaders() {
+        return (loaders ??= { deliveryCounts: createDeliveryCountsLoader(database.prisma) });
+      },
+      ...(websocket ? { websocket } : {}),
+    };
+  };
+
+  await beforeStep("live-streams");
+  /** One AWB's stored events after a position, as live subscribers see them (streams and catch-ups). */
+  const readAfter = async (awb: string, position: number, limit: number) =>
+    (await services.milestones.after(awb, BigInt(position), limit)).map(milestoneView);
+  const streams = createAwbStreams({ live, store: { heads: services.milestones.heads, after: readAfter }, log });
+  stack.defer("live-streams", () => streams.close());
+
+  await beforeStep("websocket");
+  const keys = createWebsocketKeyCheck({ authenticate: authenticateHeader, clients: services.clients });
+  let websocketSeq = 0;
+  const websocket = attachGraphQLWebsocket({
+    httpServer: http.server,
+    schema,
+    policy,
+    log,
+    limits: {
+      maxConnectionsPerKey: config.liveMaxConnectionsPerKey,
+      maxSubscriptionsPerSocket: config.liveMaxSubscriptionsPerSocket,
+      takeMessageToken: (keyId) => limiter.take(keyId),
+    },
+    createContext: (socket, connectionParams, subscriptionId) => {
+      const authorization = connectionParams?.authorization;
+      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined, {
+        socket,
+        subscriptionId,
+      });
+    },
+    authorize: keys.authorize,
+    recheck: keys.recheck,
+    recheckMs: config.liveKeyRecheckMs,
+    live: { streams, readAfter, maxQueuedEvents: config.liveMaxQueuedEvents },
+  });
+  stack.defer("websocket", () => websocket.dispose());
+  registerLiveMetrics(metrics.registry, {
+    sockets: websocket.socketCount,
+    subscriptions: websocket.subscriptionCount,
+    streams: () => streams.size,
+    executions: websocket.liveExecutions,
+  });
+
+  await beforeStep("graphql");
+  // Apollo is stopped by the HTTP server's close, after in-flight requests have drained (onClose).
+  await mountApollo({
+    app: http,
+    schema,
+    log,
+    policy,
+    createContext: (request) => Promise.resolve(contextFor(String(request.id), request.headers.authorization)),
+    browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
+    ...(config.graphqlResponseCache
+      ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => services.stations.snapshot().version) }
+      : {}),
+  });
+  return { http, websocket };
+}

@@ -1,0 +1,200 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client } from "pg";
+import pino from "pino";
+import { createApp } from "../src/app";
+import { START_STEPS, type StartStep } from "../src/composition/build-services";
+import { DisposerStack } from "../src/composition/disposer-stack";
+import { loadConfig } from "../src/config";
+import { ADMIN_KEY, describeBackend, silentLogger } from "./support/harness";
+import { createPostgresDatabase } from "./support/postgres";
+
+/** Handles this process holds, by kind (sockets, servers, timers), as Node reports them. */
+function handles(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * The kinds of which more are held than at `baseline`, once closing has had up to 2 s to settle. (Fewer
+ * is fine: something from before may have ended meanwhile.)
+ */
+async function handlesLeftOpen(baseline: Map<string, number>): Promise<Record<string, number>> {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const now = handles();
+    const diff: Record<string, number> = {};
+    for (const kind of new Set([...baseline.keys(), ...now.keys()])) {
+      const delta = (now.get(kind) ?? 0) - (baseline.get(kind) ?? 0);
+      if (delta > 0) diff[kind] = delta;
+    }
+    if (Object.keys(diff).length === 0 || Date.now() > deadline) return diff;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A logger that keeps what was logged at error level (a failed close is logged there). */
+function recordingLogger(): { log: pino.Logger; errors: string[] } {
+  const errors: string[] = [];
+  const log = pino({ level: "error" }, { write: (line: string) => void errors.push(line) });
+  return { log, errors };
+}
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+
+describe("DisposerStack", () => {
+  it("closes in reverse order, each once, past a failing close, and rejects with the first failure", async () => {
+    const { log, errors } = recordingLogger();
+    const stack = new DisposerStack(log);
+    const closed: string[] = [];
+    stack.defer("a", () => void closed.push("a"));
+    stack.defer("b", () => {
+      closed.push("b");
+      throw new Error("b failed");
+    });
+    stack.defer("c", async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      closed.push("c");
+    });
+    expect(stack.open()).toEqual(["a", "b", "c"]);
+    await expect(stack.dispose()).rejects.toThrow("b failed");
+    await expect(stack.dispose()).rejects.toThrow("b failed"); // the same outcome, nothing closed twice
+    expect(closed).toEqual(["c", "b", "a"]);
+    expect(stack.open()).toEqual([]);
+    expect(errors.join("")).toContain('"resource":"b"');
+  });
+
+  it("closes at once what is opened after disposal began", async () => {
+    const stack = new DisposerStack(silentLogger);
+    await stack.dispose();
+    const closed: string[] = [];
+    stack.defer("late", () => void closed.push("late"));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toEqual(["late"]);
+  });
+});
+
+describeBackend("pglite")(
+  "a start that fails at any step closes what it opened (embedded database, Redis, worker)",
+  () => {
+    let dataDir: string;
+    beforeAll(async () => {
+      dataDir = await mkdtemp(path.join(tmpdir(), "gw-start-steps-"));
+      // Migrate the folder once: the schema engine (loaded only when a migration is pending) keeps
+      // timers of its own runtime for the life of the process, whatever the gateway closes.
+      const app = await createApp(loadConfig(env()), silentLogger);
+      await app.stop();
+    });
+    afterAll(async () => {
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    const env = () => ({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "silent",
+      BOOTSTRAP_API_KEY: ADMIN_KEY,
+      DATA_DIR: dataDir,
+      REDIS_URL,
+    });
+
+    it.each(START_STEPS)("fails at %s: the data folder's lock, sockets and timers are released", async (step) => {
+      const baseline = handles();
+      const { log, errors } = recordingLogger();
+      const failure = new Error(`injected failure at ${step}`);
+      const seen: StartStep[] = [];
+      await expect(
+        createApp(loadConfig(env()), log, {
+          beforeStep: (at) => {
+            seen.push(at);
+            if (at === step) throw failure;
+          },
+        }),
+      ).rejects.toBe(failure);
+      expect(seen).toEqual(START_STEPS.slice(0, START_STEPS.indexOf(step) + 1));
+      expect(existsSync(path.join(dataDir, "gateway.lock"))).toBe(false);
+      expect(await handlesLeftOpen(baseline)).toEqual({});
+      expect(errors).toEqual([]); // every close succeeded
+    });
+
+    it("a port in use fails listen; stop then releases everything the start opened", async () => {
+      const blocker: Server = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+      const port = (blocker.address() as { port: number }).port;
+      const baseline = handles();
+      try {
+        const app = await createApp(loadConfig({ ...env(), PORT: String(port) }), silentLogger);
+        expect(existsSync(path.join(dataDir, "gateway.lock"))).toBe(true);
+        await expect(app.listen()).rejects.toMatchObject({ code: "EADDRINUSE" });
+        await app.stop();
+        expect(existsSync(path.join(dataDir, "gateway.lock"))).toBe(false);
+        expect(await handlesLeftOpen(baseline)).toEqual({});
+      } finally {
+        blocker.close();
+      }
+    });
+
+    it("after every failed start the same folder starts, serves and stops, without the schema engine", async () => {
+      const baseline = handles();
+      const app = await createApp(loadConfig(env()), silentLogger);
+      expect(app.database.appliedMigrations).toEqual([]);
+      const url = await app.listen();
+      const response = await fetch(`${url}/readyz`);
+      expect(response.status).toBe(200);
+      await app.stop();
+      expect(await handlesLeftOpen(baseline)).toEqual({});
+    });
+  },
+);
+
+describeBackend("postgres")("a start that fails at any step closes its PostgreSQL connections", () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let admin: Client;
+  beforeAll(async () => {
+    database = await createPostgresDatabase();
+    admin = new Client({ connectionString: database.url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await database?.drop();
+  });
+  /** Connections to the test's database other than this test's own. */
+  const gatewayConnections = async () => {
+    const { rows } = await admin.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    return rows[0]!.n;
+  };
+
+  it.each(START_STEPS.filter((step) => step !== "database"))(
+    "fails at %s: no connection stays open (pool, LISTEN), nor a socket or timer",
+    async (step) => {
+      const baseline = handles();
+      const failure = new Error(`injected failure at ${step}`);
+      const config = loadConfig({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "silent",
+        BOOTSTRAP_API_KEY: ADMIN_KEY,
+        DATABASE_URL: database.url,
+        REDIS_URL,
+      });
+      await expect(
+        createApp(config, silentLogger, {
+          beforeStep: (at) => {
+            if (at === step) throw failure;
+          },
+        }),
+      ).rejects.toBe(failure);
+      expect(await handlesLeftOpen(baseline)).toEqual({});
+      // The server may report a closed backend for a moment after the client has gone.
+      const deadline = Date.now() + 5_000;
+      while ((await gatewayConnections()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await gatewayConnections()).toBe(0);
+    },
+  );
+});
