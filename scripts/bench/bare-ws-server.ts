@@ -7,7 +7,7 @@ import { WebSocketServer } from "ws";
 const server = http.createServer((req, res) => {
   if (req.method !== "POST") return void res.writeHead(404).end();
   let body = "";
-  req.on("data", (c: Buffer) => (body += c));
+  req.on("data", (c: Buffer) => (body += c.toString()));
   req.on("end", () => {
     for (const socket of wss.clients) socket.send(body);
     res.writeHead(204).end();

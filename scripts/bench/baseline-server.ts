@@ -13,6 +13,6 @@ for (const [path, body] of Object.entries(routes)) {
     handler: (_request, reply) => reply.type("application/json; charset=utf-8").send(body),
   });
 }
-app
+void app
   .listen({ port: 0, host: "127.0.0.1" })
   .then((url) => console.log(JSON.stringify({ msg: "baseline listening", url })));

@@ -36,7 +36,7 @@ async function bareRate(callback: string, deliveries: Array<{ id: string; payloa
   const { spawn } = await import("node:child_process");
   const child = spawn(process.execPath, [BARE_SENDER, input], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
-  child.stdout.on("data", (c: Buffer) => (out += c));
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   await new Promise((r) => child.once("exit", r));
   rmSync(dir, { recursive: true, force: true });
   const result = JSON.parse(out.trim().split("\n").pop()!) as { elapsedMs: number; failed: number };
@@ -169,7 +169,7 @@ async function main(): Promise<void> {
       const server = latencyReceiver.createServer((req, res) => {
         if (req.method === "OPTIONS") return void res.writeHead(204, { allow: "POST" }).end();
         let body = "";
-        req.on("data", (c: Buffer) => (body += c));
+        req.on("data", (c: Buffer) => (body += c.toString()));
         req.on("end", () => {
           arrivals.push(Date.now() - Date.parse((JSON.parse(body) as { timestamp: string }).timestamp));
           res.writeHead(204).end();

@@ -24,7 +24,7 @@ export async function startProcess(
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
         if (entry.msg === listenMsg && entry.url) resolve(entry.url);

@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     await handshake(socket);
     socket.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query: QUERY, variables: { a: HOT_AWB } } }));
   });
-  hot[0]!.on("message", (data) => (frame = String(data)));
+  hot[0]!.on("message", (data: Buffer) => (frame = data.toString()));
   while ((await gatewayMetric(gateway.url, "gateway_live_subscriptions")) < HOT) await sleep(100);
   await sleep(2_000);
   const gatewayLoaded = rssKb(gateway.child.pid!);

@@ -101,9 +101,10 @@ async function main(): Promise<void> {
   try {
     const ids: string[] = [];
     const create = await measure("REST create (incl. OPTIONS check)", OPERATIONS, CONCURRENCY, async (i) => {
-      ids[i] = JSON.parse(
+      const created = JSON.parse(
         await call("POST", base, { awb: awbFor(i), callback: `${callbackBase}/${i}`, states: "DEP,ARR" }, 201),
-      ).subscriptionId;
+      ) as { subscriptionId: string };
+      ids[i] = created.subscriptionId;
     });
     const rawIds: string[] = [];
     const rawCreate = await measure("raw pg INSERT", OPERATIONS, CONCURRENCY, async (i) => {

@@ -27,23 +27,22 @@ export class DisposerStack {
 
   dispose(): Promise<void> {
     this.disposing ??= (async () => {
-      let firstFailure: unknown;
+      let firstFailure: Error | undefined;
       for (let entry = this.entries.pop(); entry; entry = this.entries.pop()) {
-        const failure = await this.closeOne(entry);
-        firstFailure ??= failure;
+        firstFailure ??= await this.closeOne(entry);
       }
-      if (firstFailure !== undefined) throw firstFailure;
+      if (firstFailure) throw firstFailure;
     })();
     return this.disposing;
   }
 
-  private async closeOne(entry: { name: string; close: () => unknown }): Promise<unknown> {
+  private async closeOne(entry: { name: string; close: () => unknown }): Promise<Error | undefined> {
     try {
       await entry.close();
       return undefined;
     } catch (error) {
       this.log.error({ err: error, resource: entry.name }, "closing a resource failed");
-      return error ?? new Error(`closing ${entry.name} failed`);
+      return error instanceof Error ? error : new Error(`closing ${entry.name} failed: ${String(error)}`);
     }
   }
 }

@@ -30,6 +30,7 @@ let gluePromise: Promise<Glue> | undefined;
 async function loadGlue(): Promise<Glue> {
   const dir = path.dirname(require.resolve("@prisma/schema-engine-wasm"));
   // require(esm) is available from Node 20.19; under Jest the module is transformed to CommonJS.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a path known only at run time
   const glue = require(path.join(dir, "schema_engine_bg.js")) as Glue;
   const bytes = await readFile(path.join(dir, "schema_engine_bg.wasm"));
   const { instance } = await WebAssembly.instantiate(bytes, { "./schema_engine_bg.js": withUnrefTimers(glue) });
@@ -53,7 +54,7 @@ function withUnrefTimers(glue: Glue): Record<string, unknown> {
 export interface OpenSchemaEngine {
   readonly engine: SchemaEngine;
   /** Frees the engine and closes the connections it opened (the engine itself never does). */
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 export async function openSchemaEngine(

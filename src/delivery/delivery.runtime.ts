@@ -39,10 +39,10 @@ export function startDeliveryWorker(deps: {
     return secret;
   };
   const worker = createDeliveryWorker({
-    claim: store.claimDue,
-    release: store.release,
-    defer: store.deferOrigin,
-    record: store.recordOutcomes,
+    claim: (options) => store.claimDue(options),
+    release: (held) => store.release(held),
+    defer: (origin, byMs, limit) => store.deferOrigin(origin, byMs, limit),
+    record: (outcomes) => store.recordOutcomes(outcomes),
     send: async (delivery, startBy) => {
       const secret = await secretFor(delivery.clientId);
       if (performance.now() > startBy) return null; // too little lease left to send: give it back

@@ -38,7 +38,7 @@ export class Checker {
     }
     if (max !== undefined && value.length > max)
       this.fail(field, `must have at most ${max} items, got ${value.length}`);
-    return value;
+    return value as unknown[];
   }
 
   string(
@@ -90,5 +90,9 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `"${value.length > 40 ? `${value.slice(0, 40)}…` : value}"`;
   if (typeof value === "object") return "an object";
-  return `${typeof value} ${String(value)}`;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+    return `${typeof value} ${String(value)}`;
+  }
+  return typeof value; // undefined, a symbol or a function
+
 }

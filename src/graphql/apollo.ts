@@ -103,7 +103,7 @@ function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
     }
     params.set("query", policy.allowList.resolve({ query: params.get("query") ?? undefined, extensions }));
     params.delete("extensions");
-    request.raw.url = `${pathname}?${params}`;
+    request.raw.url = `${pathname}?${params.toString()}`;
   } else if (request.method === "POST") admitOperation(body, policy);
 }
 

@@ -50,7 +50,7 @@ export function formatGraphQLError(
     !ownCode && e instanceof GraphQLError && depth < 3;
     e = e.originalError, depth++
   ) {
-    if (isTableCode(e.extensions?.code)) ownCode = e.extensions.code as ErrorCode;
+    if (isTableCode(e.extensions?.code)) ownCode = e.extensions.code;
   }
   if (ownCode && ownCode !== "INTERNAL") {
     return {

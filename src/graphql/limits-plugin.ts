@@ -1,4 +1,5 @@
 import type { ApolloServerPlugin } from "@apollo/server";
+import { OperationTypeNode } from "graphql";
 import { AppError } from "../errors";
 import { checkOperationLimits, type OperationLimits } from "./operation-limits";
 import { graphqlErrorOf } from "./policy";
@@ -20,7 +21,7 @@ export function operationLimitsPlugin(options: { limits: OperationLimits; timeLi
       let isQuery = true;
       return {
         async didResolveOperation({ schema, document, operationName, request, operation }) {
-          isQuery = operation?.operation === "query";
+          isQuery = operation?.operation === OperationTypeNode.QUERY;
           const error = checkOperationLimits(schema, document, operationName, request.variables, limits);
           if (error) throw graphqlErrorOf(error, { http: true });
         },

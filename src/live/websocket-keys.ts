@@ -11,10 +11,13 @@ import type { KeyVerdict } from "./graphql-websocket";
 export function createWebsocketKeyCheck(deps: {
   authenticate: (authorization: string | undefined) => Promise<Principal | null>;
   clients: Pick<ClientService, "keyStatus">;
-}): { authorize(authorization: unknown): Promise<KeyVerdict>; recheck(keyId: string): Promise<"valid" | KeyVerdict> } {
+}): {
+  authorize: (authorization: unknown) => Promise<KeyVerdict>;
+  recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
+} {
   const { authenticate, clients } = deps;
   return {
-    async authorize(authorization) {
+    authorize: async (authorization) => {
       try {
         const principal = await authenticate(typeof authorization === "string" ? authorization : undefined);
         if (!principal) {
@@ -29,7 +32,7 @@ export function createWebsocketKeyCheck(deps: {
         return refuse("INTERNAL", "Internal error");
       }
     },
-    async recheck(keyId) {
+    recheck: async (keyId) => {
       const status = await clients.keyStatus(keyId);
       if (!status || status.revoked) return refuse("UNAUTHENTICATED", "The API key was revoked");
       if (!status.scopes.has("events:read")) {

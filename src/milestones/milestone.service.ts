@@ -184,9 +184,9 @@ export function createMilestoneService({
     },
 
     /** One AWB's events after `position`, in stream order, at most `limit` (page with the last position). */
-    after: store.after,
+    after: (awb: string, position: bigint, limit: number) => store.after(awb, position, limit),
     /** The last position of each AWB's stream (0 when it has none). */
-    heads: store.heads,
+    heads: (awbs: readonly string[]) => store.heads(awbs),
 
     /** The stored milestones of an AWB (any accepted spelling), in the order they happened; at most 1,000. */
     async history(awbInput: unknown): Promise<StoredMilestone[]> {

@@ -259,9 +259,9 @@ async function follow(awb: string): Promise<void> {
 }
 
 function describe(error: unknown): string {
-  if (Array.isArray(error)) return error.map((e: { message?: string }) => e.message ?? String(e)).join("; ");
+  if (Array.isArray(error)) return error.map((e: { message?: string }) => e.message ?? "error").join("; ");
   if (error && typeof error === "object" && "reason" in error)
-    return String((error as { reason: unknown }).reason || "connection closed");
+    return typeof error.reason === "string" && error.reason !== "" ? error.reason : "connection closed";
   return error instanceof Error ? error.message : String(error);
 }
 

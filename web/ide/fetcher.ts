@@ -1,4 +1,4 @@
-import { getOperationAST, parse, type DocumentNode, type ExecutionResult } from "graphql";
+import { getOperationAST, OperationTypeNode, parse, type DocumentNode, type ExecutionResult } from "graphql";
 import { createClient, type Client } from "graphql-ws";
 import { graphqlWebsocketUrl } from "../shared/gateway-url";
 
@@ -53,7 +53,7 @@ export function createGatewayFetcher(): (
 function isSubscription(params: Params, document: DocumentNode | undefined): boolean {
   try {
     const operation = getOperationAST(document ?? parse(params.query), params.operationName ?? undefined);
-    return operation?.operation === "subscription";
+    return operation?.operation === OperationTypeNode.SUBSCRIPTION;
   } catch {
     return false; // unparseable: let the server say what is wrong with it
   }
@@ -72,8 +72,7 @@ async function* subscribe(client: Client, params: Params): AsyncGenerator<Result
     if (error && typeof error === "object" && "code" in error) {
       const { code, reason } = error as { code: number; reason?: string };
       yield errorResult(`The websocket was closed (${code}): ${reason || "no reason given"}`);
-    } else if (Array.isArray(error))
-      yield errorResult(...error.map((e: { message?: string }) => e.message ?? String(e)));
+    } else if (Array.isArray(error)) yield errorResult(...error.map((e: { message?: string }) => e.message ?? "error"));
     else yield errorResult(error instanceof Error ? error.message : String(error));
   }
 }
