@@ -3,8 +3,10 @@ import { AppError } from "../errors";
 /**
  * Whether an error means "the database cannot be reached right now" (stopped, restarting, network
  * gone, out of connections) rather than a fault in the request or the code. Such failures answer
- * 503 SERVICE_UNAVAILABLE with Retry-After, so clients retry instead of reporting a bug; nothing was
- * written, because every write is one transaction answered only after its commit.
+ * 503 SERVICE_UNAVAILABLE with Retry-After, so clients retry instead of reporting a bug. Every write
+ * is one transaction answered only after its commit, so as a rule nothing was written; only a
+ * connection lost during the COMMIT itself can leave it committed (a retry with the same eventId is
+ * then stored once).
  */
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2037"]);
 const ADAPTER_UNAVAILABLE = new Set([

@@ -14,7 +14,7 @@ export function createDeliveryMetrics(store: DeliveryStore) {
   });
   const attempts = new Counter({
     name: "gateway_delivery_attempts_total",
-    help: "Notification POSTs made",
+    help: "Notification attempts made (a POST, or one refused before it: a forbidden callback address)",
     registers: [registry],
   });
   const latency = new Histogram({

@@ -45,7 +45,10 @@ export interface NewDelivery {
 
 type Tx = Pick<Prisma, "$queryRawUnsafe">;
 
-/** Rows per multi-row insert, well under PostgreSQL's 65,535 bind parameters. */
+/**
+ * Rows per insert. The rows travel as eleven array parameters whatever their number, so this bounds
+ * the size of one statement's arrays (memory on both sides), not a bind-parameter count.
+ */
 const INSERT_CHUNK = 2_000;
 
 /**

@@ -5,9 +5,9 @@ import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
 import type { SendResult } from "./sender";
 
 export interface WorkerOptions {
-  /** Sends in flight at once, over all origins. */
+  /** Sends in flight at once in this worker, over all origins. */
   concurrency: number;
-  /** Sends in flight at once to one origin: a slow receiver holds at most this many. */
+  /** Sends in flight at once from this worker to one origin: a slow receiver holds at most this many per worker. */
   perOrigin: number;
   /** How often to look for due deliveries when nothing woke the worker. */
   pollMs: number;

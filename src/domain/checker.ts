@@ -94,5 +94,4 @@ export function describe(value: unknown): string {
     return `${typeof value} ${String(value)}`;
   }
   return typeof value; // undefined, a symbol or a function
-
 }

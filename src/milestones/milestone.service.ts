@@ -153,8 +153,9 @@ export function createMilestoneService({
           }));
         return { results, stored: created, deliveryCount: deliveries.length, handedOff };
       },
-      // READ COMMITTED whatever the server's default: the numbering relies on each statement seeing
-      // what committed before it (milestone.store.ts).
+      // READ COMMITTED whatever a PostgreSQL server's default: the numbering relies on each statement
+      // seeing what committed before it (milestone.store.ts). PGlite's adapter sets the level before
+      // BEGIN, where it has no effect; PGlite runs at its default, which is READ COMMITTED too.
       { timeout: 60_000, maxWait: 10_000, isolationLevel: "ReadCommitted" },
     );
   }
