@@ -34,6 +34,11 @@ interface Stream {
   head: number | undefined;
   /** Events that arrived ahead of a hole (or before the head was known), by position. */
   readonly waiting: Map<number, LiveMilestone>;
+  /**
+   * Events were dropped because `waiting` was full: the next fill must read past the head even if
+   * nothing waits (what remains may be contiguous, with the dropped positions after it).
+   */
+  missed: boolean;
   readonly members: Set<StreamMember>;
   timer: NodeJS.Timeout | undefined;
   filling: boolean;
@@ -88,6 +93,7 @@ export function createAwbStreams({
   function accept(stream: Stream, event: LiveMilestone, position: number): void {
     if (stream.head === undefined) {
       if (stream.waiting.size < MAX_WAITING) stream.waiting.set(position, event);
+      else stream.missed = true; // read from the database once the head is known
       return;
     }
     if (position <= stream.head) return;
@@ -96,7 +102,10 @@ export function createAwbStreams({
       drainWaiting(stream);
       return;
     }
-    if (stream.waiting.size >= MAX_WAITING) stream.waiting.clear(); // the fill reads them all again
+    if (stream.waiting.size >= MAX_WAITING) {
+      stream.waiting.clear(); // the fill reads them all again
+      stream.missed = true;
+    }
     stream.waiting.set(position, event);
     scheduleFill(stream, GAP_GRACE_MS);
   }
@@ -111,7 +120,9 @@ export function createAwbStreams({
       emit(stream, next, stream.head! + 1);
     }
     for (const position of stream.waiting.keys()) if (position <= stream.head!) stream.waiting.delete(position);
-    if (stream.waiting.size > 0) scheduleFill(stream, GAP_GRACE_MS);
+    // Dropped events are already in the database (published after their commit): no grace needed.
+    if (stream.missed) scheduleFill(stream, 0);
+    else if (stream.waiting.size > 0) scheduleFill(stream, GAP_GRACE_MS);
     else if (stream.timer && !stream.filling) {
       clearTimeout(stream.timer);
       stream.timer = undefined;
@@ -128,12 +139,20 @@ export function createAwbStreams({
 
   /**
    * Reads the hole (and whatever follows) from the database, in pages, to its end. `force`: also
-   * when nothing waits (a resync after Redis was away, when the latest events may have been lost).
+   * when nothing waits (a resync after this instance's Redis connection was away, when the latest
+   * events may have been lost); so does a stream that dropped events (`missed`).
    */
   async function fill(stream: Stream, force = false): Promise<void> {
-    if (streams.get(stream.awb) !== stream || stream.head === undefined || (stream.waiting.size === 0 && !force))
+    if (
+      streams.get(stream.awb) !== stream ||
+      stream.head === undefined ||
+      (stream.waiting.size === 0 && !force && !stream.missed)
+    )
       return;
     stream.filling = true;
+    // This read covers what was dropped so far; whatever is dropped during it sets `missed` again.
+    const mustRead = force || stream.missed;
+    stream.missed = false;
     // What waits now was published after its commit, so a read that starts now must find it.
     const waitingBefore = new Set(stream.waiting.keys());
     try {
@@ -146,6 +165,7 @@ export function createAwbStreams({
       stream.retryMs = RETRY_MIN_MS;
     } catch (error) {
       log.warn({ err: error, awb: stream.awb }, "reading missed live events failed; retrying");
+      if (mustRead) stream.missed = true; // the retry must read even if nothing waits by then
       stream.filling = false;
       scheduleFill(stream, (stream.retryMs = Math.min(RETRY_MAX_MS, stream.retryMs * 2)));
       return;
@@ -163,8 +183,8 @@ export function createAwbStreams({
         "dropped live events that the database does not have",
       );
     }
-    // Events that arrived during the read beyond what it covered: look again later.
-    if (stream.waiting.size > 0) scheduleFill(stream, GAP_GRACE_MS);
+    // Events that arrived (or were dropped) during the read beyond what it covered: look again later.
+    if (stream.waiting.size > 0 || stream.missed) scheduleFill(stream, GAP_GRACE_MS);
   }
 
   function loadHead(stream: Stream): void {
@@ -215,6 +235,7 @@ export function createAwbStreams({
           awb,
           head: undefined,
           waiting: new Map(),
+          missed: false,
           members: new Set(),
           timer: undefined,
           filling: false,
@@ -235,13 +256,22 @@ export function createAwbStreams({
         }
       };
     },
+    /**
+     * The AWB's head as committed, read now. What a stream has handed out can lag behind it (a publish
+     * still on its way, a hole waiting for its grace period, a publish lost).
+     */
+    async storedHead(awb: string): Promise<number> {
+      return Number((await store.heads([awb])).get(awb) ?? 0n);
+    },
     /** AWBs with at least one live listener in this process. */
     get size(): number {
       return streams.size;
     },
     /**
-     * Reads every stream's head again and fills what the database has beyond it: called when Redis
-     * is back, since events published while it was away (the latest of an AWB included) never came.
+     * Reads every stream's head again and fills what the database has beyond it: called when this
+     * instance's own Redis subscription is live again after its connection dropped, since events
+     * published meanwhile (the latest of an AWB included) never came here. A publish lost on another
+     * instance's side triggers nothing here: its event is filled at the AWB's next event.
      */
     resync(): void {
       const known = [...streams.values()].filter((s) => s.head !== undefined);

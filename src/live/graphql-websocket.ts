@@ -2,11 +2,17 @@ import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import {
   createSourceEventStream,
+  defaultFieldResolver,
   type DocumentNode,
+  execute,
   type ExecutionArgs,
   type ExecutionResult,
+  getOperationAST,
   GraphQLError,
+  type GraphQLFieldResolver,
   type GraphQLSchema,
+  isObjectType,
+  OperationTypeNode,
   parse,
   specifiedRules,
   validate,
@@ -31,7 +37,7 @@ export const GRAPHQL_PATH = "/graphql";
 const KEEP_ALIVE_MS = 12_000;
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
 const CLOSE_GRACE_MS = 1_000;
-/** Parsed and validated documents kept by their text (dashboards send the same few operations). */
+/** Parsed and validated documents kept by their text, least recently used dropped first (dashboards send the same few operations). */
 const MAX_CACHED_DOCUMENTS = 500;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
@@ -80,7 +86,11 @@ export function attachGraphQLWebsocket(options: {
    * MUST NOT charge the key's rate limit, and a failure (database down) MUST NOT count as revoked.
    */
   recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
-  /** How often the key behind every socket is looked up again (revocations made anywhere reach its sockets within it). */
+  /**
+   * How often the key behind every socket is looked up again. A revocation made anywhere reaches its
+   * sockets at the first re-check after it — a round is skipped while the previous one still runs,
+   * so allow about two periods plus the lookup.
+   */
   recheckMs: number;
   live: {
     streams: AwbStreams;
@@ -110,20 +120,34 @@ export function attachGraphQLWebsocket(options: {
     string,
     { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] }
   >();
+  /** The text each cached document was parsed from: live operations are shared by text, not by node. */
+  const queryOf = new WeakMap<DocumentNode, string>();
   let subscriptions = 0;
+  limitFieldsByDeadline(schema);
 
-  /** Parses and validates a query once per text; the same DocumentNode is then shared by every socket that sends it. */
+  /**
+   * Parses and validates a query, cached by its text: while cached, the same DocumentNode is shared by
+   * every socket that sends it. The cache keeps the MAX_CACHED_DOCUMENTS most recently used texts; a
+   * text dropped from it is parsed again when it comes back (its live operations are still shared,
+   * being keyed by text).
+   */
   function documentOf(
     query: string,
   ): { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] } {
     let entry = documents.get(query);
-    if (entry) return entry;
+    if (entry) {
+      // Most recently used last: eviction takes the first.
+      documents.delete(query);
+      documents.set(query, entry);
+      return entry;
+    }
     try {
       const document = parse(query);
       entry = {
         document,
         validationErrors: validate(schema, document, [...specifiedRules, ...policy.validationRules]),
       };
+      queryOf.set(document, query);
     } catch (error) {
       entry = { syntaxErrors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
     }
@@ -160,7 +184,7 @@ export function attachGraphQLWebsocket(options: {
     },
     // The same rules as over HTTP: allow-list, validation (with our depth rule), and the operation
     // limits, which need the variables. Returning the execution arguments skips graphql-ws's own
-    // parse and validate: they were done here, once per document text.
+    // parse and validate: they were done here, once per document text while it stays cached.
     onSubscribe: (ctx, id, payload) => {
       const active = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
       if (active >= limits.maxSubscriptionsPerSocket) {
@@ -208,11 +232,11 @@ export function attachGraphQLWebsocket(options: {
           : source;
       }
       const context = args.contextValue as GraphQLContext;
-      const operation = operations.acquire(args);
+      const operation = operations.acquire({ ...args, query: queryOf.get(args.document) });
       subscriptions++;
       source.start({
         streams: live.streams,
-        readAfter: live.readAfter,
+        readAfter: (awb, position, limit) => live.readAfter(awb, position, limit),
         socket: context.websocket!.socket,
         id: context.websocket!.subscriptionId,
         operation,
@@ -225,11 +249,13 @@ export function attachGraphQLWebsocket(options: {
       });
       return source;
     },
-    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result as ExecutionResult, log),
+    // Queries and mutations: with the policy's time limit, as over HTTP (graphql/limits-plugin.ts).
+    execute: (args: ExecutionArgs) => executeWithinTimeLimit(args, policy.timeLimitMs),
+    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result, log),
     onError: (_ctx, _id, _payload, errors) =>
       errors.map((e) =>
         formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed")),
-      ) as never,
+      ),
   });
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -314,8 +340,9 @@ export function attachGraphQLWebsocket(options: {
   }, KEEP_ALIVE_MS);
   heartbeat.unref();
 
-  // Revoked keys: every recheckMs each distinct key with open sockets is looked up once. Only a
-  // definite answer (revoked, or the scope gone) closes sockets; a failed lookup keeps them.
+  // Revoked keys: every recheckMs each distinct key with open sockets is looked up once; a tick is
+  // skipped while the previous round still runs. Only a definite answer (revoked, or the scope
+  // gone) closes sockets; a failed lookup keeps them.
   let patrolling = false;
   const patrol = setInterval(() => {
     if (patrolling) return;
@@ -365,6 +392,77 @@ export function attachGraphQLWebsocket(options: {
       clearTimeout(terminate);
     },
   };
+}
+
+/** The deadline of one running query or mutation, by its context (one per graphql-ws operation). */
+interface Deadline {
+  readonly at: number;
+  readonly limitMs: number;
+  timedOut: boolean;
+}
+const deadlines = new WeakMap<object, Deadline>();
+const limitedSchemas = new WeakSet<GraphQLSchema>();
+
+const timedOutError = (limitMs: number) =>
+  new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${limitMs} ms limit`);
+
+/**
+ * The time limit's mechanism over HTTP (limits-plugin.ts, through Apollo's wrapping of every field
+ * resolver) for the websocket: every field resolver of the schema's own types is wrapped, once per
+ * schema, to fail at once when its operation's deadline has passed. Only operations run by
+ * `executeWithinTimeLimit` have a deadline; for every other execution (HTTP, live renderings) the
+ * wrapper is one WeakMap lookup. Introspection types are shared by every schema and left alone.
+ */
+function limitFieldsByDeadline(schema: GraphQLSchema): void {
+  if (limitedSchemas.has(schema)) return;
+  limitedSchemas.add(schema);
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith("__")) continue;
+    for (const field of Object.values(type.getFields())) {
+      const resolve: GraphQLFieldResolver<unknown, unknown> = field.resolve ?? defaultFieldResolver;
+      field.resolve = (source, args, context: unknown, info) => {
+        const deadline = typeof context === "object" && context !== null ? deadlines.get(context) : undefined;
+        if (deadline && (deadline.timedOut || performance.now() > deadline.at)) {
+          deadline.timedOut = true;
+          throw timedOutError(deadline.limitMs);
+        }
+        return resolve(source, args, context, info);
+      };
+    }
+  }
+}
+
+/**
+ * Executes a query or mutation with the policy's time limit: once it has passed, every field not yet
+ * started fails at once. As over HTTP, a timed-out query answers one OPERATION_TIMED_OUT error; a
+ * timed-out mutation keeps its partial data, since the fields that ran have taken effect.
+ */
+function executeWithinTimeLimit(args: ExecutionArgs, limitMs: number) {
+  const context = args.contextValue;
+  if (limitMs <= 0 || typeof context !== "object" || context === null) return execute(args);
+  const deadline: Deadline = { at: performance.now() + limitMs, limitMs, timedOut: false };
+  deadlines.set(context, deadline);
+  const finish = (result: ExecutionResult): ExecutionResult => {
+    deadlines.delete(context);
+    if (
+      !deadline.timedOut ||
+      getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.MUTATION
+    )
+      return result;
+    return { errors: [graphqlErrorOf(timedOutError(limitMs))] };
+  };
+  let result: ReturnType<typeof execute>;
+  try {
+    result = execute(args);
+  } catch (error) {
+    deadlines.delete(context);
+    throw error;
+  }
+  if (!("then" in result)) return finish(result);
+  return result.then(finish, (error: unknown) => {
+    deadlines.delete(context);
+    throw error;
+  });
 }
 
 function formatResult(result: ExecutionResult, log: Logger): ExecutionResult {

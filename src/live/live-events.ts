@@ -15,8 +15,10 @@ export interface LiveEvents {
    */
   listen(listener: (events: LiveMilestone[]) => void): () => void;
   /**
-   * Called when Redis is reachable again after an outage: what was published meanwhile did not come
-   * (subscribers resync from the database). Returns the function that stops listening.
+   * Called when Redis counts as up again after this instance saw it down (its publisher or subscriber
+   * connection dropped, or its SUBSCRIBE failed), once the subscription is live: what was published
+   * meanwhile may not have come here (subscribers resync from the database). A publish lost on
+   * another instance's side is not noticed here. Returns the function that stops listening.
    */
   onReconnect(listener: () => void): () => void;
   /** Publishes stored milestones; never throws (live fan-out must not fail an ingestion). */
@@ -29,10 +31,16 @@ export interface LiveEvents {
  * so an event published on one instance reaches subscribers on every instance. Redis keeps nothing:
  * what must not be lost goes through the database first (catch-up reads the history).
  *
- * When Redis is unreachable the fan-out degrades to this process (its subscribers still get this
- * instance's events) and resumes across instances when Redis is back. Publishing never queues
- * while Redis is down: a message queued then and sent after recovery would reach local subscribers
- * twice, once directly and once as Redis's echo.
+ * Redis counts as up when the publisher connection is ready and Redis has confirmed the subscriber's
+ * SUBSCRIBE on its current connection ("ready" alone comes before the subscription is live again).
+ * Own events reach this instance's subscribers once: through Redis's echo while subscribed, directly
+ * otherwise (publisher down, or not subscribed). While Redis is down the fan-out is this process's
+ * own; across instances it resumes once both are back, and only an instance that saw Redis down
+ * resyncs (onReconnect). Publishing never queues while Redis is down: a message queued then and sent
+ * after recovery would reach local subscribers a second time, as Redis's echo.
+ * (Around a reconnect a batch can still arrive twice — directly, and as an echo of a publish that
+ * reached a SUBSCRIBE not yet confirmed, or whose reply was lost; the AWB streams drop the repeat by
+ * its position.)
  */
 export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefined; log: Logger }): LiveEvents {
   const local = new EventTarget();
@@ -63,25 +71,55 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
   if (!redisUrl) return { ...base, redisStatus: () => "not used", publish: dispatch, close: async () => {} };
 
   const publisher = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  // Subscribed here rather than by ioredis's auto-resubscribe, whose completion is not observable.
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null, autoResubscribe: false });
+  /** Redis confirmed the SUBSCRIBE on the subscriber's current connection: it hears what is published. */
+  let subscribed = false;
+  /** Counts the subscriber's connections: a SUBSCRIBE answered on an earlier one says nothing of this one. */
+  let connection = 0;
+  let resubscribe: NodeJS.Timeout | undefined;
+  let closed = false;
   let degraded = false;
-  const noteHealth = (healthy: boolean) => {
-    if (healthy === !degraded) return;
-    degraded = !healthy;
+  const healthy = () => publisher.status === "ready" && subscribed;
+  const noteHealth = () => {
+    const now = healthy();
+    if (now === !degraded) return;
+    degraded = !now;
     if (degraded) log.warn("redis unavailable: live events fan out within this instance only until it is back");
     else {
       log.info("redis reachable again: live events fan out across instances");
       for (const listener of reconnectListeners) listener();
     }
   };
-  for (const client of [publisher, subscriber]) {
+  const subscribe = () => {
+    const attempt = connection;
+    subscriber.subscribe(REDIS_CHANNEL).then(
+      () => {
+        if (attempt !== connection || subscriber.status !== "ready") return;
+        subscribed = true;
+        noteHealth();
+      },
+      (error: unknown) => {
+        if (attempt !== connection || closed) return;
+        log.warn({ err: error }, "redis subscribe failed; retrying");
+        clearTimeout(resubscribe);
+        resubscribe = setTimeout(() => {
+          if (attempt === connection && subscriber.status === "ready") subscribe();
+        }, RESUBSCRIBE_RETRY_MS);
+      },
+    );
+  };
+  for (const client of [publisher, subscriber])
     client.on("error", (error: Error) => log.debug({ err: error }, "redis connection error"));
-    client.on("close", () => noteHealth(false));
-    client.on("ready", () => noteHealth(publisher.status === "ready" && subscriber.status === "ready"));
-  }
-  void subscriber
-    .subscribe(REDIS_CHANNEL)
-    .catch((error: unknown) => log.warn({ err: error }, "redis subscribe failed; retried on reconnect"));
+  publisher.on("close", noteHealth);
+  publisher.on("ready", noteHealth);
+  subscriber.on("close", () => {
+    connection++;
+    subscribed = false;
+    clearTimeout(resubscribe);
+    noteHealth();
+  });
+  subscriber.on("ready", subscribe);
   subscriber.on("message", (_channel: string, message: string) => {
     try {
       dispatch(JSON.parse(message) as LiveMilestone[]);
@@ -91,16 +129,18 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
   });
   return {
     ...base,
-    redisStatus: () => (publisher.status === "ready" && subscriber.status === "ready" ? "up" : "down"),
+    redisStatus: () => (healthy() ? "up" : "down"),
     publish(events) {
-      // Our own subscriber hears what we publish; only when it does not (it is disconnected) are
-      // local subscribers served directly.
-      const echoed = subscriber.status === "ready";
-      if (!echoed) dispatch(events);
       if (publisher.status !== "ready") {
-        noteHealth(false);
+        // Not published, so not echoed either: this instance's subscribers are served directly.
+        noteHealth();
+        dispatch(events);
         return;
       }
+      // Our own subscriber hears what we publish while subscribed; otherwise local subscribers are
+      // served directly (and other instances still through Redis).
+      const echoed = subscribed;
+      if (!echoed) dispatch(events);
       publisher.publish(REDIS_CHANNEL, JSON.stringify(events)).catch((error: unknown) => {
         log.warn(
           { err: error, events: events.length },
@@ -110,10 +150,14 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
       });
     },
     async close() {
+      closed = true;
+      clearTimeout(resubscribe);
       publisher.disconnect();
       subscriber.disconnect();
     },
   };
 }
 
+/** How long after a refused SUBSCRIBE (on a connection that stays up) it is sent again. */
+const RESUBSCRIBE_RETRY_MS = 1_000;
 const REDIS_CHANNEL = "cgw:milestones";

@@ -36,6 +36,8 @@ export interface FeedWiring {
 }
 
 const DONE: IteratorResult<never> = { done: true, value: undefined };
+/** What graphql-ws would make of a non-Error rejection anyway (it wraps it in an Error). */
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 const OPEN = 1;
 
 /**
@@ -138,12 +140,12 @@ export class LiveFeed implements AsyncIterableIterator<never> {
     return this.ended;
   }
 
-  get catchUp(): Pick<FeedWiring, "readAfter" | "maxQueuedEvents" | "log"> | undefined {
+  get catchUp(): Pick<FeedWiring, "streams" | "readAfter" | "maxQueuedEvents" | "log"> | undefined {
     return this.wiring;
   }
 
   next(): Promise<IteratorResult<never>> {
-    if (this.ended) return this.failure !== undefined ? Promise.reject(this.failure) : Promise.resolve(DONE);
+    if (this.ended) return this.failure !== undefined ? Promise.reject(asError(this.failure)) : Promise.resolve(DONE);
     return new Promise((resolve, reject) => {
       this.pendingNext = resolve;
       this.rejectNext = reject;
@@ -158,7 +160,7 @@ export class LiveFeed implements AsyncIterableIterator<never> {
 
   throw(error?: unknown): Promise<IteratorResult<never>> {
     this.end();
-    return Promise.reject(error);
+    return Promise.reject(asError(error));
   }
 
   [Symbol.asyncIterator](): this {
@@ -169,7 +171,9 @@ export class LiveFeed implements AsyncIterableIterator<never> {
 /**
  * One feed's place in one AWB's stream. `last` is the position handled last (sent, or skipped by the
  * states filter). Events arrive in order from the stream; the only hole a member can see is at its
- * start, between the `after` it was given and the stream's head, which it reads from storage.
+ * start, between the `after` it was given and the stream's head, which it reads from storage. An
+ * `after` beyond the stream's head is checked against the stored head instead (the stream may lag
+ * behind the database), and the stream's events are held meanwhile.
  */
 class FeedMember implements StreamMember {
   private last: number | undefined;
@@ -186,17 +190,12 @@ class FeedMember implements StreamMember {
 
   started(head: number): void {
     if (this.last === undefined) this.last = head;
-    else if (this.last > head) {
-      // No event of this AWB has that sequence yet: the client's position is from elsewhere (another
-      // AWB, or a global sequence from before session 3). Waiting on it would silently drop events.
-      this.feed.fail(
-        validationError([
-          {
-            field: "after",
-            message: `is ${this.last}, but ${this.awb} has ${head} events so far: pass the sequence of the last event of this AWB you saw (or none)`,
-          },
-        ]),
-      );
+    else if (this.last > head && !this.held) {
+      // The stream has not handed out that position, but the database may have it: the client read
+      // the history there, while this stream's copy of the event is still on its way (or lost).
+      // Hold the stream's events until the stored head has been read.
+      this.held = [];
+      void this.checkAfter();
     } else if (this.last < head && !this.held) {
       this.held = [];
       void this.catchUp();
@@ -221,6 +220,36 @@ class FeedMember implements StreamMember {
   private handle(event: LiveMilestone, position: number): void {
     this.last = position;
     if (this.feed.wants(event)) this.feed.deliver(event);
+  }
+
+  /**
+   * `after` is beyond what the stream has handed out: accepted if the AWB has stored that position
+   * (then catches up after it), refused otherwise.
+   */
+  private async checkAfter(): Promise<void> {
+    const source = this.feed.catchUp;
+    if (!source) return;
+    let stored: number;
+    try {
+      stored = await source.streams.storedHead(this.awb);
+    } catch (error) {
+      source.log.warn({ err: error, awb: this.awb }, "reading a live stream's head failed");
+      return this.feed.fail(error);
+    }
+    if (this.feed.isEnded) return;
+    if (this.last! > stored) {
+      // No event of this AWB has that sequence yet: the client's position is from elsewhere (another
+      // AWB, or a global sequence from before session 3). Waiting on it would silently drop events.
+      return this.feed.fail(
+        validationError([
+          {
+            field: "after",
+            message: `is ${this.last}, but ${this.awb} has ${stored} events so far: pass the sequence of the last event of this AWB you saw (or none)`,
+          },
+        ]),
+      );
+    }
+    await this.catchUp();
   }
 
   /** Reads from storage after `last` until the held stream events follow on without a hole. */

@@ -8,8 +8,9 @@ import type { LiveMilestone } from "./live-events";
 const PAYLOADS_PER_OPERATION = 256;
 
 /**
- * One subscription operation as sent by clients: the same document, operation name and variables.
- * Every feed of the same operation shares one, and with it one rendering per event.
+ * One subscription operation as sent by clients: the same query text (or, without one, the same
+ * DocumentNode), operation name and variables. Every feed of the same operation shares one, and with
+ * it one rendering per event.
  */
 export interface LiveOperation {
   /**
@@ -75,19 +76,31 @@ export function createLiveOperations({
   }
 
   return {
-    /** The shared operation for these execution arguments; call `release` when its feed ends. */
+    /**
+     * The shared operation for these execution arguments; call `release` when its feed ends. `query`:
+     * the text the document was parsed from. With it, operations are shared by text, so a document
+     * parsed again (its cache entry evicted) still joins the operation of the same text; without it,
+     * by DocumentNode.
+     */
     acquire({
       document,
+      query,
       operationName,
       variableValues,
     }: {
       document: DocumentNode;
+      query?: string | undefined;
       operationName?: string | null;
       variableValues?: Record<string, unknown> | null;
     }): LiveOperation & { release(): void } {
-      let documentId = documentIds.get(document);
-      if (documentId === undefined) documentIds.set(document, (documentId = nextDocumentId++));
-      const key = `${documentId}\u0000${operationName ?? ""}\u0000${JSON.stringify(withoutResumeVariables(document, variableValues))}`;
+      let source: string;
+      if (query !== undefined) source = `t${query}`;
+      else {
+        let documentId = documentIds.get(document);
+        if (documentId === undefined) documentIds.set(document, (documentId = nextDocumentId++));
+        source = `d${documentId}`;
+      }
+      const key = JSON.stringify([source, operationName ?? "", withoutResumeVariables(document, variableValues)]);
       let operation = operations.get(key);
       if (!operation) operations.set(key, (operation = create(key, document, operationName, variableValues)));
       operation.refs++;
@@ -143,5 +156,5 @@ function withoutResumeVariables(
     resumeVariablesOf.set(document, resume);
   }
   if (resume.size === 0) return variables;
-  return Object.fromEntries(Object.entries(variables).filter(([name]) => !resume!.has(name)));
+  return Object.fromEntries(Object.entries(variables).filter(([name]) => !resume.has(name)));
 }
