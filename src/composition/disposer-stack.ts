@@ -29,7 +29,8 @@ export class DisposerStack {
     this.disposing ??= (async () => {
       let firstFailure: Error | undefined;
       for (let entry = this.entries.pop(); entry; entry = this.entries.pop()) {
-        firstFailure ??= await this.closeOne(entry);
+        const failure = await this.closeOne(entry); // every entry closes, failed or not
+        firstFailure ??= failure;
       }
       if (firstFailure) throw firstFailure;
     })();
