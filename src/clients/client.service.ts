@@ -74,6 +74,13 @@ export function parsePrefixes(values: readonly string[]): string[] {
 
 export function createClientService({ prisma, log, secrets }: { prisma: Prisma; log: Logger; secrets: SecretBox }) {
   const cache = new Map<string, { principal: Principal; until: number }>();
+  // Bumped after every change that must reach the cache at once (a revocation, new prefixes): a
+  // lookup that started before it may have read the old row, so its answer is not remembered.
+  let generation = 0;
+  const forgetAll = () => {
+    generation++;
+    cache.clear();
+  };
 
   async function requireClient(clientId: string) {
     const client = UUID.test(clientId) ? await prisma.client.findUnique({ where: { id: clientId } }) : null;
@@ -106,6 +113,7 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
+      const startedAt = generation;
       const row = await prisma.apiKey.findUnique({
         where: { lookupPrefix: lookupPrefixOf(key) },
         include: { client: true },
@@ -121,6 +129,7 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
         callbackPrefixes: row.client.callbackPrefixes,
         maxSubscriptions: row.client.maxSubscriptions,
       };
+      if (startedAt !== generation) return principal; // read before a change: answer, but do not remember
       if (cache.size > 10_000) cache.clear();
       cache.set(hash, { principal, until: Date.now() + PRINCIPAL_CACHE_MS });
       return principal;
@@ -190,7 +199,7 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
         ? await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } })
         : { count: 0 };
       if (updated.count === 0) throw new AppError("NOT_FOUND", `No active key ${keyId}`);
-      cache.clear();
+      forgetAll();
     },
 
     async rotateSigningSecret(clientId: string): Promise<string> {
@@ -204,7 +213,7 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       await requireClient(clientId);
       const callbackPrefixes = parsePrefixes(prefixes);
       await prisma.client.update({ where: { id: clientId }, data: { callbackPrefixes } });
-      cache.clear();
+      forgetAll();
       return callbackPrefixes;
     },
 

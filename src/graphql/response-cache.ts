@@ -1,15 +1,25 @@
-import { type DocumentNode, Kind, parse, visit } from "graphql";
+import { type DocumentNode, Kind, OperationTypeNode, parse, visit } from "graphql";
 
 /**
  * A cache of whole GraphQL responses for operations that read only immutable, public data (station
  * data changes only on import). Keyed by the exact operation text, operation name and variables, and
  * by the data version, so an import invalidates everything at once. Only answers that had no errors
- * are kept. Bounded by entries and bytes, evicting the least recently used.
+ * are kept, and a clock-dependent field only when this request pins it.
+ *
+ * Bounded, least recently used out: at most `maxEntries` answers and as many remembered verdicts
+ * (query text → cacheable), and `maxBytes` in all — keys and answers, plus the verdicts' query texts
+ * in an eighth of it — each string counted at two bytes per character (the most a JS string takes)
+ * with a fixed overhead per entry. A request whose key (operation text, name, variables) is longer
+ * than `maxKeyChars` is neither looked up nor kept, so one large query cannot take the space.
  */
 export interface ResponseCachePolicy {
   /** Root query fields whose answers depend only on the versioned data. */
   readonly rootFields: ReadonlySet<string>;
-  /** Fields that depend on the clock unless the argument named here is given (`openAt` without `at`). */
+  /**
+   * Fields that depend on the clock unless the argument named here has a non-null value (`openAt`
+   * without `at`, or with `at: null`, means "now"). A variable pins only when the request gives it a
+   * non-null value (or it is omitted and its declared default is a non-null literal).
+   */
   readonly timeDependent: ReadonlyMap<string, string>;
 }
 
@@ -25,26 +35,43 @@ export interface GraphQLRequestBody {
   extensions?: unknown;
 }
 
+/**
+ * Whether a query's answers may be kept: never (false), or when each of `pinnedBy` (variables that
+ * give a clock-dependent field its instant) has a non-null value in the request. `defaults`: the
+ * variables whose declared default is a non-null literal in every operation that declares them.
+ */
+export type CacheVerdict = false | { readonly pinnedBy: readonly string[]; readonly defaults: ReadonlySet<string> };
+
+/** Counted per entry besides its strings: the map slot, the entry objects, the content type. */
+const ENTRY_OVERHEAD_BYTES = 256;
+/** A JS string takes at most two bytes per UTF-16 code unit. */
+const stringBytes = (s: string) => 2 * s.length;
+
 export function createResponseCache(
   policy: ResponseCachePolicy,
   version: () => number,
-  { maxEntries = 2_000, maxBytes = 64 * 1024 * 1024 } = {},
+  { maxEntries = 2_000, maxBytes = 64 * 1024 * 1024, maxKeyChars = 16 * 1024 } = {},
 ) {
-  let entries = new Map<string, CachedResponse>();
+  let entries = new Map<string, { response: CachedResponse; bytes: number }>();
   let bytes = 0;
   let cachedVersion = version();
-  const verdicts = new Map<string, boolean>(); // query text → cacheable, bounded below
+  const verdicts = new Map<string, CacheVerdict>(); // query text → verdict, bounded below
+  let verdictBytes = 0;
+  const maxVerdictBytes = Math.floor(maxBytes / 8);
+  const maxEntryBytes = maxBytes - maxVerdictBytes;
 
   /** The answer's form depends on the Accept header (application/json or graphql-response+json). */
   function keyOf(body: GraphQLRequestBody, accept: string): string | undefined {
     if (typeof body !== "object" || body === null || typeof body.query !== "string" || body.extensions !== undefined)
       return undefined;
+    if (body.query.length > maxKeyChars) return undefined;
     const name = typeof body.operationName === "string" ? body.operationName : "";
     const variables = body.variables === undefined || body.variables === null ? "" : JSON.stringify(body.variables);
-    return `${accept}\u0000${name}\u0000${variables}\u0000${body.query}`;
+    const key = `${accept}\u0000${name}\u0000${variables}\u0000${body.query}`;
+    return key.length > maxKeyChars ? undefined : key;
   }
 
-  function current(): Map<string, CachedResponse> {
+  function current(): Map<string, { response: CachedResponse; bytes: number }> {
     const now = version();
     if (now !== cachedVersion) {
       entries = new Map();
@@ -54,12 +81,17 @@ export function createResponseCache(
     return entries;
   }
 
-  function cacheable(query: string): boolean {
+  function verdictOf(query: string): CacheVerdict {
     let verdict = verdicts.get(query);
     if (verdict === undefined) {
-      verdict = isCacheable(query, policy);
-      if (verdicts.size >= maxEntries) verdicts.clear();
+      verdict = cacheVerdict(query, policy);
+      const cost = stringBytes(query) + ENTRY_OVERHEAD_BYTES;
+      if (verdicts.size >= maxEntries || verdictBytes + cost > maxVerdictBytes) {
+        verdicts.clear();
+        verdictBytes = 0;
+      }
       verdicts.set(query, verdict);
+      verdictBytes += cost;
     }
     return verdict;
   }
@@ -75,44 +107,76 @@ export function createResponseCache(
         map.delete(key); // move to the most recently used end
         map.set(key, hit);
       }
-      return hit;
+      return hit?.response;
     },
 
     /** Keeps `payload` (the serialised answer) when the operation only reads cacheable fields. */
     store(body: GraphQLRequestBody, accept: string, versionAtStart: number, response: CachedResponse): boolean {
       const key = keyOf(body, accept);
-      if (key === undefined || versionAtStart !== version() || !cacheable(body.query as string)) return false;
-      if (response.body.includes('"errors":') || response.body.length > maxBytes / 4) return false;
+      if (key === undefined || versionAtStart !== version()) return false;
+      const cost = stringBytes(key) + stringBytes(response.body) + ENTRY_OVERHEAD_BYTES;
+      if (response.body.includes('"errors":') || cost > maxEntryBytes / 4) return false;
+      if (!pinned(verdictOf(body.query as string), body.variables)) return false;
       const map = current();
-      map.set(key, response);
-      bytes += response.body.length;
+      const previous = map.get(key);
+      if (previous !== undefined) {
+        map.delete(key);
+        bytes -= previous.bytes;
+      }
+      map.set(key, { response, bytes: cost });
+      bytes += cost;
       for (const [oldKey, old] of map) {
-        if (map.size <= maxEntries && bytes <= maxBytes) break;
+        if (map.size <= maxEntries && bytes <= maxEntryBytes) break;
         map.delete(oldKey);
-        bytes -= old.body.length;
+        bytes -= old.bytes;
       }
       return true;
     },
 
     version,
     size: () => current().size,
+    /** What the bound counts now: answers with their keys, and remembered verdicts. */
+    bytes: () => {
+      current();
+      return bytes + verdictBytes;
+    },
   };
 }
 
 export type ResponseCache = ReturnType<typeof createResponseCache>;
 
-/** A query operation that selects only policy root fields and no clock-dependent field without its argument. */
-export function isCacheable(query: string, policy: ResponseCachePolicy): boolean {
+/** Whether a request with these variables satisfies the verdict: every pinning variable is non-null. */
+function pinned(verdict: CacheVerdict, variables: unknown): boolean {
+  if (verdict === false) return false;
+  if (verdict.pinnedBy.length === 0) return true;
+  const values = typeof variables === "object" && variables !== null ? (variables as Record<string, unknown>) : {};
+  return verdict.pinnedBy.every((name) =>
+    Object.hasOwn(values, name) ? values[name] !== null && values[name] !== undefined : verdict.defaults.has(name),
+  );
+}
+
+/**
+ * Whether the answers to `query` may be kept when it is sent with `variables`: a query operation that
+ * selects only policy root fields, and whose clock-dependent fields all have their pinning argument
+ * set to a non-null value (a literal, or a variable that is non-null in this request).
+ */
+export function isCacheable(query: string, policy: ResponseCachePolicy, variables?: unknown): boolean {
+  return pinned(cacheVerdict(query, policy), variables);
+}
+
+/** The verdict on a query text, independent of the request's variables (see `CacheVerdict`). */
+export function cacheVerdict(query: string, policy: ResponseCachePolicy): CacheVerdict {
   let document: DocumentNode;
   try {
     document = parse(query, { noLocation: true });
   } catch {
     return false;
   }
-  let ok = true;
+  // A variable's default pins only when every operation declaring it gives a non-null literal.
+  const defaults = new Map<string, boolean>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.OPERATION_DEFINITION) {
-      if (definition.operation !== "query") return false;
+      if (definition.operation !== OperationTypeNode.QUERY) return false;
       for (const selection of definition.selectionSet.selections) {
         // Fragments at the root would hide which root fields are read: not worth supporting.
         if (
@@ -121,14 +185,29 @@ export function isCacheable(query: string, policy: ResponseCachePolicy): boolean
         )
           return false;
       }
+      for (const variable of definition.variableDefinitions ?? []) {
+        const name = variable.variable.name.value;
+        const value = variable.defaultValue;
+        const pins = value !== undefined && value.kind !== Kind.NULL;
+        defaults.set(name, (defaults.get(name) ?? true) && pins);
+      }
     }
   }
+  let ok = true;
+  const pinnedBy = new Set<string>();
   visit(document, {
     Field(node) {
-      const required = policy.timeDependent.get(node.name.value);
-      if (required !== undefined && !node.arguments?.some((a) => a.name.value === required)) ok = false;
       if (node.name.value === "__schema" || node.name.value === "__type") ok = false;
+      const required = policy.timeDependent.get(node.name.value);
+      if (required === undefined) return;
+      const value = node.arguments?.find((a) => a.name.value === required)?.value;
+      if (value === undefined || value.kind === Kind.NULL) ok = false;
+      else if (value.kind === Kind.VARIABLE) pinnedBy.add(value.name.value);
     },
   });
-  return ok;
+  if (!ok) return false;
+  return {
+    pinnedBy: [...pinnedBy],
+    defaults: new Set([...defaults].filter(([, pins]) => pins).map(([name]) => name)),
+  };
 }
