@@ -59,6 +59,14 @@ module.exports = {
       },
     },
     {
+      name: "services-do-not-reach-http-clients",
+      comment:
+        "Not even through a helper: a service that needs an HTTP call declares a function type and gets the implementation injected.",
+      severity: "error",
+      from: { path: "\\.service\\.ts$" },
+      to: { path: "(^|/)node_modules/undici/", reachable: true },
+    },
+    {
       name: "services-do-not-take-rules-from-other-services",
       comment: "A rule two services share belongs in domain/; a service may import another one's types only.",
       severity: "error",

@@ -2,7 +2,15 @@ import type { Logger } from "pino";
 import { retryDelayMs } from "./backoff";
 import type { DeliveryOutcome } from "./delivery.metrics";
 import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
-import type { SendResult } from "./sender";
+
+/** What one send did (sender.ts makes it): the worker records it as the attempt's outcome. */
+export interface SendResult {
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  retryAfterMs: number | null;
+}
 
 export interface WorkerOptions {
   /** Sends in flight at once in this worker, over all origins. */

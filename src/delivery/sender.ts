@@ -2,6 +2,7 @@ import { type Dispatcher, request } from "undici";
 import { assertHostAllowed, forbiddenCause } from "../outbound/guarded-agent";
 import { parseRetryAfter } from "./backoff";
 import type { ClaimedDelivery } from "./delivery.store";
+import type { SendResult } from "./delivery.worker";
 import { signWebhook } from "./notification";
 
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery-timing";
@@ -9,13 +10,7 @@ import { DELIVERY_TIMEOUT_MS } from "../domain/delivery-timing";
 export { DELIVERY_TIMEOUT_MS };
 const USER_AGENT = "cargo-gateway/1.0 (webhook delivery)";
 
-export interface SendResult {
-  startedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  retryAfterMs: number | null;
-}
+export type { SendResult };
 
 /** POSTs one signed notification. Never throws: every failure is described in the result. */
 export async function sendNotification(

@@ -1,34 +1,11 @@
 import { type Dispatcher, request } from "undici";
 import { AppError } from "../errors";
 import { assertHostAllowed, forbiddenCause } from "../outbound/guarded-agent";
+import { isRegistered, parseCallbackUrl } from "./callback-url";
 
 /** CONTRACT §2: the OPTIONS check gives up after 5 s. */
 export const CALLBACK_CHECK_TIMEOUT_MS = 5_000;
-const MAX_CALLBACK_LENGTH = 2_048;
 const USER_AGENT = "cargo-gateway/1.0 (callback verification)";
-
-/** A callback URL that parses as an absolute http(s) URL without credentials; normalised. */
-export function parseCallbackUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new AppError("CALLBACK_INVALID", `The callback "${value.slice(0, 200)}" is not an absolute URL`);
-  }
-  if (value.length > MAX_CALLBACK_LENGTH)
-    throw new AppError("CALLBACK_INVALID", `The callback is longer than ${MAX_CALLBACK_LENGTH} characters`);
-  if (url.protocol !== "https:" && url.protocol !== "http:")
-    throw new AppError("CALLBACK_INVALID", `The callback must be an http or https URL, not ${url.protocol}`);
-  if (url.username || url.password)
-    throw new AppError("CALLBACK_INVALID", "The callback must not carry credentials in the URL");
-  if (url.hash) throw new AppError("CALLBACK_INVALID", "The callback must not have a fragment (#…)");
-  return url;
-}
-
-/** Prefixes are compared with the normalised URL; "*" registers any URL. */
-export function isRegistered(url: URL, prefixes: readonly string[]): boolean {
-  return prefixes.some((prefix) => prefix === "*" || url.href.startsWith(prefix));
-}
 
 const UNREACHABLE_CODES = new Set([
   "ECONNREFUSED",

@@ -4,7 +4,7 @@ import { parseAwb } from "../domain/awb";
 import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { normaliseStates, type StateSelection, STATES_HINT } from "../domain/status";
 import { AppError, type FieldError, validationError } from "../errors";
-import { parseCallbackUrl } from "./callback-verifier";
+import { parseCallbackUrl } from "./callback-url";
 import { createSubscriptionStore } from "./subscription.store";
 
 export interface Subscription {
