@@ -76,9 +76,17 @@ function adapterFor(target: DatabaseTarget): {
       }),
     };
   }
-  const pglite = new PGlite(target.dataDir);
+  const pglite = new PGlite(target.dataDir, { postgresqlconf: [`shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
   return { factory: new PrismaPGlite(pglite), pglite };
 }
+
+/**
+ * PostgreSQL's own cache inside the embedded database's WebAssembly memory (PGlite's default is
+ * 128MB, all of it resident once touched). The gateway's working set is small and the data files are
+ * cached by the operating system anyway. Measured in-process after start and a collection: 440 MB
+ * resident with the default, 306 MB with 16MB.
+ */
+const PGLITE_SHARED_BUFFERS = "16MB";
 
 /**
  * The database the configuration names: PostgreSQL with DATABASE_URL, else the embedded one. When
