@@ -1,14 +1,24 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { type Principal, requireScope } from "../clients/client.service";
+import type { Principal } from "../clients/client.service";
+import { UUID_PATTERN } from "../domain/ids";
+import { validationError } from "../errors";
+import { callerOf, keyed } from "../http/auth";
+import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
+import {
+  DELIVERY_MESSAGES,
+  deliveryIdParams,
+  deliverySchema,
+  listQuery,
+  redeliverQuery,
+  subscriptionIdParams,
+} from "./delivery.schemas";
 import type { DeliveryService } from "./delivery.service";
 
 const security = [{ bearer: [] }];
-const problem = { $ref: "Problem#" };
-const subscriptionIdParam = {
-  type: "object",
-  required: ["id"],
-  properties: { id: { type: "string", format: "uuid", description: "The subscription's id" } },
-};
+const SUBSCRIPTION_NOT_FOUND = { 404: "No subscription of this client has the id (SUBSCRIPTION_NOT_FOUND)" };
+
+type ListRequest = FastifyRequest<{ Params: { id: string }; Querystring: { status?: string; first?: number } }>;
+type RedeliverRequest = FastifyRequest<{ Params: { id: string }; Querystring: { from?: unknown; to?: unknown } }>;
 
 /** A subscription's deliveries and their redelivery (scope `subscriptions`); CONTRACT §7. */
 export function registerDeliveryRoutes(
@@ -21,80 +31,102 @@ export function registerDeliveryRoutes(
 ): void {
   const { deliveries, carrier, authenticate } = deps;
   const base = `/${carrier}/handling/shipment`;
+  const auth = keyed(authenticate, "subscriptions");
+  addSchemas(app, deliverySchema);
 
-  app.get<{ Params: { id: string }; Querystring: { status?: string; first?: string } }>(
+  const list = (request: FastifyRequest) => {
+    const { params, query } = request as ListRequest;
+    const { status, first } = query;
+    return deliveries.listForSubscription(callerOf(request), params.id, {
+      status,
+      first: first === undefined ? 50 : Number(first),
+    });
+  };
+
+  app.get(
     `${base}/subscribe/:id/deliveries`,
     {
       schema: {
         tags: ["deliveries"],
         security,
         summary: "A subscription's deliveries with their attempts, newest first",
-        params: subscriptionIdParam,
-        querystring: {
-          type: "object",
-          properties: {
-            status: { type: "string", enum: ["PENDING", "DELIVERED", "DEAD"] },
-            first: { type: "integer", minimum: 1, maximum: 200, default: 50 },
-          },
+        params: subscriptionIdParams,
+        querystring: listQuery,
+        response: {
+          200: { description: "The deliveries", type: "array", items: ref("Delivery") },
+          ...problems([400, ...KEYED, 404, ...ALWAYS, ...DATABASE], SUBSCRIPTION_NOT_FOUND),
         },
       },
+      ...auth,
+      // The service checks the id, then that the subscription is the caller's, then the query, and
+      // only then reads the deliveries: asking it says why a request was refused, in that order.
+      config: { explainInvalid: list },
     },
-    async (request) => {
-      const principal = requireScope(await authenticate(request), "subscriptions");
-      const first = request.query.first === undefined ? 50 : Number(request.query.first);
-      return deliveries.listForSubscription(principal, request.params.id, { status: request.query.status, first });
-    },
+    list,
   );
 
-  app.post<{ Params: { id: string }; Querystring: { from?: string; to?: string } }>(
+  app.post(
     `${base}/subscribe/:id/redeliver`,
     {
       schema: {
         tags: ["deliveries"],
         security,
         summary: "Requeue every dead delivery of a subscription, optionally created in [from, to)",
-        params: subscriptionIdParam,
-        querystring: {
-          type: "object",
-          properties: {
-            from: { type: "string", format: "date-time", description: "Created at or after" },
-            to: { type: "string", format: "date-time", description: "Created before" },
-          },
-        },
+        params: subscriptionIdParams,
+        querystring: redeliverQuery,
         response: {
-          200: { type: "object", properties: { requeued: { type: "integer" } } },
-          401: problem,
-          403: problem,
-          404: problem,
+          200: {
+            description: "How many dead deliveries were requeued",
+            type: "object",
+            required: ["requeued"],
+            properties: { requeued: { type: "integer" } },
+          },
+          ...problems([...WITH_BODY, ...KEYED, 404, ...ALWAYS, ...DATABASE], SUBSCRIPTION_NOT_FOUND),
+        },
+      },
+      ...auth,
+      config: {
+        // As redeliverDead checks, without its write: the id and the subscription's owner (a read of
+        // one delivery), then from and to (refused by the schema only when given twice).
+        explainInvalid: async (request) => {
+          const { params, query } = request as RedeliverRequest;
+          await deliveries.listForSubscription(callerOf(request), params.id, { first: 1 });
+          for (const field of ["from", "to"] as const)
+            if (typeof query[field] !== "string" && query[field] !== undefined)
+              throw validationError([{ field, message: DELIVERY_MESSAGES.instant }]);
         },
       },
     },
     async (request) => {
-      const principal = requireScope(await authenticate(request), "subscriptions");
-      return { requeued: await deliveries.redeliverDead(principal, request.params.id, request.query) };
+      const { params, query } = request as RedeliverRequest;
+      return { requeued: await deliveries.redeliverDead(callerOf(request), params.id, query) };
     },
   );
 
-  app.post<{ Params: { deliveryId: string } }>(
+  app.post(
     `${base}/deliveries/:deliveryId/redeliver`,
     {
       schema: {
         tags: ["deliveries"],
         security,
         summary: "Send one dead or delivered notification again (same webhook-id)",
-        params: {
-          type: "object",
-          required: ["deliveryId"],
-          properties: {
-            deliveryId: { type: "string", format: "uuid", description: "The delivery's id (its webhook-id)" },
-          },
+        params: deliveryIdParams,
+        response: {
+          200: { description: "The delivery, requeued", ...ref("Delivery") },
+          ...problems([...WITH_BODY, ...KEYED, 404, ...ALWAYS, ...DATABASE], {
+            404: "No delivery of this client has the id (DELIVERY_NOT_FOUND)",
+          }),
         },
-        response: { 401: problem, 403: problem, 404: problem },
+      },
+      ...auth,
+      config: {
+        explainInvalid: (request) => {
+          const { deliveryId } = request.params as { deliveryId?: unknown };
+          if (typeof deliveryId !== "string" || !UUID_PATTERN.test(deliveryId))
+            throw validationError([{ field: "deliveryId", message: DELIVERY_MESSAGES.deliveryId }]);
+        },
       },
     },
-    async (request) => {
-      const principal = requireScope(await authenticate(request), "subscriptions");
-      return deliveries.redeliver(principal, request.params.deliveryId);
-    },
+    async (request) => deliveries.redeliver(callerOf(request), (request.params as { deliveryId: string }).deliveryId),
   );
 }

@@ -1,27 +1,55 @@
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../errors";
 import { sendProblem } from "../http/problem";
+import { addSchemas, ALWAYS, problems, ref } from "../http/schema";
+import { healthReportSchema, liveness, notReady } from "./health.schemas";
 import type { HealthService } from "./health.service";
 
-export function registerHealthRoutes(app: FastifyInstance, health: HealthService): void {
-  // Liveness: the process is up and its event loop turns. Never touches a dependency.
-  app.get("/healthz", async () => ({ status: "ok" }));
+const tags: readonly string[] = ["health"];
 
-  app.get("/readyz", async (_request, reply) => {
-    const report = await health.readiness();
-    if (report.status === "ready") return report;
-    return sendProblem(
-      reply,
-      new AppError(
-        "SERVICE_UNAVAILABLE",
-        report.database === "down"
-          ? "Not ready: the database does not answer"
-          : "Not ready: database migrations are pending",
-        {
-          extensions: { checks: report },
-          retryAfterSeconds: 5,
+export function registerHealthRoutes(app: FastifyInstance, health: HealthService): void {
+  addSchemas(app, healthReportSchema);
+
+  // Liveness: the process is up and its event loop turns. Never touches a dependency.
+  app.get(
+    "/healthz",
+    { schema: { tags, summary: "Liveness", response: { 200: liveness, ...problems(ALWAYS) } } },
+    async () => ({ status: "ok" }) as const,
+  );
+
+  app.get(
+    "/readyz",
+    {
+      schema: {
+        tags,
+        summary: "Readiness: the database answers and every migration is applied",
+        response: {
+          200: { description: "Ready", ...ref("HealthReport") },
+          503: {
+            description: "Not ready (SERVICE_UNAVAILABLE); `checks` says what is not",
+            headers: { "retry-after": { type: "integer", description: "Seconds to wait before retrying" } },
+            content: { "application/problem+json": { schema: notReady } },
+          },
+          ...problems(ALWAYS),
         },
-      ),
-    );
-  });
+      },
+    },
+    async (_request, reply) => {
+      const report = await health.readiness();
+      if (report.status === "ready") return report;
+      return sendProblem(
+        reply,
+        new AppError(
+          "SERVICE_UNAVAILABLE",
+          report.database === "down"
+            ? "Not ready: the database does not answer"
+            : "Not ready: database migrations are pending",
+          {
+            extensions: { checks: report },
+            retryAfterSeconds: 5,
+          },
+        ),
+      );
+    },
+  );
 }

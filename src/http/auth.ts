@@ -1,4 +1,6 @@
-import type { ClientService, Principal } from "../clients/client.service";
+import type { FastifyRequest } from "fastify";
+import { type ClientService, type Principal, requireScope } from "../clients/client.service";
+import type { Scope } from "../clients/credentials";
 import { AppError } from "../errors";
 import type { RateLimiter } from "./rate-limit";
 
@@ -35,5 +37,31 @@ export async function authenticate(
   const principal = await clients.authenticate(key);
   if (!principal) throw unknownKey();
   limiter.take(principal.keyId);
+  return principal;
+}
+
+const callers = new WeakMap<FastifyRequest, Principal>();
+
+/**
+ * Route options that authenticate the caller and check its scope in `preValidation`, before the
+ * route's schema looks at the request: a caller without a valid key or scope hears 401/403 (or 429)
+ * whatever it sent, as when handlers checked keys before reading input. The handler gets the caller
+ * from `callerOf`.
+ */
+export function keyed(
+  authenticate: (request: FastifyRequest) => Promise<Principal | null>,
+  ...scopes: [Scope, ...Scope[]]
+): { preValidation: (request: FastifyRequest) => Promise<void> } {
+  return {
+    preValidation: async (request) => {
+      callers.set(request, requireScope(await authenticate(request), ...scopes));
+    },
+  };
+}
+
+/** The caller `keyed` authenticated for this request. */
+export function callerOf(request: FastifyRequest): Principal {
+  const principal = callers.get(request);
+  if (!principal) throw new Error(`${request.method} ${request.url}: the route authenticates no caller`);
   return principal;
 }

@@ -1,14 +1,17 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { addSchemas, type JsonSchema, problemSchema } from "./schema";
 
 /**
- * The OpenAPI document at /openapi.json and a browsable page at /docs, built from the route schemas.
+ * The OpenAPI document at /openapi.json and a browsable page at /docs, built from the route schemas —
+ * the same schemas ajv validates requests with and fast-json-stringify writes answers with. `schemas`
+ * are shared ones (with `$id`) the routes refer to; Problem is always added, and routes add their own.
  * Swagger UI's assets ship inside its npm package, so the page needs no internet.
  * Must be registered before the routes it describes.
  */
-export async function registerOpenApi(app: FastifyInstance, schemas: ReadonlyArray<{ $id: string }>): Promise<void> {
-  for (const schema of schemas) app.addSchema(schema);
+export async function registerOpenApi(app: FastifyInstance, schemas: readonly JsonSchema[] = []): Promise<void> {
+  addSchemas(app, problemSchema, ...schemas);
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
@@ -20,7 +23,9 @@ export async function registerOpenApi(app: FastifyInstance, schemas: ReadonlyArr
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key" } } },
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
+    },
   });
   await app.register(swaggerUi, {
     routePrefix: "/docs",

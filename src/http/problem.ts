@@ -6,12 +6,17 @@ import { AppError, toProblem, validationError } from "../errors";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
 
+/**
+ * Answers with the problem. It is sent serialised here (JSON.stringify, members in toProblem's order,
+ * extensions before requestId) rather than by the route's serializer: an error path must not fail in a
+ * serializer, and every route documents its problems as the one Problem schema.
+ */
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(Math.ceil(error.retryAfterSeconds)));
   return reply
     .code(error.status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(toProblem(error, String(reply.request.id)));
+    .send(JSON.stringify(toProblem(error, String(reply.request.id))));
 }
 
 /** Maps anything thrown in a route to the contract's error shape; unknown failures become INTERNAL. */
@@ -56,14 +61,19 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
   });
 }
 
+/** The field an ajv error is about, named as the services name fields ("events[2].awb", "stationCodes"). */
 function fieldOf(
   instancePath: string | undefined,
   params: Record<string, unknown> | undefined,
   context: string | undefined,
 ): string {
-  const base = (instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
+  const segments = (instancePath ?? "")
+    .split("/")
+    .slice(1)
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
   const missing = params?.missingProperty ?? params?.additionalProperty;
-  const field = typeof missing === "string" ? (base ? `${base}.${missing}` : missing) : base;
+  if (typeof missing === "string") segments.push(missing);
+  const field = segments.reduce((path, s) => (/^\d+$/.test(s) ? `${path}[${s}]` : path ? `${path}.${s}` : s), "");
   return field || (context ?? "body");
 }
 

@@ -5,6 +5,8 @@ import secureJson from "secure-json-parse";
 import type { Socket } from "node:net";
 import { AppError } from "../errors";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
+import { buildSerializer, buildValidator } from "./compilers";
+import { isSchemaRefusal, refusal } from "./validation";
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -12,8 +14,9 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The Fastify instance with the contract's error handling; routes are registered by the caller. */
 export function createHttpServer(logger: Logger): FastifyInstance {
+  const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance,
     bodyLimit: BODY_LIMIT_BYTES,
     // Keep-alive sockets with nothing in flight are closed at once on shutdown; busy ones drain.
     forceCloseConnections: "idle",
@@ -24,7 +27,11 @@ export function createHttpServer(logger: Logger): FastifyInstance {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
+    // Route schemas do the work: ajv validates params, query strings and bodies against them before the
+    // handler runs, and fast-json-stringify writes each JSON answer from its response schema — Fastify's
+    // own compilers (compilers.ts says how they are set up). The same schemas are the OpenAPI document.
+    ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, allowUnionTypes: true } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } },
     // Requests Node cannot even parse (headers over 16 KiB, broken HTTP) still get problem+json.
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket),
     // URLs the router refuses before any route (bad percent-encoding, a segment over maxParamLength).
@@ -37,22 +44,17 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     },
   });
 
-  // Route schemas document the API (OpenAPI); validation happens in the services, so REST and GraphQL
-  // give the same answers, and objects are serialised with JSON.stringify so no field is ever dropped.
-  app.setValidatorCompiler(() => () => true);
-
   // JSON with prototype-poisoning protection, as Fastify's own parser; an empty body reads as "no
   // body" (clients often send Content-Type on GET and DELETE), and the route decides if one is needed.
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
     if (body === "") return done(null, undefined);
     try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: "error", constructorAction: "error" }));
+      done(null, secureJson.parse(body, undefined, { protoAction: "error", constructorAction: "error" }));
     } catch (error) {
       done(new AppError("MALFORMED_JSON", `The body is not valid JSON: ${(error as Error).message}`), undefined);
     }
   });
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // A callback hook, not an async one: this runs on every request and a promise per request shows.
   app.addHook("onRequest", (request, reply, done) => {
@@ -61,8 +63,9 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     done();
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = asAppError(error, request);
+  app.setErrorHandler(async (error, request, reply) => {
+    // A request its schema refused is explained by the route's own reading of it (validation.ts).
+    const appError = isSchemaRefusal(error) ? await refusal(error, request) : asAppError(error, request);
     if (appError.code === "INTERNAL") request.log.error({ err: error }, "unexpected failure");
     else if (appError.status >= 500) request.log.warn({ err: error, code: appError.code }, appError.message);
     return sendProblem(reply, appError);

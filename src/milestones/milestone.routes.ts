@@ -1,50 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { type Principal, requireScope } from "../clients/client.service";
+import type { Principal } from "../clients/client.service";
+import { keyed } from "../http/auth";
+import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
+import { historyQuery, ingestAnswer, ingestBody, milestoneSchema } from "./milestone.schemas";
 import type { MilestoneService } from "./milestone.service";
 import { parseMilestones } from "./milestone.validate";
 import { milestoneView } from "./milestone.view";
 
 const security = [{ bearer: [] }];
-const problem = { $ref: "Problem#" };
-const milestoneInput = {
-  type: "object",
-  required: ["awb", "state"],
-  additionalProperties: false,
-  properties: {
-    eventId: {
-      type: "string",
-      description: "Your id for the event: a repeat is stored and notified once; shown back as clientEventId",
-      example: "FSU-2026-11-20-000123",
-    },
-    awb: { type: "string", description: "The AWB, e.g. 020-12345675 (or 02012345675)", example: "020-12345675" },
-    state: {
-      type: "string",
-      enum: ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD", "DLV", "DDL", "RCT", "TFD", "DIS", "TOA"],
-      example: "DEP",
-    },
-    timestamp: {
-      type: "string",
-      format: "date-time",
-      description: "When it happened, ISO 8601 with offset; default: when received",
-      example: "2026-11-20T07:30:00Z",
-    },
-    toaTimestamp: { type: "string", format: "date-time", description: "TOA only: the new time of arrival" },
-    station: { type: "string", description: "IATA code of the station, upper case", example: "FRA" },
-    flight: { type: "string", description: "Flight designator", example: "LH8160" },
-  },
-};
-const ingestResult = {
-  type: "object",
-  properties: {
-    eventId: {
-      type: "string",
-      description: "The gateway's id of the stored event (for a repeat: the one stored first)",
-    },
-    clientEventId: { type: ["string", "null"], description: "The eventId you sent, or null" },
-    duplicate: { type: "boolean" },
-    matchedSubscriptions: { type: "integer" },
-  },
-};
 
 export function registerMilestoneRoutes(
   app: FastifyInstance,
@@ -57,6 +20,10 @@ export function registerMilestoneRoutes(
 ): void {
   const { milestones, carrier, enforceCheckDigit, authenticate } = deps;
   const base = `/${carrier}/handling/shipment`;
+  addSchemas(app, milestoneSchema);
+
+  const readEvents = (request: FastifyRequest) => parseMilestones(request.body, { enforceCheckDigit, now: new Date() });
+  const readHistory = (request: FastifyRequest) => milestones.history((request.query as { awb?: unknown }).awb);
 
   app.post(
     `${base}/events`,
@@ -65,49 +32,35 @@ export function registerMilestoneRoutes(
         tags: ["milestones"],
         security,
         summary: "Ingest one milestone or up to 1,000 (scope events:write)",
-        body: {
-          description: "One milestone, or an array of up to 1,000",
-          oneOf: [milestoneInput, { type: "array", minItems: 1, maxItems: 1000, items: milestoneInput }],
-          example: [
-            {
-              eventId: "FSU-2026-11-20-000123",
-              awb: "020-12345675",
-              state: "DEP",
-              timestamp: "2026-11-20T07:30:00Z",
-              station: "FRA",
-              flight: "LH8160",
-            },
-          ],
-        },
-        response: {
-          202: { type: "object", properties: { events: { type: "array", items: ingestResult } } },
-          400: problem,
-          401: problem,
-          403: problem,
-        },
+        body: ingestBody,
+        response: { 202: ingestAnswer, ...problems([...WITH_BODY, ...KEYED, ...ALWAYS, ...DATABASE]) },
       },
+      ...keyed(authenticate, "events:write"),
+      config: { explainInvalid: readEvents },
     },
     async (request, reply) => {
-      requireScope(await authenticate(request), "events:write");
-      const events = parseMilestones(request.body, { enforceCheckDigit, now: new Date() });
-      const results = await milestones.ingest(events);
+      const results = await milestones.ingest(readEvents(request));
       return reply.code(202).send({ events: results });
     },
   );
 
-  app.get<{ Querystring: { awb?: string } }>(
+  app.get(
     `${base}/events`,
     {
       schema: {
         tags: ["milestones"],
         security,
         summary: "The stored milestones of an AWB, in the order they happened (scope events:read or subscriptions)",
-        querystring: { type: "object", properties: { awb: { type: "string" } } },
+        querystring: historyQuery,
+        response: {
+          200: { description: "At most 1,000 milestones", type: "array", items: ref("Milestone") },
+          ...problems([400, ...KEYED, ...ALWAYS, ...DATABASE], { 400: "awb is missing or not an AWB" }),
+        },
       },
+      ...keyed(authenticate, "events:read", "subscriptions"),
+      // Refused only for a missing or malformed awb, which the service says before it reads anything.
+      config: { explainInvalid: readHistory },
     },
-    async (request) => {
-      requireScope(await authenticate(request), "events:read", "subscriptions");
-      return (await milestones.history(request.query.awb)).map(milestoneView);
-    },
+    async (request) => (await readHistory(request)).map(milestoneView),
   );
 }

@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Checker } from "../domain/checker";
 import { validationError } from "../errors";
+import { addSchemas, ALWAYS, problems, ref, WITH_BODY } from "../http/schema";
 import type { StationService } from "./station.service";
-import { iataParam } from "./station.schemas";
+import { iataParams, stationCodesBody, stationSchema, temperatureProductsSchema } from "./station.schemas";
 
 const JSON_TYPE = "application/json; charset=utf-8";
-const problem = { $ref: "Problem#" };
 const tags: readonly string[] = ["stations"];
 
 /** REST routes 4.5–4.8. Station reads need no key. Answers are pre-serialised bytes from the snapshot. */
@@ -15,6 +15,17 @@ export function registerStationRoutes(
 ): void {
   const base = `/${carrier}/stations`;
   const sendJson = (reply: FastifyReply, json: string) => reply.type(JSON_TYPE).send(json);
+  addSchemas(app, stationSchema, temperatureProductsSchema);
+
+  /** The asked codes, checked as the service checks them (duplicates collapsed); throws VALIDATION_FAILED. */
+  const readCodes = (request: FastifyRequest): string[] => {
+    const check = new Checker();
+    const body = check.object(request.body, "body", ["stationCodes"]);
+    if (!body || !check.ok) throw validationError(check.problems);
+    return stations.parseCodeList(body.stationCodes);
+  };
+  const readCode = (request: FastifyRequest) =>
+    stations.parseCode((request.params as { IATACode?: unknown }).IATACode, "IATACode");
 
   app.get(
     `${base}/stationcodes`,
@@ -22,42 +33,43 @@ export function registerStationRoutes(
       schema: {
         tags,
         summary: "Every station code, sorted",
-        response: { 200: { type: "array", items: { type: "string" } } },
+        response: {
+          200: { description: "The codes", type: "array", items: { type: "string" } },
+          ...problems(ALWAYS),
+        },
       },
     },
     (_request, reply) => sendJson(reply, stations.snapshot().codesJson),
   );
 
-  app.post<{ Body: unknown }>(
+  app.post(
     `${base}/station`,
     {
       schema: {
         tags,
         summary: "Several stations, in the order asked (duplicates collapsed)",
-        body: {
-          type: "object",
-          required: ["stationCodes"],
-          properties: {
-            stationCodes: {
-              type: "array",
-              minItems: 1,
-              maxItems: 100,
-              items: { type: "string", pattern: "^[A-Z]{3}$" },
-            },
-          },
+        body: stationCodesBody,
+        response: {
+          200: { description: "The stations", type: "array", items: ref("Station") },
+          ...problems([...WITH_BODY, 404, ...ALWAYS], { 404: "A code is unknown (STATION_NOT_FOUND, unknownCodes)" }),
         },
-        response: { 200: { type: "array", items: { $ref: "Station#" } }, 400: problem, 404: problem },
       },
+      config: { explainInvalid: readCodes },
     },
     (request, reply) => {
-      const check = new Checker();
-      const body = check.object(request.body, "body", ["stationCodes"]);
-      if (!body) throw validationError(check.problems);
-      if (!check.ok) throw validationError(check.problems);
-      const entries = stations.getMany(stations.parseCodeList(body.stationCodes));
+      const entries = stations.getMany(readCodes(request));
       return sendJson(reply, `[${entries.map((e) => e.json).join(",")}]`);
     },
   );
+
+  const oneStation = {
+    params: iataParams,
+    response: {
+      400: problems([400], { 400: "The code is not three upper-case letters (VALIDATION_FAILED)" })[400],
+      404: problems([404], { 404: "No station has the code (STATION_NOT_FOUND)" })[404],
+      ...problems(ALWAYS),
+    },
+  };
 
   app.get<{ Params: { IATACode: string } }>(
     `${base}/station/:IATACode`,
@@ -65,9 +77,10 @@ export function registerStationRoutes(
       schema: {
         tags,
         summary: "One station",
-        params: iataParam,
-        response: { 200: { $ref: "Station#" }, 400: problem, 404: problem },
+        ...oneStation,
+        response: { 200: { description: "The station", ...ref("Station") }, ...oneStation.response },
       },
+      config: { explainInvalid: readCode },
     },
     (request, reply) => sendJson(reply, stations.get(request.params.IATACode, "IATACode").json),
   );
@@ -78,9 +91,13 @@ export function registerStationRoutes(
       schema: {
         tags,
         summary: "Temperature-controlled product handling at a station",
-        params: iataParam,
-        response: { 200: { $ref: "TemperatureProducts#" }, 400: problem, 404: problem },
+        ...oneStation,
+        response: {
+          200: { description: "The station's products", ...ref("TemperatureProducts") },
+          ...oneStation.response,
+        },
       },
+      config: { explainInvalid: readCode },
     },
     (request, reply) => sendJson(reply, stations.get(request.params.IATACode, "IATACode").productsJson),
   );

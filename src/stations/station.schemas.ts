@@ -1,76 +1,80 @@
-/** JSON schemas of the station routes, for the OpenAPI document. Validation itself happens in the service. */
+/**
+ * JSON schemas of the station routes: what they accept (ajv checks it before the handler) and what they
+ * answer (the OpenAPI document; the answers themselves are the snapshot's pre-serialised bytes, which
+ * the contract test checks against these).
+ */
+import { IATA_CODE_PATTERN } from "../domain/iata";
+import { nullable, objectSchema, type SchemaOf } from "../http/schema";
+import { MAX_CODES_PER_REQUEST } from "./station.service";
+import {
+  type Address,
+  type Contact,
+  type Interval,
+  type OpeningDay,
+  type ProductHandling,
+  type Station,
+  type TemperatureProducts,
+  type TemperatureRange,
+  WEEKDAYS,
+} from "./station.view";
+
 const nullableString = { type: ["string", "null"] } as const;
 const nullableBoolean = { type: ["boolean", "null"] } as const;
 
-const address = {
-  type: ["object", "null"],
-  required: ["street", "streetNo", "building", "zipCode", "city"],
-  properties: {
-    street: nullableString,
-    streetNo: nullableString,
-    building: nullableString,
-    zipCode: nullableString,
-    city: nullableString,
-  },
-} as const;
+const address = nullable(
+  objectSchema<Address>({
+    properties: {
+      street: nullableString,
+      streetNo: nullableString,
+      building: nullableString,
+      zipCode: nullableString,
+      city: nullableString,
+    },
+  }),
+);
 
-const contact = {
-  type: ["object", "null"],
-  required: ["generalEmail", "generalPhone", "handlingEmail", "handlingPhone"],
-  properties: {
-    generalEmail: nullableString,
-    generalPhone: nullableString,
-    handlingEmail: nullableString,
-    handlingPhone: nullableString,
-  },
-} as const;
+const contact = nullable(
+  objectSchema<Contact>({
+    properties: {
+      generalEmail: nullableString,
+      generalPhone: nullableString,
+      handlingEmail: nullableString,
+      handlingPhone: nullableString,
+    },
+  }),
+);
 
-const openingHours = {
+const openingHours: SchemaOf<OpeningDay[] | null> = {
   type: ["array", "null"],
   description: "Per weekday, the intervals the station is open, in its local time (HH:mm; close may be 24:00).",
-  items: {
-    type: "object",
-    required: ["day", "hours"],
+  items: objectSchema<OpeningDay>({
     properties: {
-      day: { type: "string", enum: ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"] },
+      day: { type: "string", enum: WEEKDAYS },
       hours: {
         type: "array",
-        items: {
-          type: "object",
-          required: ["open", "close"],
-          properties: { open: { type: "string", example: "08:00" }, close: { type: "string", example: "17:30" } },
-        },
+        items: objectSchema<Interval>({
+          properties: {
+            open: { type: "string", examples: ["08:00"] },
+            close: { type: "string", examples: ["17:30"] },
+          },
+        }),
       },
     },
-  },
-} as const;
+  }),
+};
 
-export const stationSchema = {
+export const stationSchema = objectSchema<Station>({
   $id: "Station",
-  type: "object",
-  required: [
-    "code",
-    "name",
-    "freighterHandling",
-    "passengerAircraftHandling",
-    "truckHandling",
-    "countryShort",
-    "countryLong",
-    "import",
-    "export",
-  ],
   properties: {
-    code: { type: "string", pattern: "^[A-Z]{3}$", example: "FRA" },
+    code: { type: "string", pattern: IATA_CODE_PATTERN.source, examples: ["FRA"] },
     name: { type: "string" },
     freighterHandling: nullableBoolean,
     passengerAircraftHandling: nullableBoolean,
     truckHandling: nullableBoolean,
     countryShort: nullableString,
     countryLong: nullableString,
-    import: {
-      type: "object",
+    import: objectSchema<Station["import"]>({
       description: "Import handling. Where the station gives no import address, `address` is the export address.",
-      required: ["address", "contact", "firmsCode", "ciscFee", "storage", "externalComment", "openingHours"],
       properties: {
         address,
         contact,
@@ -80,63 +84,60 @@ export const stationSchema = {
         externalComment: nullableString,
         openingHours,
       },
-    },
-    export: {
-      type: "object",
-      required: ["address", "contact", "openingHours"],
-      properties: { address, contact, openingHours },
-    },
+    }),
+    export: objectSchema<Station["export"]>({ properties: { address, contact, openingHours } }),
   },
-} as const;
+});
 
-const product = {
-  type: "object",
-  required: ["available", "temperatureRanges", "containerTypes", "services", "contact", "comment"],
+const product = objectSchema<ProductHandling>({
   properties: {
     available: { type: "boolean" },
     temperatureRanges: {
       type: "array",
       description: "Degrees Celsius",
-      items: { type: "object", properties: { min: { type: "number" }, max: { type: "number" } } },
+      items: objectSchema<TemperatureRange>({ properties: { min: { type: "number" }, max: { type: "number" } } }),
     },
     containerTypes: { type: "array", items: { type: "string" } },
     services: { type: "array", items: { type: "string" } },
-    contact: { type: "object", properties: { email: nullableString, phone: nullableString } },
+    contact: objectSchema<ProductHandling["contact"]>({ properties: { email: nullableString, phone: nullableString } }),
     comment: nullableString,
   },
-} as const;
+});
 
-export const temperatureProductsSchema = {
+export const temperatureProductsSchema = objectSchema<TemperatureProducts>({
   $id: "TemperatureProducts",
-  type: "object",
-  required: ["code", "active", "passive"],
-  properties: { code: { type: "string" }, active: product, passive: product },
-} as const;
+  properties: { code: { type: "string", pattern: IATA_CODE_PATTERN.source }, active: product, passive: product },
+});
 
-export const problemSchema = {
-  $id: "Problem",
-  type: "object",
-  description: "RFC 9457 problem details (application/problem+json)",
-  required: ["type", "title", "status", "detail", "code"],
-  properties: {
-    type: { type: "string" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    detail: { type: "string" },
-    code: { type: "string" },
-    requestId: { type: "string" },
-    errors: {
-      type: "array",
-      items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } },
-    },
-  },
-  additionalProperties: true,
-} as const;
+/** The Problem schema lives with the error rendering (http/schema.ts); exported here as before. */
+export { problemSchema } from "../http/schema";
 
-export const iataParam = {
+/** A station code in the path; the route's reading (StationService.parseCode) words the refusal. */
+export const iataParams = {
   type: "object",
   required: ["IATACode"],
   properties: {
-    IATACode: { type: "string", description: "IATA station code, three upper-case letters", example: "FRA" },
+    IATACode: {
+      type: "string",
+      pattern: IATA_CODE_PATTERN.source,
+      description: "IATA station code, three upper-case letters",
+      examples: ["FRA"],
+    },
+  },
+} as const;
+
+/** POST …/stations/station: exactly `stationCodes`, 1 to 100 codes. */
+export const stationCodesBody = {
+  type: "object",
+  required: ["stationCodes"],
+  additionalProperties: false,
+  properties: {
+    stationCodes: {
+      type: "array",
+      minItems: 1,
+      maxItems: MAX_CODES_PER_REQUEST,
+      description: "Duplicates are answered once, in the position of their first occurrence",
+      items: { type: "string", pattern: IATA_CODE_PATTERN.source, examples: ["FRA"] },
+    },
   },
 } as const;

@@ -192,14 +192,12 @@ function checkProduct(check: Checker, value: unknown, field: string): void {
     const max = check.number(r.max, join(f, "max"), { min: -100, max: 100 });
     if (min !== null && max !== null && min > max) check.fail(f, `min (${min}) is above max (${max})`);
   });
-  check
-    .array(product.containerTypes, join(field, "containerTypes"), { max: 50 })
-    ?.forEach((t, i) =>
-      check.string(t, join(join(field, "containerTypes"), i), {
-        pattern: /^[A-Z0-9]{2,5}$/,
-        hint: "a ULD type code such as RKN",
-      }),
-    );
+  check.array(product.containerTypes, join(field, "containerTypes"), { max: 50 })?.forEach((t, i) =>
+    check.string(t, join(join(field, "containerTypes"), i), {
+      pattern: /^[A-Z0-9]{2,5}$/,
+      hint: "a ULD type code such as RKN",
+    }),
+  );
   check
     .array(product.services, join(field, "services"), { max: 50 })
     ?.forEach((s, i) => check.string(s, join(join(field, "services"), i), { maxLength: 200 }));

@@ -1,40 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { type Principal, requireScope } from "../clients/client.service";
-import type { Scope } from "../clients/credentials";
+import type { Principal } from "../clients/client.service";
 import { validationError } from "../errors";
-import type { SubscriptionService } from "./subscription.service";
+import { callerOf, keyed } from "../http/auth";
+import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
+import { listQuery, subscriptionBody, subscriptionIdParams, subscriptionSchema } from "./subscription.schemas";
+import { parseSubscriptionId, type SubscriptionService } from "./subscription.service";
 import { readSubscriptionBody } from "./subscription.validate";
 import { subscriptionView } from "./subscription.view";
 
 const tags: readonly string[] = ["subscriptions"];
-const problem = { $ref: "Problem#" };
-const subscription = {
-  type: "object",
-  properties: {
-    subscriptionId: { type: "string", format: "uuid" },
-    AWB: { type: "string", example: "020-12345675" },
-    Callback: { type: "string" },
-    States: { type: "string", example: "DEP,ARR,TOA" },
-  },
-} as const;
-const body = {
-  type: "object",
-  description: "Either spelling of each field: awb/AWB, callback/Callback, states/States.",
-  properties: {
-    awb: { type: "string", example: "020-12345675" },
-    callback: { type: "string", example: "https://forwarder.example/hooks/awb" },
-    states: {
-      description:
-        'Status codes (RCS MAN DEP ARR RCF NFD DLV DDL RCT TFD DIS TOA) separated by commas or spaces, or "*" for every code; or an array of codes.',
-      oneOf: [
-        { type: "string", example: "DEP, ARR, TOA" },
-        { type: "array", items: { type: "string" }, example: ["DEP", "ARR", "TOA"] },
-      ],
-    },
-  },
-} as const;
-const idParam = { type: "object", properties: { id: { type: "string", format: "uuid" } } } as const;
 const security = [{ bearer: [] }];
+const CALLBACK_PROBLEMS = {
+  403: "The API key lacks the scope (INSUFFICIENT_SCOPE), or the callback is outside the client's registered prefixes (CALLBACK_NOT_REGISTERED)",
+  409: "The client already sends this AWB to this callback (SUBSCRIPTION_EXISTS, subscriptionId), or has reached its subscription limit (SUBSCRIPTION_LIMIT_REACHED, limit)",
+} as const;
+const NOT_FOUND = { 404: "No subscription of this client has the id (SUBSCRIPTION_NOT_FOUND)" } as const;
+
+type ListQuery = { awb?: unknown; callback?: unknown };
 
 /** REST routes 4.1–4.4 and the list route (CONTRACT §2), scope `subscriptions`. */
 export function registerSubscriptionRoutes(
@@ -50,8 +32,39 @@ export function registerSubscriptionRoutes(
   },
 ): void {
   const base = `/${carrier}/handling/shipment/subscribe`;
-  const caller = async (request: FastifyRequest, scope: Scope = "subscriptions") =>
-    requireScope(await authenticate(request), scope);
+  const auth = keyed(authenticate, "subscriptions");
+  addSchemas(app, subscriptionSchema);
+  const answer = { description: "The subscription", ...ref("Subscription") };
+
+  // Each route's reading of its input, in the order its handler meets it; also what explains a
+  // request the schema refused (the same messages as before validation moved into the schemas).
+  const readCreate = (request: FastifyRequest) => {
+    const { input } = readSubscriptionBody(request.body, { withId: false });
+    subscriptions.validate(input);
+    return input;
+  };
+  const readId = (request: FastifyRequest) => parseSubscriptionId((request.params as { id?: unknown }).id);
+  const readUpdate = (request: FastifyRequest) => {
+    const pathId = (request.params as { id?: unknown }).id;
+    const { input, subscriptionId } = readSubscriptionBody(request.body, { withId: true });
+    if (subscriptionId !== undefined && subscriptionId !== pathId) {
+      throw validationError([
+        { field: "subscriptionId", message: `differs from the id in the path (${String(pathId)})` },
+      ]);
+    }
+    parseSubscriptionId(pathId);
+    subscriptions.validate(input);
+    return input;
+  };
+  const readListQuery = (request: FastifyRequest): ListQuery => {
+    const { awb, callback, ...rest } = request.query as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0)
+      throw validationError(
+        unknown.map((field) => ({ field, message: "is not a known query parameter (awb, callback)" })),
+      );
+    return { awb, callback };
+  };
 
   app.post(
     base,
@@ -60,52 +73,55 @@ export function registerSubscriptionRoutes(
         tags,
         security,
         summary: "Subscribe to an AWB's milestones",
-        body,
+        body: subscriptionBody({ withId: false }),
         response: {
-          201: subscription,
-          400: problem,
-          401: problem,
-          403: problem,
-          409: problem,
-          422: problem,
-          424: problem,
+          201: {
+            ...answer,
+            headers: { location: { type: "string", description: "The subscription's path" } },
+          },
+          ...problems([...WITH_BODY, ...KEYED, 409, 422, 424, ...ALWAYS, ...DATABASE], CALLBACK_PROBLEMS),
         },
       },
+      ...auth,
+      config: { explainInvalid: readCreate },
     },
     async (request, reply) => {
-      const principal = await caller(request);
-      const { input } = readSubscriptionBody(request.body, { withId: false });
-      const created = await subscriptions.create(principal, input);
+      const created = await subscriptions.create(callerOf(request), readCreate(request));
       return reply.code(201).header("location", `${base}/${created.id}`).send(subscriptionView(created));
     },
   );
 
-  app.get<{ Querystring: Record<string, unknown> }>(
+  app.get(
     base,
     {
       schema: {
         tags,
         security,
         summary: "The caller's subscriptions, optionally filtered",
-        querystring: { type: "object", properties: { awb: { type: "string" }, callback: { type: "string" } } },
-        response: { 200: { type: "array", items: subscription }, 400: problem, 401: problem },
+        querystring: listQuery,
+        response: {
+          200: { description: "Every matching subscription", type: "array", items: ref("Subscription") },
+          ...problems([400, ...KEYED, ...ALWAYS, ...DATABASE], {
+            400: "An unknown query parameter, or awb or callback malformed (VALIDATION_FAILED)",
+          }),
+        },
+      },
+      ...auth,
+      config: {
+        // The service checks awb and callback before it reads anything.
+        explainInvalid: (request) =>
+          subscriptions.list(callerOf(request), { ...readListQuery(request), first: 1, after: null }),
       },
     },
     async (request) => {
-      const principal = await caller(request);
-      const { awb, callback, ...rest } = request.query;
-      const unknown = Object.keys(rest);
-      if (unknown.length > 0)
-        throw validationError(
-          unknown.map((field) => ({ field, message: "is not a known query parameter (awb, callback)" })),
-        );
+      const principal = callerOf(request);
+      const filter = readListQuery(request);
       const items = [];
       let after: string | null = null;
       // The REST route answers the whole filtered list (as the contract's array); GraphQL pages it.
       do {
         const page: Awaited<ReturnType<SubscriptionService["list"]>> = await subscriptions.list(principal, {
-          awb,
-          callback,
+          ...filter,
           first: 200,
           after,
         });
@@ -123,14 +139,13 @@ export function registerSubscriptionRoutes(
         tags,
         security,
         summary: "One subscription",
-        params: idParam,
-        response: { 200: subscription, 400: problem, 401: problem, 404: problem },
+        params: subscriptionIdParams,
+        response: { 200: answer, ...problems([400, ...KEYED, 404, ...ALWAYS, ...DATABASE], NOT_FOUND) },
       },
+      ...auth,
+      config: { explainInvalid: readId },
     },
-    async (request) => {
-      const principal = await caller(request);
-      return subscriptionView(await subscriptions.get(principal, request.params.id));
-    },
+    async (request) => subscriptionView(await subscriptions.get(callerOf(request), request.params.id)),
   );
 
   app.put<{ Params: { id: string } }>(
@@ -140,21 +155,21 @@ export function registerSubscriptionRoutes(
         tags,
         security,
         summary: "Replace a subscription",
-        params: idParam,
-        body,
-        response: { 200: subscription, 400: problem, 404: problem, 409: problem, 422: problem, 424: problem },
+        params: subscriptionIdParams,
+        body: subscriptionBody({ withId: true }),
+        response: {
+          200: answer,
+          ...problems([...WITH_BODY, ...KEYED, 404, 409, 422, 424, ...ALWAYS, ...DATABASE], {
+            ...CALLBACK_PROBLEMS,
+            ...NOT_FOUND,
+          }),
+        },
       },
+      ...auth,
+      config: { explainInvalid: readUpdate },
     },
-    async (request) => {
-      const principal = await caller(request);
-      const { input, subscriptionId } = readSubscriptionBody(request.body, { withId: true });
-      if (subscriptionId !== undefined && subscriptionId !== request.params.id) {
-        throw validationError([
-          { field: "subscriptionId", message: `differs from the id in the path (${request.params.id})` },
-        ]);
-      }
-      return subscriptionView(await subscriptions.update(principal, request.params.id, input));
-    },
+    async (request) =>
+      subscriptionView(await subscriptions.update(callerOf(request), request.params.id, readUpdate(request))),
   );
 
   app.delete<{ Params: { id: string } }>(
@@ -164,13 +179,17 @@ export function registerSubscriptionRoutes(
         tags,
         security,
         summary: "Delete a subscription",
-        params: idParam,
-        response: { 204: { type: "null" }, 400: problem, 404: problem },
+        params: subscriptionIdParams,
+        response: {
+          204: { description: "Deleted", type: "null" },
+          ...problems([...WITH_BODY, ...KEYED, 404, ...ALWAYS, ...DATABASE], NOT_FOUND),
+        },
       },
+      ...auth,
+      config: { explainInvalid: readId },
     },
     async (request, reply) => {
-      const principal = await caller(request);
-      await subscriptions.remove(principal, request.params.id);
+      await subscriptions.remove(callerOf(request), request.params.id);
       return reply.code(204).send();
     },
   );

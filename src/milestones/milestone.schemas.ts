@@ -1,0 +1,119 @@
+/**
+ * JSON schemas of the milestone routes. A request the schema refuses is explained by
+ * `parseMilestones` (milestone.validate.ts), which GraphQL uses too and which keeps the rules a schema
+ * cannot say: a state in any case, a real calendar date, toaTimestamp only on TOA, the check digit.
+ */
+import { STATUS_CODES } from "../domain/status";
+import { objectSchema, PATTERNS } from "../http/schema";
+import type { IngestResult } from "./milestone.service";
+import { MAX_EVENTS_PER_CALL } from "./milestone.validate";
+import type { MilestoneView } from "./milestone.view";
+
+/** ISO 8601 date-time with an explicit offset (Z or ±hh:mm), as milestone.validate.ts reads it. */
+const ISO_WITH_OFFSET = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})$";
+/** A flight designator, as milestone.validate.ts reads it. */
+const FLIGHT = "^[A-Z0-9]{2}[A-Z]?\\d{1,4}[A-Z]?$";
+
+/** One milestone as a carrier sends it. `null` is the same as leaving an optional field out. */
+const milestoneInput = {
+  type: "object",
+  required: ["awb", "state"],
+  additionalProperties: false,
+  properties: {
+    eventId: {
+      type: ["string", "null"],
+      pattern: PATTERNS.notBlank,
+      maxLength: 200,
+      description: "Your id for the event: a repeat is stored and notified once; shown back as clientEventId",
+      examples: ["FSU-2026-11-20-000123"],
+    },
+    awb: {
+      type: "string",
+      pattern: PATTERNS.awb,
+      description:
+        "The AWB: 3-digit prefix and 8-digit serial, as 020-12345675, 02012345675 or 020 12345675 (with AWB_CHECK_DIGIT=enforce, the check digit must be right)",
+      examples: ["020-12345675"],
+    },
+    state: {
+      type: "string",
+      description: `One status code, in any case: ${STATUS_CODES.join(", ")}`,
+      examples: ["DEP"],
+    },
+    timestamp: {
+      type: ["string", "null"],
+      pattern: ISO_WITH_OFFSET,
+      description: "When it happened, ISO 8601 with offset; default: when received",
+      examples: ["2026-11-20T07:30:00Z"],
+    },
+    toaTimestamp: {
+      type: ["string", "null"],
+      pattern: ISO_WITH_OFFSET,
+      description: "TOA events only: the new time of arrival, ISO 8601 with offset",
+    },
+    station: {
+      type: ["string", "null"],
+      pattern: "^[A-Z]{3}$",
+      description: "IATA code of the station, upper case",
+      examples: ["FRA"],
+    },
+    flight: { type: ["string", "null"], pattern: FLIGHT, description: "Flight designator", examples: ["LH8160"] },
+  },
+} as const;
+
+export const ingestBody = {
+  description: `One milestone, or an array of 1 to ${MAX_EVENTS_PER_CALL.toLocaleString("en")}`,
+  oneOf: [milestoneInput, { type: "array", minItems: 1, maxItems: MAX_EVENTS_PER_CALL, items: milestoneInput }],
+  examples: [
+    [
+      {
+        eventId: "FSU-2026-11-20-000123",
+        awb: "020-12345675",
+        state: "DEP",
+        timestamp: "2026-11-20T07:30:00Z",
+        station: "FRA",
+        flight: "LH8160",
+      },
+    ],
+  ],
+} as const;
+
+const ingestResult = objectSchema<IngestResult>({
+  properties: {
+    eventId: {
+      type: "string",
+      format: "uuid",
+      description: "The gateway's id of the stored event (for a repeat: the one stored first)",
+    },
+    clientEventId: { type: ["string", "null"], description: "The eventId you sent, or null" },
+    duplicate: { type: "boolean" },
+    matchedSubscriptions: { type: "integer", description: "Subscriptions notified (0 for a duplicate)" },
+  },
+});
+
+export const ingestAnswer = objectSchema<{ events: IngestResult[] }>({
+  description: "Stored: per event, in the order sent",
+  properties: { events: { type: "array", items: ingestResult } },
+});
+
+/** A stored milestone, as GET …/events and the live events show it. */
+export const milestoneSchema = objectSchema<MilestoneView>({
+  $id: "Milestone",
+  properties: {
+    eventId: { type: "string", format: "uuid" },
+    clientEventId: { type: ["string", "null"], description: "The eventId the ingesting caller gave, or null" },
+    sequence: { type: "string", pattern: "^[1-9][0-9]*$", description: "Its place in its AWB's stream: 1, 2, 3, …" },
+    awb: { type: "string", examples: ["020-12345675"] },
+    state: { type: "string", enum: STATUS_CODES },
+    timestamp: { type: "string", format: "date-time", description: "When it happened" },
+    toaTimestamp: { type: ["string", "null"], format: "date-time" },
+    receivedAt: { type: "string", format: "date-time" },
+    station: { type: ["string", "null"] },
+    flight: { type: ["string", "null"] },
+  },
+});
+
+export const historyQuery = {
+  type: "object",
+  required: ["awb"],
+  properties: { awb: { type: "string", pattern: PATTERNS.awb, examples: ["020-12345675"] } },
+} as const;
