@@ -56,24 +56,25 @@ function harness(overrides: Partial<WorkerDeps> & { batches?: ClaimedDelivery[][
     deferred: [] as string[],
   };
   const deps: WorkerDeps = {
-    claim: async () => {
+    claim: () => {
       seen.claims++;
-      return batches.shift() ?? [];
+      return Promise.resolve(batches.shift() ?? []);
     },
-    release: async (claims) => {
+    release: (claims) => {
       seen.released.push(...claims.map((c) => c.id));
+      return Promise.resolve();
     },
-    defer: async (origin) => {
+    defer: (origin) => {
       seen.deferred.push(origin);
-      return 0;
+      return Promise.resolve(0);
     },
-    send: async (d) => {
+    send: (d) => {
       seen.sent.push(d.id);
-      return ok();
+      return Promise.resolve(ok());
     },
-    record: async (outcomes) => {
+    record: (outcomes) => {
       seen.recorded.push(...outcomes);
-      return outcomes.length;
+      return Promise.resolve(outcomes.length);
     },
     log: silentLogger,
     options: OPTIONS,
@@ -127,7 +128,7 @@ describe("the delivery worker's policy", () => {
 
   it("gives back a delivery whose send declined to start (its secret came too late)", async () => {
     const late = delivery();
-    const { worker, seen } = harness({ batches: [[late]], send: async () => null });
+    const { worker, seen } = harness({ batches: [[late]], send: () => Promise.resolve(null) });
     worker.start();
     await until(() => seen.released.length === 1, "the give-back");
     await worker.stop();
@@ -172,11 +173,11 @@ describe("the delivery worker's policy", () => {
     const d = delivery();
     const { worker, seen } = harness({
       batches: [[d]],
-      record: async (outcomes) => {
+      record: (outcomes) => {
         attempts.push(outcomes.length);
-        if (failuresLeft-- > 0) throw new Error("database unavailable");
+        if (failuresLeft-- > 0) return Promise.reject(new Error("database unavailable"));
         seen.recorded.push(...outcomes);
-        return outcomes.length;
+        return Promise.resolve(outcomes.length);
       },
     });
     worker.start();

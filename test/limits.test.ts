@@ -3,22 +3,30 @@ import http from "node:http";
 import WebSocket from "ws";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
+import { frameText } from "./support/ws-protocol";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 const SUBSCRIBE = 'subscription { awbStatusChanged(awb: "020-12345675") { state } }';
+
+/** A graphql-transport-ws message from the server. */
+interface ServerMessage {
+  type: string;
+  id?: string;
+  payload?: unknown;
+}
 
 /** A raw graphql-transport-ws socket, acknowledged; resolves its close code when the server closes it. */
 async function openSocket(
   url: string,
   disposers: Disposers,
-): Promise<{ socket: WebSocket; messages: any[]; closed: Promise<{ code: number; reason: string }> }> {
+): Promise<{ socket: WebSocket; messages: ServerMessage[]; closed: Promise<{ code: number; reason: string }> }> {
   const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
   disposers.add(() => socket.terminate());
-  const messages: any[] = [];
+  const messages: ServerMessage[] = [];
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
   );
-  socket.on("message", (data) => messages.push(JSON.parse(data.toString())));
+  socket.on("message", (data) => messages.push(JSON.parse(frameText(data)) as ServerMessage));
   await new Promise((resolve, reject) => {
     socket.once("open", resolve);
     socket.once("error", reject);
@@ -27,7 +35,7 @@ async function openSocket(
   // Acknowledged, or closed at once (a refused third connection): either way the caller goes on.
   await Promise.race([
     new Promise((resolve) =>
-      socket.on("message", (data) => JSON.parse(data.toString()).type === "connection_ack" && resolve(undefined)),
+      socket.on("message", (data) => JSON.parse(frameText(data)).type === "connection_ack" && resolve(undefined)),
     ),
     closed,
   ]);

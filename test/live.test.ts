@@ -105,8 +105,7 @@ describe.each(BACKENDS)("live milestones over graphql-ws on %s", (backend) => {
 
     it("replays what was stored after a sequence before going live (reconnect catch-up)", async () => {
       const awb = nextAwb();
-      const first = await ingest({ awb, state: "RCS" });
-      void first;
+      await ingest({ awb, state: "RCS" });
       const history = await postJson(
         `${url}/graphql`,
         { query: `query($a: String!) { milestones(awb: $a) { sequence } }`, variables: { a: awb } },

@@ -29,7 +29,7 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       expect(res.status).toBe(201);
       return res.body.subscriptionId as string;
     };
-    const ingest = (body: unknown, headers = admin) =>
+    const ingest = (body: unknown, headers: Record<string, string> = admin) =>
       postJson(`${url}/carrier/handling/shipment/events`, body, headers);
     const postsFor = (subscriptionId: string) =>
       receiver.posts.filter((p) => JSON.parse(p.body).subscriptionId === subscriptionId);

@@ -164,7 +164,7 @@ describe("npm start under a supervisor", () => {
     );
     const listening = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("npm start did not listen within 30 s")), 30_000);
-      readline.createInterface({ input: npm.stdout! }).on("line", (line) => {
+      readline.createInterface({ input: npm.stdout }).on("line", (line) => {
         try {
           const entry = JSON.parse(line) as { msg?: string; url?: string; pid?: number };
           if (entry.msg === "gateway listening") {

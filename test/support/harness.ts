@@ -29,12 +29,12 @@ export class Disposers {
   }
   /** Runs every disposer even when one fails (a skipped one would leave a process or socket open), then reports the first failure. */
   async disposeAll(): Promise<void> {
-    let failure: unknown;
+    let failure: Error | undefined;
     while (this.stack.length > 0) {
       try {
         await this.stack.pop()!();
       } catch (error) {
-        failure ??= error;
+        failure ??= error instanceof Error ? error : new Error(String(error));
       }
     }
     if (failure !== undefined) throw failure;

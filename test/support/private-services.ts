@@ -2,11 +2,12 @@
  * Real PostgreSQL and Redis servers that one test owns, on their own ports and folders, so that a
  * test can stop and start them (an outage) without touching the machine's shared services.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 
 export interface PrivateService {
   readonly url: string;
@@ -37,11 +38,13 @@ const PG_BIN =
     }
   })();
 
-/** As the postgres user when run as root (initdb refuses root). */
-function asPostgres(command: string, args: string[]): void {
+const execFileAsync = promisify(execFile);
+
+/** As the postgres user when run as root (initdb refuses root); rejects when the command fails. */
+async function asPostgres(command: string, args: string[]): Promise<void> {
   const [file, argv] =
     process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
-  execFileSync(file, argv, { stdio: "pipe" });
+  await execFileAsync(file, argv);
 }
 
 export async function startPrivatePostgres(): Promise<PrivateService> {
@@ -52,16 +55,25 @@ export async function startPrivatePostgres(): Promise<PrivateService> {
     chownSync(dir, uid, gid);
   }
   const data = path.join(dir, "data");
-  asPostgres(`${PG_BIN}/initdb`, ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]);
+  await asPostgres(`${PG_BIN}/initdb`, ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
   const service: PrivateService = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
-      asPostgres(`${PG_BIN}/pg_ctl`, ["-D", data, "-o", options, "-l", path.join(dir, "server.log"), "-w", "start"]);
+      await asPostgres(`${PG_BIN}/pg_ctl`, [
+        "-D",
+        data,
+        "-o",
+        options,
+        "-l",
+        path.join(dir, "server.log"),
+        "-w",
+        "start",
+      ]);
     },
     async stop() {
-      asPostgres(`${PG_BIN}/pg_ctl`, ["-D", data, "-m", "fast", "-w", "stop"]);
+      await asPostgres(`${PG_BIN}/pg_ctl`, ["-D", data, "-m", "fast", "-w", "stop"]);
     },
     async dispose() {
       try {

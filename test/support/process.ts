@@ -27,7 +27,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
   const logs: Array<Record<string, unknown>> = [];
   const output: string[] = [];
   let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | string>((resolve) =>
     child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
   );
@@ -40,7 +40,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
         ),
       );
     }, timeoutMs);
-    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
       output.push(line);
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;

@@ -15,6 +15,12 @@ export interface RawSubscriber {
   close(): void;
 }
 
+/** The text of a websocket message as `ws` hands it over (one buffer, fragments, or an ArrayBuffer). */
+export function frameText(data: WebSocket.RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return (data instanceof ArrayBuffer ? Buffer.from(data) : data).toString("utf8");
+}
+
 export async function openSubscriber(url: string, authorization: string): Promise<RawSubscriber> {
   const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
   const received: Array<Record<string, any>> = [];
@@ -24,14 +30,14 @@ export async function openSubscriber(url: string, authorization: string): Promis
   socket.send(JSON.stringify({ type: "connection_init", payload: { authorization } }));
   await new Promise<void>((resolve, reject) => {
     socket.once("message", (data) =>
-      JSON.parse(String(data)).type === "connection_ack"
+      JSON.parse(frameText(data)).type === "connection_ack"
         ? resolve()
-        : reject(new Error(`expected connection_ack, got ${String(data)}`)),
+        : reject(new Error(`expected connection_ack, got ${frameText(data)}`)),
     );
     void closed.then((code) => reject(new Error(`closed with ${code} before connection_ack`)));
   });
   socket.on("message", (data) => {
-    const message = JSON.parse(String(data)) as {
+    const message = JSON.parse(frameText(data)) as {
       type: string;
       payload?: { data?: Record<string, any>; errors?: unknown };
     };
