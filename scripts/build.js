@@ -13,7 +13,10 @@ const root = path.resolve(__dirname, "..");
 const fingerprintFile = path.join(root, "dist", ".build-inputs");
 
 function inputFiles() {
-  const files = ["tsconfig.json", "package-lock.json", "scripts/build.js"].map((f) => path.join(root, f));
+  // package.json too: its "type" decides what tsc emits.
+  const files = ["tsconfig.json", "package.json", "package-lock.json", "scripts/build.js"].map((f) =>
+    path.join(root, f),
+  );
   const walk = (dir) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
@@ -26,8 +29,8 @@ function inputFiles() {
   return files.sort();
 }
 
-function fingerprint() {
-  return inputFiles()
+function fingerprint(files) {
+  return files
     .map((file) => {
       const stat = fs.statSync(file);
       return `${path.relative(root, file)}:${stat.size}:${stat.mtimeMs}`;
@@ -35,10 +38,18 @@ function fingerprint() {
     .join("\n");
 }
 
-const current = fingerprint();
+/** Every source's output must be there too: a deleted dist/ file is rebuilt even if no source changed. */
+function outputsPresent(files) {
+  return files
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
+    .every((file) => fs.existsSync(path.join(root, "dist", path.relative(root, file)).replace(/\.ts$/, ".js")));
+}
+
+const files = inputFiles();
+const current = fingerprint(files);
 const upToDate =
   !process.argv.includes("--force") &&
-  fs.existsSync(path.join(root, "dist", "src", "main.js")) &&
+  outputsPresent(files) &&
   fs.existsSync(fingerprintFile) &&
   fs.readFileSync(fingerprintFile, "utf8") === current;
 if (!upToDate) {

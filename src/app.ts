@@ -21,8 +21,8 @@ export interface App {
   url(): string;
   listen(): Promise<string>;
   /**
-   * Closes everything the start opened, in reverse: websockets (1001), then HTTP drains its in-flight
-   * requests and Apollo stops, then the live streams, the worker, Redis, the callback agent, the
+   * Closes everything the start opened, in reverse: websockets (1001), the live streams, then HTTP
+   * drains its in-flight requests and Apollo stops, then the worker, Redis, the callback agent, the
    * station refresh and the database. Safe to call twice.
    */
   stop(): Promise<void>;

@@ -79,6 +79,17 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve, reject) =>
     server.once("error", reject).listen(config.workerPort, config.host, resolve),
+  ).catch(async (error: unknown) => {
+    await stack.dispose().catch(() => {}); // WORKER_PORT taken: close the worker, agent and database first
+    throw error;
+  });
+  stack.defer(
+    "http",
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   );
   const { address, port } = server.address() as AddressInfo;
   log.info({ url: `http://${address}:${port}` }, "delivery worker running");

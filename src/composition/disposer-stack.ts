@@ -3,10 +3,12 @@ import type { Logger } from "pino";
 /**
  * What a start has opened, closed in the reverse order: on stop, and when a later start step fails.
  * Each close runs once however often `dispose` is called; one that throws is logged and the rest still
- * run, and `dispose` then rejects with the first failure.
+ * run, and `dispose` then rejects with the first failure. What is deferred after `dispose` began is
+ * closed at once, and a `dispose` still running waits for it.
  */
 export class DisposerStack {
   private readonly entries: Array<{ name: string; close: () => unknown }> = [];
+  private readonly late: Array<Promise<Error | undefined>> = [];
   private disposing: Promise<void> | undefined;
 
   constructor(private readonly log: Logger) {}
@@ -14,7 +16,7 @@ export class DisposerStack {
   /** Registers how to close what was just opened. After `dispose` began, it is closed at once instead. */
   defer(name: string, close: () => unknown): void {
     if (this.disposing) {
-      void this.closeOne({ name, close });
+      this.late.push(this.closeOne({ name, close }));
       return;
     }
     this.entries.push({ name, close });
@@ -32,6 +34,8 @@ export class DisposerStack {
         const failure = await this.closeOne(entry); // every entry closes, failed or not
         firstFailure ??= failure;
       }
+      // What was opened while closing (a start step finishing under a stop) is closed too.
+      for (const failure of await Promise.all(this.late)) firstFailure ??= failure;
       if (firstFailure) throw firstFailure;
     })();
     return this.disposing;

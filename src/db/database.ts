@@ -76,7 +76,10 @@ function adapterFor(target: DatabaseTarget): {
       }),
     };
   }
-  const pglite = new PGlite(target.dataDir, { postgresqlconf: [`shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
+  // As a start parameter: PGlite's `postgresqlconf` option would rewrite DATA_DIR/postgresql.conf.
+  const pglite = new PGlite(target.dataDir, {
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+  });
   return { factory: new PrismaPGlite(pglite), pglite };
 }
 
@@ -126,17 +129,28 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         query: async <T>(text: string, params: readonly unknown[]) =>
           (await pglite!.query<T>(text, params as unknown[])).rows,
       };
+  // Each step runs even when the one before it failed: the data folder's lock is released last, always.
+  const closeDrivers = async () => {
+    try {
+      await pool?.end();
+    } finally {
+      try {
+        await pglite?.close();
+      } finally {
+        await unlock();
+      }
+    }
+  };
   let appliedMigrations: string[];
+  let expectedMigrations: number;
   try {
     appliedMigrations = await applyPendingMigrations(migrationFactory ?? factory, (text) => sql.query(text, []));
+    expectedMigrations = (await readMigrationList()).migrationDirectories.length;
   } catch (error) {
-    await pglite?.close();
-    await pool?.end();
-    await unlock();
+    await closeDrivers().catch(() => {}); // the migration's failure is the one to report
     throw error;
   }
   const prisma = new PrismaClient({ adapter: factory });
-  const expectedMigrations = (await readMigrationList()).migrationDirectories.length;
   return {
     prisma,
     sql,
@@ -161,10 +175,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       }
     },
     async close() {
-      await prisma.$disconnect();
-      await pool?.end();
-      await pglite?.close();
-      await unlock();
+      try {
+        await prisma.$disconnect();
+      } finally {
+        await closeDrivers();
+      }
     },
   };
 }

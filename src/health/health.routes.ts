@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { Registry } from "prom-client";
 import { AppError } from "../errors";
 import { sendProblem } from "../http/problem";
 import { addSchemas, ALWAYS, problems, ref } from "../http/schema";
@@ -51,5 +52,12 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
         ),
       );
     },
+  );
+}
+
+/** GET /metrics: Prometheus text of this process (deliveries, queue, live fan-out). Not in the API docs. */
+export function registerMetricsRoute(app: FastifyInstance, registry: Registry): void {
+  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
   );
 }

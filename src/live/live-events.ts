@@ -152,8 +152,8 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
     async close() {
       closed = true;
       clearTimeout(resubscribe);
-      publisher.disconnect();
-      subscriber.disconnect();
+      // Resolved once each connection has really ended (its socket closed), not when asked to.
+      await Promise.all([publisher, subscriber].map(disconnected));
     },
   };
 }
@@ -161,3 +161,16 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
 /** How long after a refused SUBSCRIBE (on a connection that stays up) it is sent again. */
 const RESUBSCRIBE_RETRY_MS = 1_000;
 const REDIS_CHANNEL = "cgw:milestones";
+
+/** Disconnects a client and resolves when it has ended (at most 3 s: ioredis destroys the socket by 2 s). */
+function disconnected(client: Redis): Promise<void> {
+  if (client.status === "end") return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const cap = setTimeout(resolve, 3_000);
+    client.once("end", () => {
+      clearTimeout(cap);
+      resolve();
+    });
+    client.disconnect();
+  });
+}

@@ -28,6 +28,7 @@ export interface ImportResult {
 export function createStationService({ store, log }: { store: StationStore; log: Logger }) {
   let snapshot = new StationSnapshot(0, []);
   let refreshTimer: NodeJS.Timeout | undefined;
+  let refreshing: Promise<void> | undefined;
 
   async function reload(): Promise<void> {
     const { version, records } = await store.loadAll();
@@ -61,14 +62,20 @@ export function createStationService({ store, log }: { store: StationStore; log:
       await reload();
       if (refreshIntervalMs > 0) {
         refreshTimer = setInterval(() => {
-          this.refreshIfStale().catch((error: unknown) => log.warn({ err: error }, "station snapshot refresh failed"));
+          if (refreshing) return; // the last one is still reading
+          refreshing = this.refreshIfStale()
+            .then(() => undefined)
+            .catch((error: unknown) => log.warn({ err: error }, "station snapshot refresh failed"))
+            .finally(() => (refreshing = undefined));
         }, refreshIntervalMs);
         refreshTimer.unref();
       }
     },
 
-    stop(): void {
+    /** Stops the periodic refresh and waits for one still reading (the database closes after this). */
+    async stop(): Promise<void> {
       clearInterval(refreshTimer);
+      await refreshing;
     },
 
     /** Reloads the snapshot when the database holds a newer import; true when it did. */
