@@ -22,7 +22,7 @@ import type {
   StationRecord,
   Weekday,
 } from "../src/stations/station.view";
-import { WEEKDAYS } from "../src/stations/station.view";
+import { unavailableProduct, WEEKDAYS } from "../src/stations/station.view";
 
 interface OurAirport {
   type: string;
@@ -750,15 +750,7 @@ function openingHours(rng: Rng): OpeningDay[] {
 
 function product(rng: Rng, code: string, kind: "active" | "passive"): ProductHandling {
   const available = chance(rng, kind === "active" ? 0.55 : 0.85);
-  if (!available)
-    return {
-      available: false,
-      temperatureRanges: [],
-      containerTypes: [],
-      services: [],
-      contact: { email: null, phone: null },
-      comment: null,
-    };
+  if (!available) return unavailableProduct();
   const ranges = RANGES.filter(() => chance(rng, 0.5));
   return {
     available: true,

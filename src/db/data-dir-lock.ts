@@ -24,7 +24,8 @@ export class DataDirInUseError extends Error {
 /** Lock files this process holds now: a file naming our own pid is ours only if listed here. */
 const heldHere = new Set<string>();
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid runs (EPERM: it does, under another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -53,7 +54,7 @@ async function inspect(file: string): Promise<Seen> {
     if (pid > 0 && Number.isSafeInteger(pid)) {
       // Our own pid in a file we do not hold: left by an earlier process that had the same pid
       // (containers restart with the same one).
-      const held = pid === process.pid ? heldHere.has(file) : alive(pid);
+      const held = pid === process.pid ? heldHere.has(file) : processAlive(pid);
       return held ? { state: "held", pid } : { state: "stale", ino: info.ino };
     }
     const age = Date.now() - Number(info.mtimeMs);

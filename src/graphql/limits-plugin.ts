@@ -1,8 +1,7 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { OperationTypeNode } from "graphql";
-import { AppError } from "../errors";
 import { checkOperationLimits, type OperationLimits } from "./operation-limits";
-import { graphqlErrorOf } from "./policy";
+import { graphqlErrorOf, operationTimedOut } from "./policy";
 
 /**
  * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's
@@ -13,8 +12,7 @@ import { graphqlErrorOf } from "./policy";
  */
 export function operationLimitsPlugin(options: { limits: OperationLimits; timeLimitMs: number }): ApolloServerPlugin {
   const { limits, timeLimitMs } = options;
-  const timedOutError = () =>
-    new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${timeLimitMs} ms limit`);
+  const timedOutError = () => operationTimedOut(timeLimitMs);
   return {
     async requestDidStart() {
       let timedOut = false;

@@ -1,6 +1,6 @@
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from "graphql";
 import type { Config } from "../config";
-import type { AppError } from "../errors";
+import { AppError } from "../errors";
 import { loadOperationAllowList, type OperationAllowList } from "./allow-list";
 import { depthLimit } from "./depth-limit";
 import type { OperationLimits } from "./operation-limits";
@@ -38,4 +38,9 @@ export function graphqlErrorOf(error: AppError, { http = false } = {}): GraphQLE
   return new GraphQLError(error.message, {
     extensions: { code: error.code, ...(http ? { http: { status: error.status } } : {}) },
   });
+}
+
+/** What an operation that ran past GRAPHQL_TIME_LIMIT_MS answers, over HTTP and over websockets alike. */
+export function operationTimedOut(limitMs: number): AppError {
+  return new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${limitMs} ms limit`);
 }

@@ -25,7 +25,7 @@ import { AppError, ERROR_TABLE } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import { checkOperationLimits } from "../graphql/operation-limits";
-import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
+import { graphqlErrorOf, type GraphQLPolicy, operationTimedOut } from "../graphql/policy";
 import { rawProblemResponse } from "../http/problem";
 import type { AwbStreams } from "./awb-streams";
 import { LiveFeed } from "./live-feed";
@@ -403,9 +403,6 @@ interface Deadline {
 const deadlines = new WeakMap<object, Deadline>();
 const limitedSchemas = new WeakSet<GraphQLSchema>();
 
-const timedOutError = (limitMs: number) =>
-  new AppError("OPERATION_TIMED_OUT", `The operation ran longer than its ${limitMs} ms limit`);
-
 /**
  * The time limit's mechanism over HTTP (limits-plugin.ts, through Apollo's wrapping of every field
  * resolver) for the websocket: every field resolver of the schema's own types is wrapped, once per
@@ -424,7 +421,7 @@ function limitFieldsByDeadline(schema: GraphQLSchema): void {
         const deadline = typeof context === "object" && context !== null ? deadlines.get(context) : undefined;
         if (deadline && (deadline.timedOut || performance.now() > deadline.at)) {
           deadline.timedOut = true;
-          throw timedOutError(deadline.limitMs);
+          throw operationTimedOut(deadline.limitMs);
         }
         return resolve(source, args, context, info);
       };
@@ -449,7 +446,7 @@ function executeWithinTimeLimit(args: ExecutionArgs, limitMs: number) {
       getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.MUTATION
     )
       return result;
-    return { errors: [graphqlErrorOf(timedOutError(limitMs))] };
+    return { errors: [graphqlErrorOf(operationTimedOut(limitMs))] };
   };
   let result: ReturnType<typeof execute>;
   try {

@@ -1,4 +1,5 @@
 import { Client } from "pg";
+import { processAlive } from "../../src/db/data-dir-lock";
 import { POSTGRES_ADMIN_URL_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 /**
@@ -31,14 +32,5 @@ export default async function globalSetup(): Promise<void> {
     );
   } finally {
     await client.end().catch(() => {});
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
