@@ -2,20 +2,24 @@ import type { ApolloServerPlugin } from "@apollo/server";
 import { OperationTypeNode } from "graphql";
 import { checkOperationLimits, type OperationLimits } from "./operation-limits";
 import { graphqlErrorOf, operationTimedOut } from "./policy";
+import { type Deadline, endDeadline, limitFieldsByDeadline, startDeadline } from "./time-limit";
 
 /**
  * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's
- * variables (a validation rule cannot see them). During execution: a time limit — once it has
- * passed, every field not yet started fails at once, so a runaway query stops consuming the server.
- * A timed-out query answers one OPERATION_TIMED_OUT error instead of thousands of field errors; a
- * timed-out mutation keeps its partial data, since the fields that ran have taken effect.
+ * variables (a validation rule cannot see them). During execution: the time limit (time-limit.ts,
+ * the same mechanism as over websockets) — once it has passed, every field not yet started fails at
+ * once, so a runaway query stops consuming the server. A timed-out query answers one
+ * OPERATION_TIMED_OUT error instead of thousands of field errors; a timed-out mutation keeps its
+ * partial data, since the fields that ran have taken effect.
  */
 export function operationLimitsPlugin(options: { limits: OperationLimits; timeLimitMs: number }): ApolloServerPlugin {
   const { limits, timeLimitMs } = options;
-  const timedOutError = () => operationTimedOut(timeLimitMs);
   return {
+    async serverWillStart({ schema }) {
+      limitFieldsByDeadline(schema);
+    },
     async requestDidStart() {
-      let timedOut = false;
+      let deadline: Deadline | undefined;
       let isQuery = true;
       return {
         async didResolveOperation({ schema, document, operationName, request, operation }) {
@@ -23,21 +27,13 @@ export function operationLimitsPlugin(options: { limits: OperationLimits; timeLi
           const error = checkOperationLimits(schema, document, operationName, request.variables, limits);
           if (error) throw graphqlErrorOf(error, { http: true });
         },
-        async executionDidStart() {
-          if (timeLimitMs <= 0) return;
-          const deadline = performance.now() + timeLimitMs;
-          return {
-            willResolveField() {
-              if (timedOut || performance.now() > deadline) {
-                timedOut = true;
-                throw timedOutError();
-              }
-            },
-          };
+        async executionDidStart({ contextValue }) {
+          if (timeLimitMs > 0) deadline = startDeadline(contextValue, timeLimitMs);
         },
-        async willSendResponse({ response }) {
-          if (!timedOut || !isQuery || response.body.kind !== "single") return;
-          const error = timedOutError();
+        async willSendResponse({ response, contextValue }) {
+          endDeadline(contextValue);
+          if (!deadline?.timedOut || !isQuery || response.body.kind !== "single") return;
+          const error = operationTimedOut(timeLimitMs);
           response.body.singleResult = { errors: [graphqlErrorOf(error)] };
           response.http.status = error.status;
         },

@@ -2,17 +2,11 @@ import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import {
   createSourceEventStream,
-  defaultFieldResolver,
   type DocumentNode,
-  execute,
   type ExecutionArgs,
   type ExecutionResult,
-  getOperationAST,
   GraphQLError,
-  type GraphQLFieldResolver,
   type GraphQLSchema,
-  isObjectType,
-  OperationTypeNode,
   parse,
   specifiedRules,
   validate,
@@ -25,7 +19,8 @@ import { AppError, ERROR_TABLE } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import { checkOperationLimits } from "../graphql/operation-limits";
-import { graphqlErrorOf, type GraphQLPolicy, operationTimedOut } from "../graphql/policy";
+import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
+import { executeWithinTimeLimit, limitFieldsByDeadline } from "../graphql/time-limit";
 import { rawProblemResponse } from "../http/problem";
 import type { AwbStreams } from "./awb-streams";
 import { LiveFeed } from "./live-feed";
@@ -392,74 +387,6 @@ export function attachGraphQLWebsocket(options: {
       clearTimeout(terminate);
     },
   };
-}
-
-/** The deadline of one running query or mutation, by its context (one per graphql-ws operation). */
-interface Deadline {
-  readonly at: number;
-  readonly limitMs: number;
-  timedOut: boolean;
-}
-const deadlines = new WeakMap<object, Deadline>();
-const limitedSchemas = new WeakSet<GraphQLSchema>();
-
-/**
- * The time limit's mechanism over HTTP (limits-plugin.ts, through Apollo's wrapping of every field
- * resolver) for the websocket: every field resolver of the schema's own types is wrapped, once per
- * schema, to fail at once when its operation's deadline has passed. Only operations run by
- * `executeWithinTimeLimit` have a deadline; for every other execution (HTTP, live renderings) the
- * wrapper is one WeakMap lookup. Introspection types are shared by every schema and left alone.
- */
-function limitFieldsByDeadline(schema: GraphQLSchema): void {
-  if (limitedSchemas.has(schema)) return;
-  limitedSchemas.add(schema);
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type) || type.name.startsWith("__")) continue;
-    for (const field of Object.values(type.getFields())) {
-      const resolve: GraphQLFieldResolver<unknown, unknown> = field.resolve ?? defaultFieldResolver;
-      field.resolve = (source, args, context: unknown, info) => {
-        const deadline = typeof context === "object" && context !== null ? deadlines.get(context) : undefined;
-        if (deadline && (deadline.timedOut || performance.now() > deadline.at)) {
-          deadline.timedOut = true;
-          throw operationTimedOut(deadline.limitMs);
-        }
-        return resolve(source, args, context, info);
-      };
-    }
-  }
-}
-
-/**
- * Executes a query or mutation with the policy's time limit: once it has passed, every field not yet
- * started fails at once. As over HTTP, a timed-out query answers one OPERATION_TIMED_OUT error; a
- * timed-out mutation keeps its partial data, since the fields that ran have taken effect.
- */
-function executeWithinTimeLimit(args: ExecutionArgs, limitMs: number) {
-  const context = args.contextValue;
-  if (limitMs <= 0 || typeof context !== "object" || context === null) return execute(args);
-  const deadline: Deadline = { at: performance.now() + limitMs, limitMs, timedOut: false };
-  deadlines.set(context, deadline);
-  const finish = (result: ExecutionResult): ExecutionResult => {
-    deadlines.delete(context);
-    if (
-      !deadline.timedOut ||
-      getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.MUTATION
-    )
-      return result;
-    return { errors: [graphqlErrorOf(operationTimedOut(limitMs))] };
-  };
-  let result: ReturnType<typeof execute>;
-  try {
-    result = execute(args);
-  } catch (error) {
-    deadlines.delete(context);
-    throw error;
-  }
-  if (!("then" in result)) return finish(result);
-  return result.then(finish, (error: unknown) => {
-    deadlines.delete(context);
-    throw error;
-  });
 }
 
 function formatResult(result: ExecutionResult, log: Logger): ExecutionResult {
