@@ -79,6 +79,22 @@ describe("DisposerStack", () => {
     expect(errors.join("")).toContain('"resource":"b"');
   });
 
+  it("waits for what is opened while it disposes, and reports its failure", async () => {
+    const stack = new DisposerStack(silentLogger);
+    const closed: string[] = [];
+    stack.defer("early", () => {
+      // A start step finishing under a stop: it defers its resource while the stack is closing.
+      stack.defer("late", async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        closed.push("late");
+        throw new Error("late failed");
+      });
+      closed.push("early");
+    });
+    await expect(stack.dispose()).rejects.toThrow("late failed");
+    expect(closed).toEqual(["early", "late"]);
+  });
+
   it("closes at once what is opened after disposal began", async () => {
     const stack = new DisposerStack(silentLogger);
     await stack.dispose();
