@@ -1,15 +1,93 @@
-import pino, { type Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
+import { Counter, type Registry } from "prom-client";
 import type { Config } from "./config";
 
-/** Structured JSON logs; secrets in headers never reach them. */
-export function createLogger(level: Config["logLevel"]): Logger {
-  return pino({
-    level,
-    base: { service: "cargo-gateway" },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: ["req.headers.authorization", "*.authorization", "*.apiKey", "*.signingSecret"],
-      censor: "[redacted]",
+/**
+ * How many bytes of log lines may wait in memory for stdout. Past it (stdout blocked: a supervisor
+ * not reading, a full disk behind a pipe), new lines are dropped and counted rather than held
+ * without bound; /metrics shows the count (gateway_log_lines_dropped_total).
+ */
+export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
+
+let droppedLines = 0;
+
+/**
+ * Structured JSON logs; secrets in headers never reach them. Lines are written to stdout
+ * asynchronously (the request that logs does not wait for the write), several per write under load;
+ * what is buffered is written out synchronously when the process exits, SIGTERM's stop included.
+ */
+export function createLogger(level: Config["logLevel"], destination: DestinationStream = stdout()): Logger {
+  return pino(
+    {
+      level,
+      base: { service: "cargo-gateway" },
+      timestamp: isoTime,
+      redact: {
+        paths: ["req.headers.authorization", "*.authorization", "*.apiKey", "*.signingSecret"],
+        censor: "[redacted]",
+      },
+    },
+    destination,
+  );
+}
+
+/** stdout through an asynchronous, bounded buffer (pino flushes it on exit). */
+export function stdout(maxBufferBytes = LOG_BUFFER_BYTES): DestinationStream {
+  const stream = pino.destination({ dest: 1, sync: false, maxLength: maxBufferBytes });
+  stream.on("drop", (data: string) => {
+    droppedLines += countLines(data);
+  });
+  return stream;
+}
+
+/** Lines dropped because the buffer was full, since the process started. */
+export function logLinesDropped(): number {
+  return droppedLines;
+}
+
+export function registerLogMetrics(registry: Registry): void {
+  new Counter({
+    name: "gateway_log_lines_dropped_total",
+    help: "Log lines dropped because stdout did not take them and the log buffer was full",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(droppedLines);
     },
   });
+}
+
+const accessLoggers = new WeakMap<Logger, Logger>();
+
+/**
+ * The logger for access lines: the same destination and level as `log`, without its redaction. An
+ * access line holds only fields the HTTP layer picks (method, URL, route, status, time), never
+ * headers or bodies, and redaction's path scan was a sixth of the time of a cached read.
+ */
+export function accessLoggerOf(log: Logger): Logger {
+  let access = accessLoggers.get(log);
+  if (!access) {
+    const destination = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
+    access = pino({ level: log.level, base: { service: "cargo-gateway" }, timestamp: isoTime }, destination);
+    accessLoggers.set(log, access);
+  }
+  return access;
+}
+
+// Under load many lines share a millisecond; formatting the date once per millisecond is enough.
+let lastMs = 0;
+let lastTime = "";
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
+function countLines(data: string): number {
+  let lines = 0;
+  for (let at = data.indexOf("\n"); at >= 0; at = data.indexOf("\n", at + 1)) lines++;
+  return lines;
 }

@@ -1,18 +1,28 @@
-// A bare Fastify server that answers fixed, pre-serialised bodies: the baseline that the gateway's
-// routes are measured against. Started by the benchmarks as its own process, like the gateway.
+// The baseline the gateway's read routes are measured against: a bare `node:http` server answering
+// fixed, pre-serialised bodies with the same status and content type, started by the benchmarks as its
+// own process, like the gateway. It reads the request body (as any POST route must) and nothing else.
 // Reads {"/path": "body", ...} as JSON from the file named by argv[2]; prints its URL.
 import { readFileSync } from "node:fs";
-import Fastify from "fastify";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 
-const routes = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Record<string, string>;
-const app = Fastify({ logger: false });
-for (const [path, body] of Object.entries(routes)) {
-  app.route({
-    method: ["GET", "POST"],
-    url: path,
-    handler: (_request, reply) => reply.type("application/json; charset=utf-8").send(body),
+const bodies = new Map(
+  Object.entries(JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Record<string, string>).map(
+    ([path, body]) => [path, Buffer.from(body)] as const,
+  ),
+);
+const server = http.createServer((request, response) => {
+  const body = bodies.get(request.url!.split("?")[0]!);
+  request.resume();
+  request.on("end", () => {
+    if (!body) return response.writeHead(404).end();
+    response
+      .writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": body.length })
+      .end(body);
   });
-}
-void app
-  .listen({ port: 0, host: "127.0.0.1" })
-  .then((url) => console.log(JSON.stringify({ msg: "baseline listening", url })));
+});
+server.keepAliveTimeout = 72_000;
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address() as AddressInfo;
+  console.log(JSON.stringify({ msg: "baseline listening", url: `http://127.0.0.1:${port}` }));
+});

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     console.log("| process | resident | × bare |\n|---|---:|---:|");
     console.log(row("gateway, first start (migrations applied)", firstMiB));
     console.log(row("gateway, restart on the migrated folder", againMiB));
-    console.log(row("bare Fastify server (baseline)", bareMiB));
+    console.log(row("bare node:http server (baseline)", bareMiB));
   } finally {
     await rm(dataDir, { recursive: true, force: true });
     await rm(routesFile, { force: true });

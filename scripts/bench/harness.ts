@@ -46,8 +46,9 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts the gateway (dist/src/main.js) and waits for /readyz. LOG_LEVEL is warn unless `env` sets
- * it; its log goes to /dev/null (BENCH_VERBOSE=1 shows it), as a service's log goes to a file.
+ * Starts the gateway (dist/src/main.js) and waits for /readyz. It runs with the settings a user gets
+ * by default (LOG_LEVEL info, so one access line per request) unless `env` says otherwise; its log
+ * goes to /dev/null (BENCH_VERBOSE=1 shows it), as a service's log goes to a file.
  */
 export async function startGateway(
   script: string,
@@ -58,7 +59,7 @@ export async function startGateway(
   // BENCH_CPU_PROF=<dir>: a CPU profile of each gateway run, written there on exit.
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...profile, ...nodeArgs, script], {
-    env: { PATH: process.env.PATH ?? "", PORT: String(port), LOG_LEVEL: "warn", ...env },
+    env: { PATH: process.env.PATH ?? "", PORT: String(port), ...env },
     stdio: ["ignore", process.env.BENCH_VERBOSE ? "inherit" : "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -75,7 +76,7 @@ export async function startGateway(
 }
 
 export const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 /** One autocannon run with the settings every measurement of a benchmark shares. */
 export async function load(

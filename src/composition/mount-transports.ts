@@ -13,6 +13,7 @@ import { registerHealthRoutes, registerMetricsRoute } from "../health/health.rou
 import { authenticate } from "../http/auth";
 import { registerOpenApi } from "../http/openapi";
 import { createRateLimiter } from "../http/rate-limit";
+import { registerLogMetrics } from "../log";
 import { createHttpServer } from "../http/server";
 import { createAwbStreams } from "../live/awb-streams";
 import { attachGraphQLWebsocket, type GraphQLWebsocket } from "../live/graphql-websocket";
@@ -54,6 +55,7 @@ export async function mountTransports(
     authenticateHeader(request.headers.authorization);
   registerHealthRoutes(http, services.health);
   registerMetricsRoute(http, metrics.registry);
+  registerLogMetrics(metrics.registry);
   registerStationRoutes(http, { stations: services.stations, carrier });
   registerMilestoneRoutes(http, {
     milestones: services.milestones,

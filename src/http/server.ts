@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import secureJson from "secure-json-parse";
 import type { Socket } from "node:net";
 import { AppError } from "../errors";
+import { AccessLog, lazyRequestLogger } from "./request-log";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
 import { isSchemaRefusal, refusal } from "./validation";
@@ -17,6 +18,8 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
+    logController: new AccessLog(logger),
+    childLoggerFactory: (parent, bindings, options) => lazyRequestLogger(parent as Logger, bindings, options),
     bodyLimit: BODY_LIMIT_BYTES,
     // Keep-alive sockets with nothing in flight are closed at once on shutdown; busy ones drain.
     forceCloseConnections: "idle",

@@ -1,0 +1,149 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { createApp } from "../src/app";
+import { loadConfig } from "../src/config";
+import { createLogger } from "../src/log";
+import { Disposers, testEnvironment } from "./support/harness";
+import { spawnServer } from "./support/process";
+
+type Line = Record<string, unknown> & { msg: string; reqId?: string };
+
+/** A real pino logger (the gateway's own settings) writing into memory. */
+function capturedLogger(level: "info" | "debug") {
+  const lines: Line[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const text of chunk.toString().split("\n")) if (text) lines.push(JSON.parse(text) as Line);
+      done();
+    },
+  });
+  return { log: createLogger(level, sink), lines };
+}
+
+describe("the access log", () => {
+  const disposers = new Disposers();
+  afterEach(() => disposers.disposeAll());
+
+  async function start(level: "info" | "debug") {
+    const environment = await testEnvironment("pglite", {});
+    disposers.add(environment.cleanup);
+    const { log, lines } = capturedLogger(level);
+    const app = await createApp(loadConfig(environment.env), log);
+    disposers.add(() => app.stop());
+    return { url: await app.listen(), lines };
+  }
+
+  it("writes one line per request, when it is answered, with id, route, status and time", async () => {
+    const { url, lines } = await start("info");
+    lines.length = 0;
+    const asked = [
+      { path: "/carrier/stations/station/FRA", init: {}, status: 200, route: "/carrier/stations/station/:IATACode" },
+      {
+        path: "/carrier/stations/station/frankfurt",
+        init: {},
+        status: 400,
+        route: "/carrier/stations/station/:IATACode",
+      },
+      { path: "/no/such/route", init: {}, status: 404, route: undefined },
+      {
+        path: "/carrier/stations/station",
+        init: { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" },
+        status: 400,
+        route: "/carrier/stations/station",
+      },
+    ];
+    const ids: string[] = [];
+    for (const { path: asPath, init, status } of asked) {
+      const answer = await fetch(`${url}${asPath}`, init);
+      expect(answer.status).toBe(status);
+      ids.push(answer.headers.get("x-request-id")!);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+
+    const requestLines = lines.filter((line) => line.reqId !== undefined);
+    expect(requestLines.map((line) => line.msg)).toEqual(asked.map(() => "request completed"));
+    asked.forEach(({ path: asPath, status, route }, i) => {
+      const line = requestLines[i]!;
+      expect(line).toMatchObject({
+        level: 30,
+        reqId: ids[i],
+        req: { method: asked[i]!.init.method ?? "GET", url: asPath, remoteAddress: "127.0.0.1" },
+        res: { statusCode: status },
+      });
+      expect((line.req as { route?: string }).route).toBe(route);
+      expect(typeof line.responseTime).toBe("number");
+      expect(typeof line.time).toBe("string");
+    });
+  });
+
+  it("at debug, also a line when each request arrives", async () => {
+    const { url, lines } = await start("debug");
+    lines.length = 0;
+    const answer = await fetch(`${url}/carrier/stations/station/FRA`, { headers: { "x-request-id": "trace-me-1" } });
+    expect(answer.status).toBe(200);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.filter((line) => line.reqId === "trace-me-1").map((line) => line.msg)).toEqual([
+      "request received",
+      "request completed",
+    ]);
+  });
+});
+
+describe("the log's buffer", () => {
+  it("loses no line of an answered request when the server is stopped with SIGTERM", async () => {
+    const environment = await testEnvironment("pglite", {});
+    try {
+      const server = await spawnServer({ ...environment.env, LOG_LEVEL: "info" }, 90_000);
+      const closed = new Promise((resolve) => server.child.on("close", resolve));
+      // A burst of requests, and SIGTERM the moment the last is answered: lines still in the
+      // asynchronous buffer must be written before the process exits.
+      const ids = Array.from({ length: 400 }, (_, i) => `burst-${i}`);
+      const answers = await Promise.all(
+        ids.map((id) => fetch(`${server.url}/carrier/stations/station/FRA`, { headers: { "x-request-id": id } })),
+      );
+      server.child.kill("SIGTERM");
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+      expect(await server.exited).toBe(0);
+      await closed;
+      const logged = new Set(
+        server.logs.filter((line) => line.msg === "request completed").map((line) => line.reqId as string),
+      );
+      expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+      expect(server.logs.at(-1)?.msg).toBe("stopped");
+    } finally {
+      await environment.cleanup();
+    }
+  }, 150_000);
+
+  it("is bounded: with stdout not read, lines past the bound are dropped and counted, and the process goes on", async () => {
+    // A process logging through the gateway's stdout destination with a 64 KiB bound, whose stdout
+    // nobody reads: the pipe fills, the buffer reaches its bound, later lines are dropped.
+    const script = `
+      const { createLogger, stdout, logLinesDropped } = require(${JSON.stringify(path.resolve(__dirname, "../dist/src/log.js"))});
+      const log = createLogger("info", stdout(64 * 1024));
+      let i = 0;
+      const tick = setInterval(() => {
+        for (let n = 0; n < 500; n++) log.info({ i: i++, padding: "x".repeat(200) }, "line");
+        if (logLinesDropped() > 0 && i >= 20000) {
+          clearInterval(tick);
+          process.stderr.write(JSON.stringify({ written: i, dropped: logLinesDropped() }) + "\\n", () => process.exit(0));
+        }
+      }, 1);
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.pause(); // not read: the pipe fills and stays full
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    const report = await new Promise<{ written: number; dropped: number }>((resolve) => {
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.endsWith("\n")) resolve(JSON.parse(stderr) as { written: number; dropped: number });
+      });
+    });
+    child.stdout.resume(); // now read, so that the exit's flush of what the buffer holds can finish
+    expect(await exited).toBe(0);
+    expect(report.dropped).toBeGreaterThan(0);
+    expect(report.dropped).toBeLessThan(report.written);
+  }, 60_000);
+});
