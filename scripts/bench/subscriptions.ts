@@ -1,18 +1,24 @@
-// npm run bench:subscriptions — create/get/update/delete through the REST routes (create verifying
-// its callback with OPTIONS against a local receiver) next to raw `pg` statements doing the same
-// writes, at the same concurrency, in the same run, on the same PostgreSQL.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+// npm run bench:subscriptions — create/get/update/delete through the gateway's REST routes next to a
+// raw-`pg` server doing the same rows (scripts/bench/raw-pg-server.ts), each its own process, driven
+// the same way over HTTP at the same concurrency, in the same run, on the same PostgreSQL. Both send
+// create's OPTIONS check to one callback receiver (scripts/bench/receiver.ts), a process of its own
+// too. The gateway runs with its default settings (LOG_LEVEL info) except the rate limit (off: one
+// key stands for every caller) and ALLOW_PRIVATE_CALLBACKS (the receiver is on loopback).
 import path from "node:path";
-import { Client, Pool } from "pg";
+import { Client } from "pg";
 import { Pool as HttpPool } from "undici";
-import { startGateway } from "./harness";
+import { startGateway, startProcess } from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
+const RAW_PG_SERVER = path.resolve(__dirname, "raw-pg-server.js");
+const RECEIVER = path.resolve(__dirname, "receiver.js");
 const ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const OPERATIONS = Number(process.env.BENCH_OPERATIONS ?? 3_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+/** Operations of each kind run on each server before anything is measured, so both are warm. */
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? Math.min(500, OPERATIONS));
 const KEY = "cgw_bench-admin-key-000000000001";
+const BASE = "/carrier/handling/shipment/subscribe";
 
 interface Measured {
   name: string;
@@ -21,9 +27,9 @@ interface Measured {
   p99: number;
 }
 
-/** Runs `operation(i)` for i in 0..n-1 with `concurrency` in flight; per-operation latency in ms. */
+/** Runs `operation(i)` for i in 0..n-1 with `concurrency` in flight; per-operation latency in ms. Printed when named. */
 async function measure(
-  name: string,
+  name: string | undefined,
   n: number,
   concurrency: number,
   operation: (i: number) => Promise<void>,
@@ -44,7 +50,8 @@ async function measure(
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  const result = { name, perSecond: n / seconds, p50: at(0.5), p99: at(0.99) };
+  const result = { name: name ?? "", perSecond: n / seconds, p50: at(0.5), p99: at(0.99) };
+  if (name === undefined) return result;
   console.log(
     `${name.padEnd(44)} ${result.perSecond.toFixed(0).padStart(7)} op/s   p50 ${result.p50.toFixed(1).padStart(6)} ms   p99 ${result.p99.toFixed(1).padStart(6)} ms`,
   );
@@ -56,29 +63,9 @@ const awbFor = (i: number) => {
   return `020-${serial7}${Number(serial7) % 7}`;
 };
 
-async function main(): Promise<void> {
-  const receiver = http.createServer((req, res) =>
-    res.writeHead(204, req.method === "OPTIONS" ? { allow: "POST, OPTIONS" } : {}).end(),
-  );
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  const callbackBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-
-  const admin = new Client({ connectionString: ADMIN });
-  await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS "gw_bench" WITH (FORCE)');
-  await admin.query('CREATE DATABASE "gw_bench"');
-  const url = new URL(ADMIN);
-  url.pathname = "/gw_bench";
-
-  const gateway = await startGateway(GATEWAY, {
-    DATABASE_URL: url.toString(),
-    BOOTSTRAP_API_KEY: KEY,
-    ALLOW_PRIVATE_CALLBACKS: "true",
-    RATE_LIMIT_PER_SECOND: "0",
-  });
-  const api = new HttpPool(gateway.url, { connections: CONCURRENCY });
-  const pg = new Pool({ connectionString: url.toString(), max: 10 });
-  const base = "/carrier/handling/shipment/subscribe";
+/** One server under load: the four operations over HTTP, each answer's status checked. */
+function target(url: string, callbackBase: string) {
+  const api = new HttpPool(url, { connections: CONCURRENCY });
   const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
   const call = async (method: "POST" | "GET" | "PUT" | "DELETE", path: string, body: unknown, expected: number) => {
     const res = await api.request({
@@ -88,77 +75,87 @@ async function main(): Promise<void> {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.body.text();
-    if (res.statusCode !== expected) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
+    if (res.statusCode !== expected) throw new Error(`${method} ${url}${path}: ${res.statusCode} ${text}`);
     return text;
   };
-  const {
-    rows: [client],
-  } = await pg.query<{ id: string }>("SELECT id FROM client LIMIT 1");
+  const ids: string[] = [];
+  return {
+    /** Subscription `i` (AWB and callback of its own), remembering its id for the operations after. */
+    create: async (i: number) => {
+      const body = { awb: awbFor(i), callback: `${callbackBase}/${i}`, states: "DEP,ARR" };
+      ids[i] = (JSON.parse(await call("POST", BASE, body, 201)) as { subscriptionId: string }).subscriptionId;
+    },
+    get: async (i: number) => void (await call("GET", `${BASE}/${ids[i]}`, undefined, 200)),
+    /** The same callback, so no OPTIONS: the gateway's update in place. */
+    update: async (i: number) =>
+      void (await call(
+        "PUT",
+        `${BASE}/${ids[i]}`,
+        { AWB: awbFor(i), Callback: `${callbackBase}/${i}`, States: "*" },
+        200,
+      )),
+    remove: async (i: number) => void (await call("DELETE", `${BASE}/${ids[i]}`, undefined, 204)),
+    close: () => api.close(),
+  };
+}
+
+async function main(): Promise<void> {
+  const receiver = await startProcess(RECEIVER, [], {}, "receiver listening");
+  const admin = new Client({ connectionString: ADMIN });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS "gw_bench" WITH (FORCE)');
+  await admin.query('CREATE DATABASE "gw_bench"');
+  const url = new URL(ADMIN);
+  url.pathname = "/gw_bench";
+  const databaseUrl = url.toString();
+
+  const gateway = await startGateway(GATEWAY, {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: "info", // the default, said here because it is part of what is measured
+    BOOTSTRAP_API_KEY: KEY,
+    ALLOW_PRIVATE_CALLBACKS: "true",
+    RATE_LIMIT_PER_SECOND: "0",
+  });
+  // Started after the gateway, which created the tables.
+  const raw = await startProcess(RAW_PG_SERVER, [], { DATABASE_URL: databaseUrl }, "raw-pg listening");
+  const servers = {
+    gateway: target(gateway.url, `${receiver.url}/hooks/gateway`),
+    raw: target(raw.url, `${receiver.url}/hooks/raw`),
+  };
 
   console.log(
-    `bench:subscriptions — ${OPERATIONS} operations per measurement, ${CONCURRENCY} in flight, PostgreSQL ${url.host}`,
+    `bench:subscriptions — ${OPERATIONS} operations per measurement (after ${WARM_UP} to warm up), ${CONCURRENCY} in flight, PostgreSQL ${url.host}`,
   );
   try {
-    const ids: string[] = [];
-    const create = await measure("REST create (incl. OPTIONS check)", OPERATIONS, CONCURRENCY, async (i) => {
-      const created = JSON.parse(
-        await call("POST", base, { awb: awbFor(i), callback: `${callbackBase}/${i}`, states: "DEP,ARR" }, 201),
-      ) as { subscriptionId: string };
-      ids[i] = created.subscriptionId;
-    });
-    const rawIds: string[] = [];
-    const rawCreate = await measure("raw pg INSERT", OPERATIONS, CONCURRENCY, async (i) => {
-      const { rows } = await pg.query<{ id: string }>(
-        "INSERT INTO subscription (id, client_id, awb, callback, states, updated_at) VALUES (gen_random_uuid(), $1, $2, $3, $4, now()) RETURNING id",
-        [client!.id, awbFor(i), `${callbackBase}/raw/${i}`, ["DEP", "ARR"]],
-      );
-      rawIds[i] = rows[0]!.id;
-    });
-    const get = await measure(
-      "REST get",
-      OPERATIONS,
-      CONCURRENCY,
-      async (i) => void (await call("GET", `${base}/${ids[i]}`, undefined, 200)),
-    );
-    const rawGet = await measure("raw pg SELECT by id and client", OPERATIONS, CONCURRENCY, async (i) => {
-      await pg.query("SELECT id, awb, callback, states FROM subscription WHERE id = $1 AND client_id = $2", [
-        rawIds[i],
-        client!.id,
-      ]);
-    });
-    const update = await measure("REST update (same callback)", OPERATIONS, CONCURRENCY, async (i) => {
-      await call("PUT", `${base}/${ids[i]}`, { AWB: awbFor(i), Callback: `${callbackBase}/${i}`, States: "*" }, 200);
-    });
-    const rawUpdate = await measure("raw pg UPDATE", OPERATIONS, CONCURRENCY, async (i) => {
-      await pg.query("UPDATE subscription SET states = $1, updated_at = now() WHERE id = $2 AND client_id = $3", [
-        ["*"],
-        rawIds[i],
-        client!.id,
-      ]);
-    });
-    const remove = await measure(
-      "REST delete",
-      OPERATIONS,
-      CONCURRENCY,
-      async (i) => void (await call("DELETE", `${base}/${ids[i]}`, undefined, 204)),
-    );
-    const rawRemove = await measure("raw pg DELETE", OPERATIONS, CONCURRENCY, async (i) => {
-      await pg.query("DELETE FROM subscription WHERE id = $1 AND client_id = $2", [rawIds[i], client!.id]);
-    });
-    const r = (a: Measured, b: Measured) => (a.perSecond / b.perSecond).toFixed(2);
-    console.log("\nratios (operations per second, REST / raw pg):");
-    console.log(`  create   ${r(create, rawCreate)}  (target >= 0.3)`);
-    console.log(`  get      ${r(get, rawGet)}  (target >= 0.5)`);
-    console.log(`  update   ${r(update, rawUpdate)}`);
-    console.log(`  delete   ${r(remove, rawRemove)}`);
+    // Warm-up rows use indexes past the measured ones and are deleted again.
+    for (const server of Object.values(servers)) {
+      for (const step of [server.create, server.get, server.update, server.remove])
+        await measure(undefined, WARM_UP, CONCURRENCY, (i) => step(OPERATIONS + i));
+    }
+    const results: Record<string, { gateway: Measured; raw: Measured }> = {};
+    for (const operation of ["create", "get", "update", "remove"] as const) {
+      const gatewayResult = await measure(`gateway ${operation}`, OPERATIONS, CONCURRENCY, servers.gateway[operation]);
+      const rawResult = await measure(`raw pg ${operation}`, OPERATIONS, CONCURRENCY, servers.raw[operation]);
+      results[operation] = { gateway: gatewayResult, raw: rawResult };
+    }
+    const ratio = (operation: string) =>
+      (results[operation]!.gateway.perSecond / results[operation]!.raw.perSecond).toFixed(2);
+    console.log("\nratios (operations per second, gateway / raw pg):");
+    console.log(`  create   ${ratio("create")}  (target >= 0.3)`);
+    console.log(`  get      ${ratio("get")}  (target >= 0.6)`);
+    console.log(`  update   ${ratio("update")}`);
+    console.log(`  delete   ${ratio("remove")}`);
   } finally {
-    gateway.child.kill("SIGTERM");
-    await api.close();
-    await pg.end();
-    await new Promise((resolve) => gateway.child.once("exit", resolve));
+    await servers.gateway.close();
+    await servers.raw.close();
+    for (const child of [gateway.child, raw.child, receiver.child]) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
     await admin.query('DROP DATABASE IF EXISTS "gw_bench" WITH (FORCE)');
     await admin.end();
-    receiver.close();
   }
 }
 

@@ -43,6 +43,8 @@ export interface ClientSummary {
  * also the longest a revoked key keeps working on an instance that did not revoke it.
  */
 export const PRINCIPAL_CACHE_MS = 5_000;
+/** At most this many keys are remembered; past it the cache starts again empty. */
+const PRINCIPAL_CACHE_SIZE = 10_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 export function parseScopes(values: readonly string[]): Scope[] {
@@ -74,13 +76,41 @@ export function parsePrefixes(values: readonly string[]): string[] {
 
 export function createClientService({ prisma, log, secrets }: { prisma: Prisma; log: Logger; secrets: SecretBox }) {
   const cache = new Map<string, { principal: Principal; until: number }>();
+  // The lookup under way per key hash: concurrent requests with a key that is not remembered (a
+  // burst right after start or expiry) wait for one database read instead of making one each.
+  const lookups = new Map<string, Promise<Principal | null>>();
   // Bumped after every change that must reach the cache at once (a revocation, new prefixes): a
-  // lookup that started before it may have read the old row, so its answer is not remembered.
+  // lookup that started before it may have read the old row, so its answer is not remembered, and
+  // an authentication after the change does not join it.
   let generation = 0;
   const forgetAll = () => {
     generation++;
     cache.clear();
+    lookups.clear();
   };
+
+  async function lookUp(key: string, hash: string): Promise<Principal | null> {
+    const startedAt = generation;
+    const row = await prisma.apiKey.findUnique({
+      where: { lookupPrefix: lookupPrefixOf(key) },
+      include: { client: true },
+    });
+    if (!row || row.revokedAt !== null || !sameHash(row.keyHash, hash)) {
+      cache.delete(hash);
+      return null;
+    }
+    const principal: Principal = {
+      clientId: row.clientId,
+      keyId: row.id,
+      scopes: new Set(row.scopes.filter(isScope)),
+      callbackPrefixes: row.client.callbackPrefixes,
+      maxSubscriptions: row.client.maxSubscriptions,
+    };
+    if (startedAt !== generation) return principal; // read before a change: answer, but do not remember
+    if (cache.size >= PRINCIPAL_CACHE_SIZE) cache.clear();
+    cache.set(hash, { principal, until: Date.now() + PRINCIPAL_CACHE_MS });
+    return principal;
+  }
 
   async function requireClient(clientId: string) {
     const client = UUID.test(clientId) ? await prisma.client.findUnique({ where: { id: clientId } }) : null;
@@ -113,26 +143,13 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
-      const startedAt = generation;
-      const row = await prisma.apiKey.findUnique({
-        where: { lookupPrefix: lookupPrefixOf(key) },
-        include: { client: true },
+      const pending = lookups.get(hash);
+      if (pending) return pending;
+      const lookup = lookUp(key, hash).finally(() => {
+        if (lookups.get(hash) === lookup) lookups.delete(hash);
       });
-      if (!row || row.revokedAt !== null || !sameHash(row.keyHash, hash)) {
-        cache.delete(hash);
-        return null;
-      }
-      const principal: Principal = {
-        clientId: row.clientId,
-        keyId: row.id,
-        scopes: new Set(row.scopes.filter(isScope)),
-        callbackPrefixes: row.client.callbackPrefixes,
-        maxSubscriptions: row.client.maxSubscriptions,
-      };
-      if (startedAt !== generation) return principal; // read before a change: answer, but do not remember
-      if (cache.size > 10_000) cache.clear();
-      cache.set(hash, { principal, until: Date.now() + PRINCIPAL_CACHE_MS });
-      return principal;
+      lookups.set(hash, lookup);
+      return lookup;
     },
 
     /** A key's standing now, read from the database (no cache): null when no such key exists. */

@@ -123,7 +123,7 @@ export async function buildServices(
     stations,
     clients,
     subscriptions: createSubscriptionService({
-      prisma: database.prisma,
+      sql: database.sql,
       verifyCallback: (callback, check) => verifyCallback(callback, { ...check, dispatcher: callbackAgent }),
       allowPrivateCallbacks: config.allowPrivateCallbacks,
       enforceCheckDigit,

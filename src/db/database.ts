@@ -26,6 +26,14 @@ export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite
  */
 export interface SqlExecutor {
   query<T>(text: string, params: readonly unknown[]): Promise<T[]>;
+  /**
+   * Several statements, separated by semicolons, in one round trip (the simple query protocol), run
+   * as one implicit transaction: a lock one statement takes is held until the last one ends, and
+   * each statement reads what had committed when it started (READ COMMITTED) — after the locks the
+   * statements before it waited for. No parameters: values are written in with `db/sql-literal.ts`.
+   * Answers the rows of each statement, in order.
+   */
+  script(text: string): Promise<unknown[][]>;
 }
 
 export interface Database {
@@ -124,10 +132,16 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     ? {
         query: async <T>(text: string, params: readonly unknown[]) =>
           (await pool.query(text, params as unknown[])).rows as T[],
+        script: async (text: string) => {
+          // Without parameters pg sends a simple query; with several statements it answers a list.
+          const results = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
+          return (Array.isArray(results) ? results : [results]).map((result) => result.rows as unknown[]);
+        },
       }
     : {
         query: async <T>(text: string, params: readonly unknown[]) =>
           (await pglite!.query<T>(text, params as unknown[])).rows,
+        script: async (text: string) => (await pglite!.exec(text)).map((result) => result.rows),
       };
   // Each step runs even when the one before it failed: the data folder's lock is released last, always.
   const closeDrivers = async () => {

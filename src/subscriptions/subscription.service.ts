@@ -1,11 +1,11 @@
 import type { Principal } from "../clients/client.service";
-import { isUniqueViolation, type Prisma } from "../db/database";
+import type { SqlExecutor } from "../db/database";
 import { parseAwb } from "../domain/awb";
 import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { normaliseStates, type StateSelection, STATES_HINT } from "../domain/status";
 import { AppError, type FieldError, validationError } from "../errors";
 import { parseCallbackUrl } from "./callback-url";
-import { createSubscriptionStore } from "./subscription.store";
+import { createSubscriptionStore, type SubscriptionRow } from "./subscription.store";
 
 export interface Subscription {
   id: string;
@@ -33,8 +33,10 @@ export interface SubscriptionPage {
 
 export const MAX_PAGE_SIZE = 200;
 
-type Row = { id: string; awb: string; callback: string; states: string[]; createdAt: Date; updatedAt: Date };
-const toSubscription = (row: Row): Subscription => ({ ...row, states: row.states as unknown as StateSelection });
+const toSubscription = (row: SubscriptionRow): Subscription => ({
+  ...row,
+  states: row.states as unknown as StateSelection,
+});
 
 export function parseSubscriptionId(value: unknown, field = "subscriptionId"): string {
   const checked = checkSubscriptionId(value, field);
@@ -56,13 +58,13 @@ export type CallbackVerifier = (
  * operation is scoped to the calling client; another client's subscription is "not found".
  */
 export function createSubscriptionService(deps: {
-  prisma: Prisma;
+  sql: SqlExecutor;
   verifyCallback: CallbackVerifier;
   allowPrivateCallbacks: boolean;
   enforceCheckDigit: boolean;
 }) {
-  const { prisma, verifyCallback, allowPrivateCallbacks, enforceCheckDigit } = deps;
-  const store = createSubscriptionStore(prisma);
+  const { sql, verifyCallback, allowPrivateCallbacks, enforceCheckDigit } = deps;
+  const store = createSubscriptionStore(sql);
 
   /** Field-level validation of an input, all problems at once (400). */
   function validate(input: SubscriptionInput): { awb: string; callback: string; states: StateSelection } {
@@ -104,40 +106,11 @@ export function createSubscriptionService(deps: {
     return { awb, callback: (input.callback as string).trim(), states };
   }
 
-  // findUnique, not findFirst: Prisma batches concurrent findUnique calls into one query (under 10 %
-  // faster under load, BENCHMARKS.md). Ownership is checked here, not in SQL.
-  async function findOwn(principal: Principal, id: string): Promise<Row> {
-    const row = await prisma.subscription.findUnique({ where: { id } });
-    if (!row || row.clientId !== principal.clientId)
-      throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
-    return row;
-  }
+  const notFound = (id: string) => new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
 
-  async function rejectDuplicate(
-    principal: Principal,
-    awb: string,
-    callback: string,
-    exceptId?: string,
-  ): Promise<void> {
-    const existing = await prisma.subscription.findUnique({
-      where: { clientId_awb_callback: { clientId: principal.clientId, awb, callback } },
-      select: { id: true },
-    });
-    if (existing && existing.id !== exceptId) throw subscriptionExists(existing.id, awb, callback);
-  }
-
-  async function duplicateOnRace<T>(
-    work: () => Promise<T>,
-    principal: Principal,
-    awb: string,
-    callback: string,
-  ): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (isUniqueViolation(error)) await rejectDuplicate(principal, awb, callback);
-      throw error;
-    }
+  async function rejectDuplicate(principal: Principal, awb: string, callback: string): Promise<void> {
+    const existing = await store.existing(principal.clientId, awb, callback);
+    if (existing !== null) throw subscriptionExists(existing, awb, callback);
   }
 
   return {
@@ -147,8 +120,8 @@ export function createSubscriptionService(deps: {
       const { awb, callback: raw, states } = validate(input);
       const callback = parseCallbackUrl(raw).href;
       const cap = principal.maxSubscriptions;
-      // The checks in CONTRACT §2's order, the cheap ones in one statement before the callback check;
-      // the cap is enforced again by the insert itself, which concurrent creates cannot race past.
+      // The checks in CONTRACT §2's order: the cheap ones in one statement before the callback check,
+      // then one script that inserts under the cap again, which concurrent creates cannot race past.
       const standing = await store.standing(principal.clientId, awb, callback);
       if (standing.existing !== null) throw subscriptionExists(standing.existing, awb, callback);
       if (standing.count >= cap) throw limitReached(standing.count, cap);
@@ -164,7 +137,10 @@ export function createSubscriptionService(deps: {
     },
 
     async get(principal: Principal, id: unknown): Promise<Subscription> {
-      return toSubscription(await findOwn(principal, parseSubscriptionId(id)));
+      const subscriptionId = parseSubscriptionId(id);
+      const row = await store.find(principal.clientId, subscriptionId);
+      if (!row) throw notFound(subscriptionId);
+      return toSubscription(row);
     },
 
     async list(
@@ -198,18 +174,7 @@ export function createSubscriptionService(deps: {
         if (!after) problems.push({ field: "after", message: "is not a cursor this service issued" });
       }
       if (problems.length > 0) throw validationError(problems);
-      const rows = await prisma.subscription.findMany({
-        where: {
-          clientId: principal.clientId,
-          ...(awb ? { awb } : {}),
-          ...(callback ? { callback } : {}),
-          ...(after
-            ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] }
-            : {}),
-        },
-        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-        take: first + 1,
-      });
+      const rows = await store.list(principal.clientId, { awb, callback }, after, first + 1);
       const items = rows.slice(0, first).map(toSubscription);
       const last = items[items.length - 1];
       return { items, nextCursor: rows.length > first && last ? encodeCursor(last) : null };
@@ -219,25 +184,27 @@ export function createSubscriptionService(deps: {
     async update(principal: Principal, id: unknown, input: SubscriptionInput): Promise<Subscription> {
       const subscriptionId = parseSubscriptionId(id);
       const { awb, callback: raw, states } = validate(input);
-      const callback = parseCallbackUrl(raw).href;
-      const current = await findOwn(principal, subscriptionId);
-      await rejectDuplicate(principal, awb, callback, subscriptionId);
-      if (callback !== current.callback)
-        await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
-      const row = await duplicateOnRace(
-        () =>
-          prisma.subscription.update({ where: { id: subscriptionId }, data: { awb, callback, states: [...states] } }),
-        principal,
-        awb,
-        callback,
-      );
-      return toSubscription(row);
+      const fields = { awb, callback: parseCallbackUrl(raw).href, states };
+      // One statement when the callback stays; when it changes, its check comes between that
+      // statement (which then writes nothing) and the write.
+      let outcome = await store.updateKeepingCallback(principal.clientId, subscriptionId, fields);
+      if (outcome.kind === "callbackDiffers") {
+        if (fields.callback !== outcome.current)
+          await verifyCallback(fields.callback, {
+            prefixes: principal.callbackPrefixes,
+            allowPrivate: allowPrivateCallbacks,
+          });
+        outcome = await store.replace(principal.clientId, subscriptionId, fields);
+      }
+      if (outcome.kind === "missing") throw notFound(subscriptionId);
+      if (outcome.kind === "duplicate") throw subscriptionExists(outcome.existing, awb, fields.callback);
+      return toSubscription(outcome.row);
     },
 
     async remove(principal: Principal, id: unknown): Promise<Subscription> {
-      const row = await findOwn(principal, parseSubscriptionId(id));
-      const deleted = await prisma.subscription.deleteMany({ where: { id: row.id } });
-      if (deleted.count === 0) throw new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${row.id}`);
+      const subscriptionId = parseSubscriptionId(id);
+      const row = await store.remove(principal.clientId, subscriptionId);
+      if (!row) throw notFound(subscriptionId);
       return toSubscription(row);
     },
   };

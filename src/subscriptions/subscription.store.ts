@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Prisma } from "../db/database";
+import { sqlStateOf } from "../db/availability";
+import type { SqlExecutor } from "../db/database";
+import { sqlInteger, sqlString, sqlStringArray, sqlUuid } from "../db/sql-literal";
 
 /** A subscription row as the service reads it. */
 export interface SubscriptionRow {
@@ -11,74 +13,214 @@ export interface SubscriptionRow {
   updatedAt: Date;
 }
 
+/** What the service writes: the canonical AWB, the normalised callback, the canonical codes. */
+export interface SubscriptionFields {
+  awb: string;
+  callback: string;
+  states: readonly string[];
+}
+
 /** What a capped insert did: stored the row, found the client at its cap, or met the same (AWB, callback). */
 export type CappedInsert =
   { kind: "created"; row: SubscriptionRow } | { kind: "limit"; count: number } | { kind: "duplicate" };
 
+/** What an update did. `callbackDiffers` wrote nothing: the new callback needs its check first. */
+export type Update =
+  | { kind: "updated"; row: SubscriptionRow }
+  | { kind: "missing" }
+  | { kind: "duplicate"; existing: string }
+  | { kind: "callbackDiffers"; current: string };
+
+const COLUMNS = `id::text AS id, awb, callback, states, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const UNIQUE_VIOLATION = "23505";
+
 /**
- * The SQL of creating a subscription under the client's cap (CONTRACT §2: past it, create answers
- * 409). The cap holds under concurrency: the insert counts and writes in one statement, after taking
- * the client's row lock in the same transaction, so concurrent creates of one client run their
- * count-and-insert one after the other and each counts the rows of those before it.
+ * The client's cap (CONTRACT §2: past it, create answers 409) as one script of two statements: lock
+ * the client's row, then count and insert. Not one statement: a statement reads what had committed
+ * when it started, so a lock taken inside the statement that counts would wait for a concurrent
+ * create and then count without that create's row (both would be admitted at cap − 1). As a script,
+ * the second statement starts once the lock is held, and the lock lasts until the script's implicit
+ * transaction ends, so concurrent creates of one client count-and-insert one after the other. FOR NO
+ * KEY UPDATE does not block the key-share locks that inserts referencing the client take.
  */
-export function createSubscriptionStore(prisma: Prisma) {
+export function insertWithinCapScript(
+  clientId: string,
+  id: string,
+  subscription: SubscriptionFields,
+  cap: number,
+): string {
+  const client = sqlUuid(clientId);
+  return `SELECT 1 FROM client WHERE id = ${client} FOR NO KEY UPDATE;
+WITH counted AS (SELECT count(*)::int AS n FROM subscription WHERE client_id = ${client}),
+     stamp AS (SELECT clock_timestamp() AS at),
+     inserted AS (
+       INSERT INTO subscription (id, client_id, awb, callback, states, created_at, updated_at)
+       SELECT ${sqlUuid(id)}, ${client}, ${sqlString(subscription.awb)}, ${sqlString(subscription.callback)},
+              ${sqlStringArray(subscription.states)}, stamp.at, stamp.at
+       FROM counted, stamp WHERE counted.n < ${sqlInteger(cap)}
+       ON CONFLICT (client_id, awb, callback) DO NOTHING
+       RETURNING ${COLUMNS}
+     )
+SELECT counted.n AS count, inserted.* FROM counted LEFT JOIN inserted ON true`;
+}
+
+/**
+ * The SQL of subscriptions, on the raw driver: these are one-row statements, whose cost through
+ * Prisma was mostly Prisma's own per call (BENCHMARKS.md). Each method is one round trip; the service
+ * makes one per operation, two for a create or a callback-changing update (the callback's check
+ * between them). Every statement names the client, so another client's subscription is as absent as
+ * a missing one.
+ */
+export function createSubscriptionStore(sql: SqlExecutor) {
+  async function existing(clientId: string, awb: string, callback: string): Promise<string | null> {
+    const [row] = await sql.query<{ id: string }>(
+      `SELECT id::text AS id FROM subscription WHERE client_id = $1::uuid AND awb = $2 AND callback = $3`,
+      [clientId, awb, callback],
+    );
+    return row?.id ?? null;
+  }
+
+  /**
+   * After an update failed: the subscription that holds (awb, callback) when the failure was a
+   * unique violation (a concurrent write took them first). Any other failure, or one whose
+   * subscription is gone again by now, is thrown as it was.
+   */
+  async function takenBy(error: unknown, clientId: string, { awb, callback }: SubscriptionFields): Promise<string> {
+    if (sqlStateOf(error) !== UNIQUE_VIOLATION) throw error;
+    const id = await existing(clientId, awb, callback);
+    if (id === null) throw error;
+    return id;
+  }
+
   return {
+    existing,
+
     /** Before the callback check: the client's subscription for (awb, callback) if any, and how many it has. */
     async standing(
       clientId: string,
       awb: string,
       callback: string,
     ): Promise<{ existing: string | null; count: number }> {
-      const [row] = await prisma.$queryRawUnsafe<Array<{ existing: string | null; count: number }>>(
+      const [row] = await sql.query<{ existing: string | null; count: number }>(
         `SELECT (SELECT id::text FROM subscription WHERE client_id = $1::uuid AND awb = $2 AND callback = $3) AS existing,
                 (SELECT count(*)::int FROM subscription WHERE client_id = $1::uuid) AS count`,
-        clientId,
-        awb,
-        callback,
+        [clientId, awb, callback],
       );
       return { existing: row?.existing ?? null, count: row?.count ?? 0 };
     },
 
-    /**
-     * Inserts the subscription unless the client already has `cap` of them or one for (awb, callback).
-     * The lock is the client's row (FOR NO KEY UPDATE: it does not block the key-share locks that
-     * inserts referencing the client take); it is held until the transaction ends. The insert runs
-     * as the next statement, so its count sees every create that held the lock before.
-     */
-    async insertWithinCap(
-      clientId: string,
-      subscription: { awb: string; callback: string; states: readonly string[] },
-      cap: number,
-    ): Promise<CappedInsert> {
-      const [, rows] = await prisma.$transaction([
-        prisma.$queryRawUnsafe(`SELECT 1 FROM client WHERE id = $1::uuid FOR NO KEY UPDATE`, clientId),
-        prisma.$queryRawUnsafe<Array<{ count: number } & Partial<SubscriptionRow>>>(
-          `WITH counted AS (SELECT count(*)::int AS n FROM subscription WHERE client_id = $1::uuid),
-                stamp AS (SELECT clock_timestamp() AS at),
-                inserted AS (
-                  INSERT INTO subscription (id, client_id, awb, callback, states, created_at, updated_at)
-                  SELECT $2::uuid, $1::uuid, $3, $4, $5::text[], stamp.at, stamp.at FROM counted, stamp WHERE counted.n < $6
-                  ON CONFLICT (client_id, awb, callback) DO NOTHING
-                  RETURNING id::text AS id, awb, callback, states, created_at AS "createdAt", updated_at AS "updatedAt"
-                )
-           SELECT counted.n AS count, inserted.* FROM counted LEFT JOIN inserted ON true`,
-          clientId,
-          randomUUID(),
-          subscription.awb,
-          subscription.callback,
-          [...subscription.states],
-          cap,
-        ),
-      ]);
-      const row = rows[0];
-      if (row?.id != null) {
-        const { id, awb, callback, states, createdAt, updatedAt } = row as SubscriptionRow;
-        return { kind: "created", row: { id, awb, callback, states, createdAt, updatedAt } };
-      }
+    /** Inserts the subscription unless the client already has `cap` of them or one for (awb, callback). */
+    async insertWithinCap(clientId: string, subscription: SubscriptionFields, cap: number): Promise<CappedInsert> {
+      const results = await sql.script(insertWithinCapScript(clientId, randomUUID(), subscription, cap));
+      const row = results[1]?.[0] as ({ count: number } & Partial<SubscriptionRow>) | undefined;
+      if (row?.id != null) return { kind: "created", row: pick(row as SubscriptionRow) };
       const count = row?.count ?? 0;
       return count >= cap ? { kind: "limit", count } : { kind: "duplicate" };
+    },
+
+    async find(clientId: string, id: string): Promise<SubscriptionRow | null> {
+      const [row] = await sql.query<SubscriptionRow>(
+        `SELECT ${COLUMNS} FROM subscription WHERE id = $1::uuid AND client_id = $2::uuid`,
+        [id, clientId],
+      );
+      return row ?? null;
+    },
+
+    /**
+     * Replaces the subscription in one statement when its callback stays the same (nothing to
+     * check). Otherwise it writes nothing and says what stands in the way, in CONTRACT §2's order:
+     * no such subscription, another one for the new (awb, callback), or a callback that changes.
+     */
+    async updateKeepingCallback(clientId: string, id: string, subscription: SubscriptionFields): Promise<Update> {
+      const { awb, callback, states } = subscription;
+      type Answer = { current: string | null; existing: string | null } & Partial<SubscriptionRow>;
+      let row: Answer | undefined;
+      try {
+        [row] = await sql.query<Answer>(
+          `WITH target AS (SELECT callback FROM subscription WHERE id = $1::uuid AND client_id = $2::uuid),
+                taken AS (
+                  SELECT id FROM subscription
+                  WHERE client_id = $2::uuid AND awb = $3 AND callback = $4 AND id <> $1::uuid
+                ),
+                updated AS (
+                  UPDATE subscription SET awb = $3, states = $5::text[], updated_at = clock_timestamp()
+                  WHERE id = $1::uuid AND client_id = $2::uuid AND callback = $4 AND NOT EXISTS (SELECT 1 FROM taken)
+                  RETURNING ${COLUMNS}
+                )
+           SELECT (SELECT callback FROM target) AS current, (SELECT id::text FROM taken) AS existing, updated.*
+           FROM (SELECT 1) AS one LEFT JOIN updated ON true`,
+          [id, clientId, awb, callback, [...states]],
+        );
+      } catch (error) {
+        return { kind: "duplicate", existing: await takenBy(error, clientId, subscription) };
+      }
+      if (row?.id != null) return { kind: "updated", row: pick(row as SubscriptionRow) };
+      if (row?.current == null) return { kind: "missing" };
+      if (row.existing !== null) return { kind: "duplicate", existing: row.existing };
+      // The callback differs, or a concurrent update changed it after this statement's snapshot.
+      return { kind: "callbackDiffers", current: row.current };
+    },
+
+    /** Replaces every field, the callback included (checked by the caller). */
+    async replace(
+      clientId: string,
+      id: string,
+      subscription: SubscriptionFields,
+    ): Promise<Exclude<Update, { kind: "callbackDiffers" }>> {
+      const { awb, callback, states } = subscription;
+      try {
+        const [row] = await sql.query<SubscriptionRow>(
+          `UPDATE subscription SET awb = $3, callback = $4, states = $5::text[], updated_at = clock_timestamp()
+           WHERE id = $1::uuid AND client_id = $2::uuid
+           RETURNING ${COLUMNS}`,
+          [id, clientId, awb, callback, [...states]],
+        );
+        return row ? { kind: "updated", row } : { kind: "missing" };
+      } catch (error) {
+        return { kind: "duplicate", existing: await takenBy(error, clientId, subscription) };
+      }
+    },
+
+    /** Deletes the subscription and returns it as it was; null when there is none. */
+    async remove(clientId: string, id: string): Promise<SubscriptionRow | null> {
+      const [row] = await sql.query<SubscriptionRow>(
+        `DELETE FROM subscription WHERE id = $1::uuid AND client_id = $2::uuid RETURNING ${COLUMNS}`,
+        [id, clientId],
+      );
+      return row ?? null;
+    },
+
+    /** Up to `limit` of the client's subscriptions, oldest first (ties by id), after the cursor's row. */
+    async list(
+      clientId: string,
+      filter: { awb?: string | undefined; callback?: string | undefined },
+      after: { createdAt: Date; id: string } | undefined,
+      limit: number,
+    ): Promise<SubscriptionRow[]> {
+      const params: unknown[] = [clientId];
+      const where = ["client_id = $1::uuid"];
+      if (filter.awb !== undefined) where.push(`awb = $${params.push(filter.awb)}`);
+      if (filter.callback !== undefined) where.push(`callback = $${params.push(filter.callback)}`);
+      if (after) {
+        const at = params.push(after.createdAt);
+        where.push(`(created_at, id) > ($${at}::timestamptz, $${params.push(after.id)}::uuid)`);
+      }
+      return sql.query<SubscriptionRow>(
+        `SELECT ${COLUMNS} FROM subscription WHERE ${where.join(" AND ")}
+         ORDER BY created_at, id LIMIT $${params.push(limit)}`,
+        params,
+      );
     },
   };
 }
 
 export type SubscriptionStore = ReturnType<typeof createSubscriptionStore>;
+
+const pick = ({ id, awb, callback, states, createdAt, updatedAt }: SubscriptionRow): SubscriptionRow => ({
+  id,
+  awb,
+  callback,
+  states,
+  createdAt,
+  updatedAt,
+});
