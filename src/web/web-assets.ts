@@ -21,26 +21,42 @@ const CONTENT_TYPES: Record<string, string> = {
   ".ttf": "font/ttf",
 };
 
+/** The built files by name: how many there are, and one by its name (read when first asked for). */
+export interface WebAssets {
+  readonly size: number;
+  get(name: string): WebAsset | undefined;
+}
+
 /**
- * The bundles scripts/build-web.js wrote to dist/web, read once at start. Only files that exist
- * there are ever served (the URL never reaches the file system), so no path can escape the folder.
+ * The bundles scripts/build-web.js wrote to dist/web. Only their names are read at start; a file is
+ * read and compressed the first time it is asked for, then kept (the IDE's bundle and source map are
+ * 7 MB that a gateway nobody opens the IDE of never needs in memory). Only files that were there at
+ * start are ever served (the URL never reaches the file system), so no path can escape the folder.
  */
-export function loadWebAssets(dir = defaultAssetDir()): ReadonlyMap<string, WebAsset> {
-  const assets = new Map<string, WebAsset>();
-  if (!existsSync(dir)) return assets;
-  for (const name of readdirSync(dir)) {
-    const contentType = CONTENT_TYPES[path.extname(name)];
-    if (!contentType) continue;
-    const body = readFileSync(path.join(dir, name));
-    const compressible = !contentType.startsWith("font/") && body.length > 1024;
-    assets.set(name, {
-      body,
-      gzipped: compressible ? gzipSync(body, { level: 9 }) : undefined,
-      contentType,
-      etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
-    });
-  }
-  return assets;
+export function loadWebAssets(dir = defaultAssetDir()): WebAssets {
+  const names = new Set(existsSync(dir) ? readdirSync(dir).filter((name) => CONTENT_TYPES[path.extname(name)]) : []);
+  const loaded = new Map<string, WebAsset>();
+  return {
+    size: names.size,
+    get(name) {
+      if (!names.has(name)) return undefined;
+      let asset = loaded.get(name);
+      if (!asset) loaded.set(name, (asset = readAsset(dir, name)));
+      return asset;
+    },
+  };
+}
+
+function readAsset(dir: string, name: string): WebAsset {
+  const contentType = CONTENT_TYPES[path.extname(name)]!;
+  const body = readFileSync(path.join(dir, name));
+  const compressible = !contentType.startsWith("font/") && body.length > 1024;
+  return {
+    body,
+    gzipped: compressible ? gzipSync(body, { level: 9 }) : undefined,
+    contentType,
+    etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
+  };
 }
 
 /** dist/web under the project root, whether this runs compiled (dist/src/web) or from source (src/web). */

@@ -3,13 +3,10 @@ import type { Logger } from "pino";
 import { AppError } from "../errors";
 import { sendProblem } from "../http/problem";
 import { DASHBOARD_HTML, IDE_HTML, PAGE_SECURITY_HEADERS } from "./pages";
-import type { WebAsset } from "./web-assets";
+import type { WebAssets } from "./web-assets";
 
 /** GET /dashboard and the bundles under /assets; the IDE's page is answered by `sendIdePage`. */
-export function registerWebRoutes(
-  app: FastifyInstance,
-  options: { assets: ReadonlyMap<string, WebAsset>; log: Logger },
-): void {
+export function registerWebRoutes(app: FastifyInstance, options: { assets: WebAssets; log: Logger }): void {
   const { assets, log } = options;
   if (assets.size === 0) log.warn("the browser pages are not built (dist/web is empty): run npm run build");
 
@@ -34,11 +31,11 @@ export function wantsHtml(request: FastifyRequest): boolean {
   return request.method === "GET" && (request.headers.accept ?? "").includes("text/html");
 }
 
-export function sendIdePage(reply: FastifyReply, assets: ReadonlyMap<string, WebAsset>): FastifyReply {
+export function sendIdePage(reply: FastifyReply, assets: WebAssets): FastifyReply {
   return sendPage(reply, IDE_HTML, assets);
 }
 
-function sendPage(reply: FastifyReply, html: string, assets: ReadonlyMap<string, WebAsset>): FastifyReply {
+function sendPage(reply: FastifyReply, html: string, assets: WebAssets): FastifyReply {
   if (assets.size === 0)
     return sendProblem(
       reply,
