@@ -13,7 +13,7 @@ describe("the browser pages' built files", () => {
 
   it("are read when first asked for, then kept; only files there at start are served", async () => {
     await writeFile(path.join(dir, "app.js"), "first");
-    await writeFile(path.join(dir, "notes.md"), "not a served type");
+    await writeFile(path.join(dir, "notes.rst"), "not a served type");
     const assets = loadWebAssets(dir);
     expect(assets.size).toBe(1);
 
@@ -30,7 +30,7 @@ describe("the browser pages' built files", () => {
 
     await writeFile(path.join(dir, "late.js"), "added after start");
     expect(assets.get("late.js")).toBeUndefined();
-    expect(assets.get("notes.md")).toBeUndefined();
+    expect(assets.get("notes.rst")).toBeUndefined();
     expect(assets.get("../app.js")).toBeUndefined();
   });
 

@@ -1,11 +1,15 @@
-import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServer, type ApolloServerOptionsWithGateway, type ApolloServerPlugin } from "@apollo/server";
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from "@apollo/server/plugin/disabled";
 import fastifyApollo from "@as-integrations/fastify";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { GraphQLSchema } from "graphql";
+import { type GraphQLSchema, printSchema } from "graphql";
 import type { Logger } from "pino";
 import type { GraphQLContext } from "./context";
 import { AppError } from "../errors";
+import { compiledExecutorFor } from "./compiled-executor";
 import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
@@ -13,7 +17,8 @@ import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
 
 /**
  * Apollo Server at /graphql on the Fastify instance. It stops when the Fastify instance closes, after
- * in-flight requests have drained (an onClose hook), not on Apollo's own signal handlers.
+ * in-flight requests have drained (an onClose hook), not on Apollo's own signal handlers. Queries
+ * run compiled (compiledGateway below).
  */
 export async function mountApollo(options: {
   app: FastifyInstance;
@@ -27,14 +32,18 @@ export async function mountApollo(options: {
 }): Promise<ApolloServer<GraphQLContext>> {
   const { app, schema, log, policy, createContext, responseCache, browserPage } = options;
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    gateway: compiledGateway(schema),
     introspection: policy.introspection,
     includeStacktraceInErrorResponses: false,
     validationRules: [...policy.validationRules],
     allowBatchedHttpRequests: policy.maxBatch > 1,
-    // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
     plugins: [
+      // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
       ApolloServerPluginLandingPageDisabled(),
+      // Its per-field hook wraps every resolver and runs on every field of every operation, only to
+      // find no cache hints (this schema has none) and answer `cache-control: no-store`, sent below.
+      ApolloServerPluginCacheControlDisabled(),
+      noStore,
       operationLimitsPlugin({ limits: policy.limits, timeLimitMs: policy.timeLimitMs }),
     ],
     stopOnTerminationSignals: false,
@@ -72,6 +81,53 @@ export async function mountApollo(options: {
   });
   return apollo;
 }
+
+/**
+ * Apollo Server 5 takes no executor of one's own; its `gateway` option (made for Apollo Gateway) is
+ * the hook it has: a gateway hands over the schema and an executor, which Apollo calls with each
+ * operation once it has parsed and validated it and the plugins' hooks up to `executionDidStart` have
+ * run (the operation limits, the deadline). The executor runs queries compiled (compiled-executor.ts).
+ */
+type Gateway = ApolloServerOptionsWithGateway<GraphQLContext>["gateway"];
+function compiledGateway(schema: GraphQLSchema): Gateway {
+  const executor = compiledExecutorFor(schema);
+  let announce: Parameters<Gateway["onSchemaLoadOrUpdate"]>[0] | undefined;
+  return {
+    onSchemaLoadOrUpdate(callback) {
+      announce = callback;
+      return () => (announce = undefined);
+    },
+    // Apollo expects the schema announced by the time `load` resolves.
+    async load() {
+      announce?.({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
+      return {
+        executor: async ({ document, source, request, context }) =>
+          executor.execute(
+            {
+              schema,
+              document,
+              operationName: request.operationName,
+              variableValues: request.variables,
+              contextValue: context,
+            },
+            source,
+          ),
+      };
+    },
+    async stop() {},
+  };
+}
+
+/** What Apollo's cache-control plugin answered on every response (no field has a cache hint). */
+const noStore: ApolloServerPlugin<GraphQLContext> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        response.http.headers.set("cache-control", "no-store");
+      },
+    };
+  },
+};
 
 /**
  * What is checked before Apollo parses anything: the batch size, and with an allow-list, that each

@@ -20,7 +20,8 @@ import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
 import { checkOperationLimits } from "../graphql/operation-limits";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
-import { executeWithinTimeLimit, limitFieldsByDeadline } from "../graphql/time-limit";
+import { compiledExecutorFor } from "../graphql/compiled-executor";
+import { executeWithinTimeLimit } from "../graphql/time-limit";
 import { rawProblemResponse } from "../http/problem";
 import type { AwbStreams } from "./awb-streams";
 import { LiveFeed } from "./live-feed";
@@ -118,7 +119,9 @@ export function attachGraphQLWebsocket(options: {
   /** The text each cached document was parsed from: live operations are shared by text, not by node. */
   const queryOf = new WeakMap<DocumentNode, string>();
   let subscriptions = 0;
-  limitFieldsByDeadline(schema);
+  // Queries run compiled (graphql/compiled-executor.ts, the same cache as over HTTP; mutations go
+  // through it to graphql-js); making it also puts the time limit's deadline check on every field.
+  const compiled = compiledExecutorFor(schema);
 
   /**
    * Parses and validates a query, cached by its text: while cached, the same DocumentNode is shared by
@@ -244,8 +247,10 @@ export function attachGraphQLWebsocket(options: {
       });
       return source;
     },
-    // Queries and mutations: with the policy's time limit, as over HTTP (graphql/limits-plugin.ts).
-    execute: (args: ExecutionArgs) => executeWithinTimeLimit(args, policy.timeLimitMs),
+    // Queries and mutations: with the policy's time limit, as over HTTP (graphql/limits-plugin.ts);
+    // a query is compiled once per text while it stays cached.
+    execute: (args: ExecutionArgs) =>
+      executeWithinTimeLimit(args, policy.timeLimitMs, (a) => compiled.execute(a, queryOf.get(a.document))),
     onNext: (_ctx, _id, _payload, _args, result) => formatResult(result, log),
     onError: (_ctx, _id, _payload, errors) =>
       errors.map((e) =>

@@ -16,6 +16,16 @@ export const STATION_CACHE_POLICY: ResponseCachePolicy = {
   timeDependent: new Map([["openAt", "at"]]),
 };
 
+/**
+ * `openAt` without an instant ("open now"), kept per station and side for the current minute. The
+ * answer is read from the local "HH:mm" at the station, which cannot change within a UTC minute (no
+ * time zone in use today has an offset with seconds), so a dashboard asking every station whether it
+ * is open computes each answer once a minute, not on every request (answers with the clock in them
+ * are never in the response cache). An instant given as `at` may be in a past with other offsets: it
+ * is computed every time.
+ */
+const openNow = new WeakMap<StationView, { minute: number } & Partial<Record<StationSide, boolean | null>>>();
+
 @Resolver(() => StationType)
 export class StationResolver {
   @Query(() => [String], { description: "Every station code, sorted." })
@@ -55,6 +65,11 @@ export class StationResolver {
     @Arg("at", () => Date, { nullable: true }) at: Date | null,
   ): boolean | null {
     const hours = side === StationSide.IMPORT ? station.import.openingHours : station.export.openingHours;
-    return isOpenAt(hours, station.timeZone, at ?? new Date());
+    if (at) return isOpenAt(hours, station.timeZone, at);
+    const now = Date.now();
+    const minute = Math.floor(now / 60_000);
+    let known = openNow.get(station);
+    if (known?.minute !== minute) openNow.set(station, (known = { minute }));
+    return (known[side] ??= isOpenAt(hours, station.timeZone, new Date(now)));
   }
 }

@@ -107,7 +107,11 @@ export class TemperatureProductsType {
   @Field(() => ProductHandlingType) passive!: ProductHandlingType;
 }
 
-@ObjectType("Station", { description: "A carrier station; the fields of the REST station object, and more." })
+// Simple too: its data fields are read off the snapshot's view; `openAt` keeps its resolver.
+@ObjectType("Station", {
+  ...SIMPLE,
+  description: "A carrier station; the fields of the REST station object, and more.",
+})
 export class StationType {
   @Field({ description: "IATA code" }) code!: string;
   @Field() name!: string;
