@@ -136,3 +136,54 @@ describe("the response cache's byte bound counts keys and verdicts", () => {
     expect(cache.bytes()).toBe(once);
   });
 });
+
+describe("the response cache's entries by body text", () => {
+  const answer = { contentType: "application/json", body: '{"data":{"stationCodes":["FRA"]}}' };
+  const body = { query: "{ stationCodes }" };
+  const text = JSON.stringify(body);
+
+  it("answers the exact text it was stored with, for the same Accept and data version only", () => {
+    let version = 1;
+    const cache = createResponseCache(STATION_CACHE_POLICY, () => version);
+    expect(cache.getByText(text, "")).toBeUndefined();
+    expect(cache.store(body, "", 1, answer, text)).toBe(true);
+    expect(cache.getByText(text, "")).toBe(answer);
+    expect(cache.getByText(`${text} `, "")).toBeUndefined();
+    expect(cache.getByText(text, "application/graphql-response+json")).toBeUndefined();
+    version = 2;
+    expect(cache.getByText(text, "")).toBeUndefined();
+  });
+
+  it("keeps nothing by text that it would not keep parsed", () => {
+    const cache = createResponseCache(STATION_CACHE_POLICY, () => 1);
+    const clock = { query: '{ station(code: "FRA") { openAt } }' };
+    expect(cache.store(clock, "", 1, answer, JSON.stringify(clock))).toBe(false);
+    expect(cache.getByText(JSON.stringify(clock), "")).toBeUndefined();
+    expect(cache.size()).toBe(0);
+  });
+
+  it("counts both keys, each with the answer, within the bound", () => {
+    const cache = createResponseCache(STATION_CACHE_POLICY, () => 1);
+    cache.store(body, "", 1, answer);
+    const parsedOnly = cache.bytes();
+    const other = createResponseCache(STATION_CACHE_POLICY, () => 1);
+    other.store(body, "", 1, answer, text);
+    expect(other.size()).toBe(2);
+    expect(other.bytes()).toBeGreaterThanOrEqual(parsedOnly + 2 * (text.length + answer.body.length));
+    const maxBytes = 256 * 1024;
+    const bounded = createResponseCache(STATION_CACHE_POLICY, () => 1, { maxBytes });
+    for (let i = 0; i < 500; i++) {
+      const each = { query: `{ stationCodes } # ${i} ${"x".repeat(500)}` };
+      bounded.store(each, "", 1, answer, JSON.stringify(each));
+    }
+    expect(bounded.bytes()).toBeLessThanOrEqual(maxBytes);
+  });
+
+  it("neither keeps nor looks up a text over the key limit", () => {
+    const cache = createResponseCache(STATION_CACHE_POLICY, () => 1, { maxKeyChars: 64 });
+    const padded = `${text}${" ".repeat(64)}`;
+    expect(cache.store(body, "", 1, answer, padded)).toBe(true);
+    expect(cache.size()).toBe(1);
+    expect(cache.getByText(padded, "")).toBeUndefined();
+  });
+});

@@ -51,6 +51,29 @@ describe("the GraphQL response cache over HTTP", () => {
     expect(JSON.parse(other.body).data.station.code).toBe("JFK");
   });
 
+  it("answers a body sent again in the same text as it answered the first, and refuses what it refused", async () => {
+    const post = (body: string, accept = "application/json") =>
+      fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", accept }, body });
+    const text = JSON.stringify({ query: "{ stationCodes }" });
+    const first = await post(text);
+    const again = await post(text);
+    expect(again.headers.get("x-response-cache")).toBe("hit");
+    expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
+    expect(await again.text()).toBe(await first.text());
+    // Another Accept is another answer's form: not the text's entry.
+    const otherForm = await post(text, "application/graphql-response+json");
+    expect(otherForm.headers.get("content-type")).toContain("application/graphql-response+json");
+    // Bodies that were refused or not kept are refused again, the same way.
+    for (let i = 0; i < 2; i++) {
+      const malformed = await post('{"query": "{ stationCodes }"');
+      expect(malformed.status).toBe(400);
+      expect((await malformed.json()) as object).toMatchObject({ code: "MALFORMED_JSON" });
+      const batch = await post(JSON.stringify(Array.from({ length: 50 }, () => ({ query: "{ stationCodes }" }))));
+      expect(batch.status).toBe(400);
+      expect(batch.headers.get("x-response-cache")).toBeNull();
+    }
+  });
+
   it("never keeps answers with errors or clock-dependent fields", async () => {
     await ask(url, '{ station(code: "fra") { code } }');
     expect((await ask(url, '{ station(code: "fra") { code } }')).cache).toBeNull();

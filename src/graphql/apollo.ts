@@ -13,7 +13,8 @@ import { compiledExecutorFor } from "./compiled-executor";
 import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
-import type { GraphQLRequestBody, ResponseCache } from "./response-cache";
+import type { CachedResponse, GraphQLRequestBody, ResponseCache } from "./response-cache";
+import { parseJsonBody } from "../http/json-body";
 
 /**
  * Apollo Server at /graphql on the Fastify instance. It stops when the Fastify instance closes, after
@@ -171,16 +172,42 @@ function admitOperation(operation: unknown, policy: GraphQLPolicy): void {
 }
 
 const CACHE_VERSION = Symbol("responseCacheVersion");
-type CachingRequest = FastifyRequest & { [CACHE_VERSION]?: number };
+const BODY_TEXT = Symbol("bodyText");
+const TEXT_HIT = Symbol("responseCacheTextHit");
+type CachingRequest = FastifyRequest & {
+  [CACHE_VERSION]?: number;
+  [BODY_TEXT]?: string;
+  [TEXT_HIT]?: CachedResponse;
+};
 
 /**
  * Answers repeated read-only operations from the response cache before Apollo sees them, and keeps
- * Apollo's answers to cacheable ones. Registered before Apollo's route so its hooks apply to it.
+ * Apollo's answers to cacheable ones. Registered before Apollo's route so its hooks apply to it. A
+ * POST body sent before in exactly the same text is answered without being parsed: its JSON parser
+ * (this scope's own) looks the text up first. Only a body that was admitted, parsed and answered is
+ * kept by its text, and the same text is admitted and parsed the same way again.
  */
 function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request: CachingRequest, body, done) => {
+    const text = body as string;
+    if (request.method === "POST") {
+      const hit = cache.getByText(text, request.headers.accept ?? "");
+      if (hit) {
+        request[TEXT_HIT] = hit;
+        return done(null, undefined);
+      }
+      request[BODY_TEXT] = text;
+    }
+    try {
+      done(null, parseJsonBody(text));
+    } catch (error) {
+      done(error as AppError, undefined);
+    }
+  });
   app.addHook("preHandler", (request: CachingRequest, reply, done) => {
     if (request.method !== "POST") return done();
-    const hit = cache.get(request.body as GraphQLRequestBody, request.headers.accept ?? "");
+    const hit = request[TEXT_HIT] ?? cache.get(request.body as GraphQLRequestBody, request.headers.accept ?? "");
     if (!hit) {
       request[CACHE_VERSION] = cache.version();
       return done();
@@ -191,10 +218,13 @@ function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
     const version = request[CACHE_VERSION];
     if (version !== undefined && reply.statusCode === 200 && typeof payload === "string") {
       const contentType = String(reply.getHeader("content-type") ?? "application/json");
-      cache.store(request.body as GraphQLRequestBody, request.headers.accept ?? "", version, {
-        contentType,
-        body: payload,
-      });
+      cache.store(
+        request.body as GraphQLRequestBody,
+        request.headers.accept ?? "",
+        version,
+        { contentType, body: payload },
+        request[BODY_TEXT],
+      );
     }
     return payload;
   });

@@ -96,40 +96,75 @@ export function createResponseCache(
     return verdict;
   }
 
+  /** The key of a body's exact text: a request sending the same bytes is answered before parsing them. */
+  function textKeyOf(text: string, accept: string): string | undefined {
+    const key = `\u0001${accept}\u0000${text}`;
+    return key.length > maxKeyChars ? undefined : key;
+  }
+
+  function lookUp(key: string): CachedResponse | undefined {
+    const map = current();
+    const hit = map.get(key);
+    if (hit !== undefined) {
+      map.delete(key); // move to the most recently used end
+      map.set(key, hit);
+    }
+    return hit?.response;
+  }
+
+  function keep(key: string, response: CachedResponse): void {
+    const map = current();
+    const cost = stringBytes(key) + stringBytes(response.body) + ENTRY_OVERHEAD_BYTES;
+    const previous = map.get(key);
+    if (previous !== undefined) {
+      map.delete(key);
+      bytes -= previous.bytes;
+    }
+    map.set(key, { response, bytes: cost });
+    bytes += cost;
+    for (const [oldKey, old] of map) {
+      if (map.size <= maxEntries && bytes <= maxEntryBytes) break;
+      map.delete(oldKey);
+      bytes -= old.bytes;
+    }
+  }
+
   return {
+    /**
+     * The answer stored for a POST body of exactly this text, if any: kept alongside the answer to its
+     * parsed operation, so a repeated request (what frontends send) skips JSON parsing and key-making.
+     */
+    getByText(text: string, accept: string): CachedResponse | undefined {
+      const key = textKeyOf(text, accept);
+      return key === undefined ? undefined : lookUp(key);
+    },
+
     /** The stored answer for this request, if any. */
     get(body: GraphQLRequestBody, accept: string): CachedResponse | undefined {
       const key = keyOf(body, accept);
-      if (key === undefined) return undefined;
-      const map = current();
-      const hit = map.get(key);
-      if (hit !== undefined) {
-        map.delete(key); // move to the most recently used end
-        map.set(key, hit);
-      }
-      return hit?.response;
+      return key === undefined ? undefined : lookUp(key);
     },
 
-    /** Keeps `payload` (the serialised answer) when the operation only reads cacheable fields. */
-    store(body: GraphQLRequestBody, accept: string, versionAtStart: number, response: CachedResponse): boolean {
+    /**
+     * Keeps `payload` (the serialised answer) when the operation only reads cacheable fields; with
+     * `text` (the POST body as sent), under that text too. Each key counts the answer in full (two
+     * keys may share one string, but either may outlive the other), so the bound holds either way.
+     */
+    store(
+      body: GraphQLRequestBody,
+      accept: string,
+      versionAtStart: number,
+      response: CachedResponse,
+      text?: string,
+    ): boolean {
       const key = keyOf(body, accept);
       if (key === undefined || versionAtStart !== version()) return false;
       const cost = stringBytes(key) + stringBytes(response.body) + ENTRY_OVERHEAD_BYTES;
       if (response.body.includes('"errors":') || cost > maxEntryBytes / 4) return false;
       if (!pinned(verdictOf(body.query as string), body.variables)) return false;
-      const map = current();
-      const previous = map.get(key);
-      if (previous !== undefined) {
-        map.delete(key);
-        bytes -= previous.bytes;
-      }
-      map.set(key, { response, bytes: cost });
-      bytes += cost;
-      for (const [oldKey, old] of map) {
-        if (map.size <= maxEntries && bytes <= maxEntryBytes) break;
-        map.delete(oldKey);
-        bytes -= old.bytes;
-      }
+      keep(key, response);
+      const textKey = text === undefined ? undefined : textKeyOf(text, accept);
+      if (textKey !== undefined) keep(textKey, response);
       return true;
     },
 

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import secureJson from "secure-json-parse";
 import type { Socket } from "node:net";
 import { AppError } from "../errors";
 import { AccessLog, lazyRequestLogger } from "./request-log";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
+import { parseJsonBody } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
@@ -47,15 +47,12 @@ export function createHttpServer(logger: Logger): FastifyInstance {
     },
   });
 
-  // JSON with prototype-poisoning protection, as Fastify's own parser; an empty body reads as "no
-  // body" (clients often send Content-Type on GET and DELETE), and the route decides if one is needed.
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    if (body === "") return done(null, undefined);
     try {
-      done(null, secureJson.parse(body, undefined, { protoAction: "error", constructorAction: "error" }));
+      done(null, parseJsonBody(body as string));
     } catch (error) {
-      done(new AppError("MALFORMED_JSON", `The body is not valid JSON: ${(error as Error).message}`), undefined);
+      done(error as AppError, undefined);
     }
   });
 
