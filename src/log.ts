@@ -9,6 +9,9 @@ import type { Config } from "./config";
  */
 export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
+/** The `service` field of every line. */
+export const SERVICE = "cargo-gateway";
+
 let droppedLines = 0;
 
 /**
@@ -20,7 +23,7 @@ export function createLogger(level: Config["logLevel"], destination: Destination
   return pino(
     {
       level,
-      base: { service: "cargo-gateway" },
+      base: { service: SERVICE },
       timestamp: isoTime,
       redact: {
         paths: ["req.headers.authorization", "*.authorization", "*.apiKey", "*.signingSecret"],
@@ -67,17 +70,25 @@ const accessLoggers = new WeakMap<Logger, Logger>();
 export function accessLoggerOf(log: Logger): Logger {
   let access = accessLoggers.get(log);
   if (!access) {
-    const destination = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
-    access = pino({ level: log.level, base: { service: "cargo-gateway" }, timestamp: isoTime }, destination);
+    access = pino({ level: log.level, base: { service: SERVICE }, timestamp: isoTime }, destinationOf(log));
     accessLoggers.set(log, access);
   }
   return access;
 }
 
+/**
+ * Where `log`'s lines go, for a caller that writes a whole line of its own (the access line, whose
+ * fields are few and known, is cheaper written by hand than through pino's general serialiser).
+ */
+export function destinationOf(log: Logger): DestinationStream {
+  return (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
+}
+
 // Under load many lines share a millisecond; formatting the date once per millisecond is enough.
 let lastMs = 0;
 let lastTime = "";
-function isoTime(): string {
+/** `,"time":"<ISO 8601>"`, as pino writes the timestamp into a line. */
+export function isoTime(): string {
   const now = Date.now();
   if (now !== lastMs) {
     lastMs = now;

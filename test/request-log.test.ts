@@ -77,6 +77,20 @@ describe("the access log", () => {
     });
   });
 
+  it("writes a line that is valid JSON whatever the URL and request id hold", async () => {
+    const { url, lines } = await start("info");
+    lines.length = 0;
+    const oddPath = `/carrier/stations/station/FRA?note=%22quoted%22%5C&x="a\\b"&city=Z%C3%BCrich&u=\u00e9`;
+    const answer = await fetch(`${url}${oddPath}`, { headers: { "x-request-id": "odd:id.1_2-3" } });
+    expect(answer.status).toBe(200);
+    await new Promise((resolve) => setImmediate(resolve));
+    const line = lines.find((entry) => entry.reqId === "odd:id.1_2-3")!;
+    expect((line.req as { url: string }).url).toBe(
+      new URL(`${url}${oddPath}`).pathname + new URL(`${url}${oddPath}`).search,
+    );
+    expect(line).toMatchObject({ service: "cargo-gateway", msg: "request completed", res: { statusCode: 200 } });
+  });
+
   it("at debug, also a line when each request arrives", async () => {
     const { url, lines } = await start("debug");
     lines.length = 0;

@@ -1,6 +1,6 @@
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { Bindings, ChildLoggerOptions, Logger } from "pino";
-import { accessLoggerOf } from "../log";
+import { accessLoggerOf, destinationOf, isoTime, SERVICE } from "../log";
 
 /**
  * One access line per request, written when the answer has been sent: request id, method, URL, the
@@ -11,11 +11,15 @@ import { accessLoggerOf } from "../log";
 export class AccessLog extends LogController {
   private readonly access: Logger;
   private readonly arrivals: boolean;
+  /** Writes a finished line to the log's destination; undefined when `info` is off. */
+  private readonly writeLine: ((line: string) => void) | undefined;
 
   constructor(log: Logger) {
     super();
     this.access = accessLoggerOf(log);
     this.arrivals = log.isLevelEnabled("debug");
+    const destination = destinationOf(log);
+    this.writeLine = log.isLevelEnabled("info") ? (line) => destination.write(line) : undefined;
   }
 
   override incomingRequest(request: FastifyRequest): void {
@@ -23,19 +27,23 @@ export class AccessLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = {
-      reqId: request.id,
-      req: {
+    if (error) {
+      const req = {
         method: request.method,
         url: request.url,
         route: request.routeOptions.url,
         remoteAddress: request.ip,
-      },
-      res: { statusCode: reply.statusCode },
-      responseTime: reply.elapsedTime,
-    };
-    if (error) this.access.error({ ...line, err: error }, "request errored");
-    else this.access.info(line, "request completed");
+      };
+      const fields = { reqId: request.id, req, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
+      this.access.error({ ...fields, err: error }, "request errored");
+      return;
+    }
+    // The line pino would write for these fields, written by hand: this runs once per request, and
+    // pino's general serialiser (nested objects through safe-stable-stringify) was most of its cost.
+    const route = request.routeOptions.url;
+    this.writeLine?.(
+      `{"level":30${isoTime()},"service":"${SERVICE}","reqId":${JSON.stringify(request.id)},"req":{"method":"${request.method}","url":${JSON.stringify(request.url)}${route === undefined ? "" : `,"route":${JSON.stringify(route)}`},"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
+    );
   }
 }
 
