@@ -33,4 +33,19 @@ describe("operation limits, checked once per document and variable shape", () =>
     expect(checkOperationLimits(schema, two, "Big", {}, limits)?.message).toMatch(/would cost/);
     expect(checkOperationLimits(schema, two, "Small", {}, limits)).toBeUndefined();
   });
+
+  it("cannot be led to a kept verdict by variables the operation does not declare", () => {
+    // A key that spells another request's variables ("codes[4];first=1;" in the shape) must not
+    // share that request's kept verdict.
+    expect(check({ "codes[4];first": 1 })).toMatch(/would cost 501/); // no codes: the unbounded list
+    expect(check({ codes: ["FRA", "JFK", "SIN", "HKG"], first: 1 })).toMatch(/has 4 items/);
+    expect(check({ ["__proto__"]: [1, 2, 3, 4], first: 1 })).toBeUndefined();
+  });
+
+  it("keys by the operation it runs, not by the name the request gave", () => {
+    const one = parse("query Only($first: Int) { stations(first: $first) { code } }");
+    expect(checkOperationLimits(schema, one, undefined, { first: 50 }, limits)?.message).toMatch(/would cost 51/);
+    expect(checkOperationLimits(schema, one, "Only", { first: 50 }, limits)?.message).toMatch(/would cost 51/);
+    expect(checkOperationLimits(schema, one, "Missing", { first: 50 }, limits)).toBeUndefined();
+  });
 });

@@ -11,6 +11,7 @@ import {
   isInterfaceType,
   Kind,
   type GraphQLSchema,
+  type OperationDefinitionNode,
   type GraphQLCompositeType,
   type SelectionSetNode,
   type ValueNode,
@@ -59,39 +60,52 @@ export function checkOperationLimits(
   variables: Readonly<Record<string, unknown>> | null | undefined,
   limits: OperationLimits = DEFAULT_OPERATION_LIMITS,
 ): AppError | undefined {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation) return undefined; // graphql-js reports the missing operation itself
   let ofSchema = verdicts.get(schema);
   if (!ofSchema) verdicts.set(schema, (ofSchema = new WeakMap()));
   let kept = ofSchema.get(document);
   if (!kept) ofSchema.set(document, (kept = new Map<string, Verdict>()));
-  const key = `${limits.maxCost}/${limits.maxAliases}/${limits.maxListArgument}/${operationName ?? ""}/${variableShape(variables)}`;
+  const key = `${limits.maxCost}/${limits.maxAliases}/${limits.maxListArgument}/${operation.name?.value ?? ""}/${variableShape(operation, variables)}`;
   if (kept.has(key)) return kept.get(key);
-  const verdict = walkOperation(schema, document, operationName, variables, limits);
+  const verdict = walkOperation(schema, document, operation, variables, limits);
   if (kept.size >= MAX_VERDICTS_PER_DOCUMENT) kept.clear();
   kept.set(key, verdict);
   return verdict;
 }
 
-/** What of the variables the walk can see: each list's length and each number, by name. */
-function variableShape(variables: Readonly<Record<string, unknown>> | null | undefined): string {
-  if (!variables) return "";
+/**
+ * What of the variables the walk can see: for each variable the operation declares (a GraphQL name,
+ * so it cannot hold the separators), its list's length or its number. Keys the request sent beyond
+ * the declared ones are not read by the walk and do not enter the key.
+ */
+function variableShape(
+  operation: OperationDefinitionNode,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): string {
+  if (!variables || !operation.variableDefinitions) return "";
   let shape = "";
-  for (const name of Object.keys(variables)) {
-    const value = variables[name];
+  for (const definition of operation.variableDefinitions) {
+    const name = definition.variable.name.value;
+    const value = variableValue(variables, name);
     if (Array.isArray(value)) shape += `${name}[${value.length}];`;
     else if (typeof value === "number") shape += `${name}=${value};`;
   }
   return shape;
 }
 
+/** A variable's value as the request sent it (its own property: never one inherited by the object). */
+function variableValue(variables: Readonly<Record<string, unknown>> | null | undefined, name: string): unknown {
+  return variables && Object.hasOwn(variables, name) ? variables[name] : undefined;
+}
+
 function walkOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
-  operationName: string | null | undefined,
+  operation: OperationDefinitionNode,
   variables: Readonly<Record<string, unknown>> | null | undefined,
   limits: OperationLimits,
 ): AppError | undefined {
-  const operation = getOperationAST(document, operationName ?? undefined);
-  if (!operation) return undefined; // graphql-js reports the missing operation itself
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) return undefined;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -102,7 +116,11 @@ function walkOperation(
   let listProblem: string | undefined;
 
   const valueOf = (node: ValueNode): unknown =>
-    node.kind === Kind.VARIABLE ? variables?.[node.name.value] : node.kind === Kind.LIST ? node.values : undefined;
+    node.kind === Kind.VARIABLE
+      ? variableValue(variables, node.name.value)
+      : node.kind === Kind.LIST
+        ? node.values
+        : undefined;
   const lengthOf = (node: ValueNode | undefined): number | undefined => {
     if (!node) return undefined;
     const value = valueOf(node);
@@ -111,7 +129,7 @@ function walkOperation(
   const numberOf = (node: ValueNode | undefined): number | undefined => {
     if (!node) return undefined;
     if (node.kind === Kind.INT) return Number(node.value);
-    const value = node.kind === Kind.VARIABLE ? variables?.[node.name.value] : undefined;
+    const value = node.kind === Kind.VARIABLE ? variableValue(variables, node.name.value) : undefined;
     return typeof value === "number" ? value : undefined;
   };
 
