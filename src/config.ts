@@ -46,6 +46,9 @@ export interface Config {
   /** Per API key: average requests a second and the burst allowed at once (0: no limit). */
   readonly rateLimitPerSecond: number;
   readonly rateLimitBurst: number;
+  /** Per client address: failed authentications a second on average and at once (0: no limit). */
+  readonly authFailureLimitPerSecond: number;
+  readonly authFailureLimitBurst: number;
   /** Matching events a live subscription may have waiting before it is closed as a slow consumer (4429). */
   readonly liveMaxQueuedEvents: number;
   /** Open websockets one API key may hold on this instance. */
@@ -214,6 +217,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     graphqlResponseCache: boolean(env, "GRAPHQL_RESPONSE_CACHE", true),
     rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 200, 0, 1_000_000),
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
+    authFailureLimitPerSecond: integer(env, "AUTH_FAILURE_LIMIT_PER_SECOND", 10, 0, 1_000_000),
+    authFailureLimitBurst: integer(env, "AUTH_FAILURE_LIMIT_BURST", 20, 1, 1_000_000),
     liveMaxQueuedEvents: integer(env, "LIVE_MAX_QUEUED_EVENTS", 10_000, 10, 10_000_000),
     liveMaxConnectionsPerKey: integer(env, "LIVE_MAX_CONNECTIONS_PER_KEY", 50, 1, 1_000_000),
     liveKeyRecheckMs: integer(env, "LIVE_KEY_RECHECK_MS", 5_000, 100, 3_600_000),

@@ -30,6 +30,8 @@ describe("configuration", () => {
       graphqlResponseCache: true,
       rateLimitPerSecond: 200,
       rateLimitBurst: 400,
+      authFailureLimitPerSecond: 10,
+      authFailureLimitBurst: 20,
       liveMaxQueuedEvents: 10000,
       liveMaxConnectionsPerKey: 50,
       liveKeyRecheckMs: 5_000,
@@ -62,6 +64,8 @@ describe("configuration", () => {
       BOOTSTRAP_CALLBACK_PREFIXES: "https://a.example/hooks/, https://b.example/",
       ALLOW_PRIVATE_CALLBACKS: "true",
       AWB_CHECK_DIGIT: "enforce",
+      AUTH_FAILURE_LIMIT_PER_SECOND: "0",
+      AUTH_FAILURE_LIMIT_BURST: "5",
     });
     expect(config).toMatchObject({
       port: 9090,
@@ -73,6 +77,8 @@ describe("configuration", () => {
       bootstrap: { callbackPrefixes: ["https://a.example/hooks/", "https://b.example/"] },
       allowPrivateCallbacks: true,
       awbCheckDigit: "enforce",
+      authFailureLimitPerSecond: 0,
+      authFailureLimitBurst: 5,
     });
   });
 
@@ -92,6 +98,7 @@ describe("configuration", () => {
     ["DELIVERY_LEASE_MS", "14999", /DELIVERY_LEASE_MS must be between 15000/],
     ["DELIVERY_PER_ORIGIN", "65", /DELIVERY_PER_ORIGIN is 65, more than DELIVERY_CONCURRENCY \(64\)/],
     ["LIVE_KEY_RECHECK_MS", "50", /LIVE_KEY_RECHECK_MS must be between 100/],
+    ["AUTH_FAILURE_LIMIT_BURST", "0", /AUTH_FAILURE_LIMIT_BURST must be between 1/],
   ])("fails fast naming %s when it is %p", (variable, value, message) => {
     let thrown: unknown;
     try {

@@ -138,11 +138,16 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
   }
 
   return {
-    /** The principal for `Authorization: Bearer <key>`, or null when the key is unknown or revoked. */
-    async authenticate(key: string): Promise<Principal | null> {
+    /**
+     * The principal for `Authorization: Bearer <key>`, or null when the key is unknown or revoked.
+     * `beforeLookup` runs only when the key is not remembered, before a lookup starts or is joined:
+     * what it throws is thrown instead, and the database is not read.
+     */
+    async authenticate(key: string, beforeLookup?: () => void): Promise<Principal | null> {
       const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
+      beforeLookup?.();
       const pending = lookups.get(hash);
       if (pending) return pending;
       const lookup = lookUp(key, hash).finally(() => {

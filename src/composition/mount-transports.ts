@@ -11,6 +11,7 @@ import { createResponseCache } from "../graphql/response-cache";
 import { buildGatewaySchema } from "../graphql/schema";
 import { registerHealthRoutes, registerMetricsRoute } from "../health/health.routes";
 import { authenticate } from "../http/auth";
+import { createAuthFailureBudget } from "../http/auth-failures";
 import { registerOpenApi } from "../http/openapi";
 import { createRateLimiter } from "../http/rate-limit";
 import { registerLogMetrics } from "../log";
@@ -44,15 +45,22 @@ export async function mountTransports(
 ): Promise<{ http: FastifyInstance; websocket: GraphQLWebsocket }> {
   const { services, database, live, metrics } = core;
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
-  const authenticateHeader = (header: string | undefined) => authenticate(header, services.clients, limiter);
+  const failures = createAuthFailureBudget({
+    perSecond: config.authFailureLimitPerSecond,
+    burst: config.authFailureLimitBurst,
+  });
+  // Without the caller's address no failure budget applies: so far a websocket's connection_init
+  // and operations, as graphql-websocket.ts does not hand the socket's address to `authorize`.
+  const authenticateHeader = (header: string | undefined, address: string | undefined) =>
+    authenticate(header, services.clients, limiter, address === undefined ? undefined : { address, failures });
   const carrier = config.carrierSegment;
 
   await beforeStep("http");
   const http = createHttpServer(log);
   stack.defer("http", () => http.close());
   await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
-  const authenticateRequest = (request: { headers: { authorization?: string } }) =>
-    authenticateHeader(request.headers.authorization);
+  const authenticateRequest = (request: { headers: { authorization?: string }; ip: string }) =>
+    authenticateHeader(request.headers.authorization, request.ip);
   registerHealthRoutes(http, services.health);
   registerMetricsRoute(http, metrics.registry);
   registerLogMetrics(metrics.registry);
@@ -80,6 +88,7 @@ export async function mountTransports(
   const contextFor = (
     requestId: string,
     authorization: string | undefined,
+    address: string | undefined,
     websocket?: GraphQLContext["websocket"],
   ): GraphQLContext => {
     let principal: ReturnType<typeof authenticateHeader> | undefined;
@@ -91,7 +100,7 @@ export async function mountTransports(
         return (requestLog ??= log.child({ requestId }));
       },
       services,
-      auth: () => (principal ??= authenticateHeader(authorization)),
+      auth: () => (principal ??= authenticateHeader(authorization, address)),
       get loaders() {
         return (loaders ??= { deliveryCounts: createDeliveryCountsLoader(database.prisma) });
       },
@@ -121,10 +130,8 @@ export async function mountTransports(
     },
     createContext: (socket, connectionParams, subscriptionId) => {
       const authorization = connectionParams?.authorization;
-      return contextFor(`ws-${++websocketSeq}`, typeof authorization === "string" ? authorization : undefined, {
-        socket,
-        subscriptionId,
-      });
+      const key = typeof authorization === "string" ? authorization : undefined;
+      return contextFor(`ws-${++websocketSeq}`, key, undefined, { socket, subscriptionId });
     },
     authorize: keys.authorize,
     recheck: keys.recheck,
@@ -146,7 +153,8 @@ export async function mountTransports(
     schema,
     log,
     policy,
-    createContext: (request) => Promise.resolve(contextFor(String(request.id), request.headers.authorization)),
+    createContext: (request) =>
+      Promise.resolve(contextFor(String(request.id), request.headers.authorization, request.ip)),
     browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
     ...(config.graphqlResponseCache
       ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => services.stations.snapshot().version) }

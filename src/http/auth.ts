@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { type ClientService, type Principal, requireScope } from "../clients/client.service";
 import type { Scope } from "../clients/credentials";
 import { AppError } from "../errors";
+import type { AuthFailureBudget } from "./auth-failures";
 import type { RateLimiter } from "./rate-limit";
 
 /** Keys are 16 to 256 characters (generated ones are 47): anything else cannot be a key we issued. */
@@ -26,16 +27,44 @@ export const unknownKey = () => new AppError("UNAUTHENTICATED", "The API key is 
 /**
  * Resolves the caller (or null without a key) and charges its rate limit. An unknown or revoked key
  * is refused outright rather than treated as anonymous.
+ *
+ * With `from`, failed authentications (malformed, unknown or revoked keys) are budgeted per client
+ * address, in this order: a key remembered by the key cache is answered from it and never blocked
+ * by its address's failures; any other key first spends one of the address's attempts — none left
+ * is 429 without a database read — and the key lookup gives it back when the key is valid (or the
+ * lookup itself failed), so only failures stay spent. Spending before the read, not after, also
+ * bounds the lookups one address can have under way at once.
  */
 export async function authenticate(
   header: string | undefined,
   clients: ClientService,
   limiter: RateLimiter,
+  from?: { address: string; failures: AuthFailureBudget },
 ): Promise<Principal | null> {
-  const key = bearerKey(header);
+  let key: string | undefined;
+  try {
+    key = bearerKey(header);
+  } catch (error) {
+    from?.failures.spend(from.address); // RATE_LIMITED instead, once the budget is spent
+    throw error;
+  }
   if (key === undefined) return null;
-  const principal = await clients.authenticate(key);
+  let refund: (() => void) | undefined; // set once an attempt is spent on this key
+  const spend =
+    from &&
+    (() => {
+      from.failures.spend(from.address);
+      refund = () => from.failures.refund(from.address);
+    });
+  let principal: Principal | null;
+  try {
+    principal = await clients.authenticate(key, spend);
+  } catch (error) {
+    refund?.(); // the database failed, not the key
+    throw error;
+  }
   if (!principal) throw unknownKey();
+  refund?.();
   limiter.take(principal.keyId);
   return principal;
 }

@@ -1,39 +1,81 @@
 import { AppError } from "../errors";
 
 /**
- * A token bucket per API key, in this process's memory: each key may make `perSecond` requests a
- * second on average and `burst` at once. With several instances each enforces its own share.
+ * Token buckets by name, in this process's memory: each name may spend `perSecond` tokens a second
+ * on average and `burst` at once; `perSecond` 0 turns them off. At most `maxNames` buckets are kept,
+ * the least recently used dropped first: a bucket untouched for `burst / perSecond` seconds is full
+ * again and says nothing, so a dropped one loses a debt only when more than `maxNames` names spent
+ * within that time.
  */
-export function createRateLimiter({
+export function createTokenBuckets({
   perSecond,
   burst,
+  maxNames,
   now = () => Date.now(),
 }: {
   perSecond: number;
   burst: number;
+  maxNames: number;
   now?: () => number;
 }) {
   const buckets = new Map<string, { tokens: number; at: number }>();
+
+  /** The name's bucket refilled to now, moved to the most recently used end. */
+  function bucketOf(name: string) {
+    const t = now();
+    let bucket = buckets.get(name);
+    if (bucket) {
+      buckets.delete(name);
+      bucket.tokens = Math.min(burst, bucket.tokens + ((t - bucket.at) / 1000) * perSecond);
+      bucket.at = t;
+    } else {
+      bucket = { tokens: burst, at: t };
+      if (buckets.size >= maxNames) buckets.delete(buckets.keys().next().value!);
+    }
+    buckets.set(name, bucket);
+    return bucket;
+  }
+
+  return {
+    /** Takes one token: 0 when taken, else the whole seconds (at least 1) until one is free. */
+    take(name: string): number {
+      if (perSecond <= 0) return 0;
+      const bucket = bucketOf(name);
+      if (bucket.tokens < 1) return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+      bucket.tokens -= 1;
+      return 0;
+    },
+    /** Returns a token taken for something that, in the end, did not count. */
+    giveBack(name: string): void {
+      if (perSecond <= 0) return;
+      const bucket = bucketOf(name);
+      bucket.tokens = Math.min(burst, bucket.tokens + 1);
+    },
+    /** How many buckets are kept (for tests of the bound). */
+    size: () => buckets.size,
+  };
+}
+
+/** API keys whose request buckets are kept; past it the least recently used is dropped. */
+const MAX_KEYS = 100_000;
+
+/**
+ * A token bucket per API key: each key may make `perSecond` requests a second on average and
+ * `burst` at once. With several instances each enforces its own share.
+ */
+export function createRateLimiter({ perSecond, burst, now }: { perSecond: number; burst: number; now?: () => number }) {
+  const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS, ...(now ? { now } : {}) });
   return {
     /** Takes one token for `key`, or throws RATE_LIMITED with the seconds until one is free. */
     take(key: string): void {
-      if (perSecond <= 0) return;
-      const t = now();
-      const bucket = buckets.get(key) ?? { tokens: burst, at: t };
-      bucket.tokens = Math.min(burst, bucket.tokens + ((t - bucket.at) / 1000) * perSecond);
-      bucket.at = t;
-      if (bucket.tokens < 1) {
-        buckets.set(key, bucket);
-        const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+      const retryAfterSeconds = buckets.take(key);
+      if (retryAfterSeconds > 0) {
         throw new AppError(
           "RATE_LIMITED",
           `This API key is over its limit of ${perSecond} requests a second; retry in ${retryAfterSeconds} s`,
           { retryAfterSeconds },
         );
       }
-      bucket.tokens -= 1;
-      if (buckets.size > 100_000) buckets.clear();
-      buckets.set(key, bucket);
     },
   };
 }

@@ -127,7 +127,7 @@ const PROBLEMS = {
   415: "The body is not application/json (UNSUPPORTED_MEDIA_TYPE)",
   422: "The callback cannot receive notifications (CALLBACK_INVALID)",
   424: "The callback could not be reached (CALLBACK_UNREACHABLE)",
-  429: "The API key is over its rate limit (RATE_LIMITED); retry after Retry-After seconds",
+  429: "The API key is over its rate limit, or the caller's address over its budget of failed authentications (RATE_LIMITED); retry after Retry-After seconds",
   500: "An unexpected failure (INTERNAL); quote requestId when reporting it",
   503: "The database is unreachable (SERVICE_UNAVAILABLE); retry after Retry-After seconds",
 } as const;

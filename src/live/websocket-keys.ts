@@ -4,22 +4,23 @@ import type { KeyVerdict } from "./graphql-websocket";
 
 /**
  * Who may hold a live socket: a key with the `events:read` scope. `authorize` runs on
- * `connection_init` (through the same authentication as a request, so it spends a rate-limit token);
+ * `connection_init` (through the same authentication as a request, so it spends a rate-limit token,
+ * and a failure spends one of the client address's failed attempts when the address is given);
  * `recheck` runs periodically per connected key, uncached and free of rate limits. Each refusal
  * carries the close code of its error in the one error table.
  */
 export function createWebsocketKeyCheck(deps: {
-  authenticate: (authorization: string | undefined) => Promise<Principal | null>;
+  authenticate: (authorization: string | undefined, address: string | undefined) => Promise<Principal | null>;
   clients: Pick<ClientService, "keyStatus">;
 }): {
-  authorize: (authorization: unknown) => Promise<KeyVerdict>;
+  authorize: (authorization: unknown, address?: string) => Promise<KeyVerdict>;
   recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
 } {
   const { authenticate, clients } = deps;
   return {
-    authorize: async (authorization) => {
+    authorize: async (authorization, address) => {
       try {
-        const principal = await authenticate(typeof authorization === "string" ? authorization : undefined);
+        const principal = await authenticate(typeof authorization === "string" ? authorization : undefined, address);
         if (!principal) {
           return refuse("UNAUTHENTICATED", 'Send connection_init with { authorization: "Bearer <key>" }');
         }

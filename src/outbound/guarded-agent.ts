@@ -35,7 +35,7 @@ export function createGuardedAgent({
         const verdict = checkAddress(address, allowPrivate);
         if (!verdict.allowed)
           return callback(
-            new ForbiddenAddressError(`${hostname} resolves to ${verdict.reason}`),
+            new ForbiddenAddressError(`${hostname} resolves to a forbidden address: ${verdict.reason}`),
             options.all ? [] : "",
           );
       }
