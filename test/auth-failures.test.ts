@@ -4,6 +4,7 @@
  * keeps working. Key reads are counted on the wire to PostgreSQL (a proxy reads the protocol).
  */
 import http from "node:http";
+import WebSocket from "ws";
 import { randomBytes } from "node:crypto";
 import { budgetNameOf, createAuthFailureBudget } from "../src/http/auth-failures";
 import { createTokenBuckets } from "../src/http/rate-limit";
@@ -182,6 +183,22 @@ describeBackend("postgres")("failed authentications per client address, key read
     counter.reset();
     expect(await getFrom("127.0.0.2", subscriptions, { authorization: `Bearer ${unknownKey()}` })).toBe(401);
     expect(keyReads()).toBe(1);
+  });
+
+  it("closes a websocket whose connection_init brings an unknown key from an exhausted address, with no read", async () => {
+    expect.assertions(3);
+    await exhaust();
+    counter.reset();
+    const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
+    socket.on("open", () =>
+      socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${unknownKey()}` } })),
+    );
+    const [code, reason] = await new Promise<[number, string]>((resolve) =>
+      socket.on("close", (closeCode: number, closeReason: Buffer) => resolve([closeCode, closeReason.toString()])),
+    );
+    expect(code).toBe(4429);
+    expect(reason).toMatch(/attempt|authentication|many/i);
+    expect(keyReads()).toBe(0);
   });
 
   it("refills the budget: after Retry-After an unknown key is looked up (401) and a valid one works", async () => {

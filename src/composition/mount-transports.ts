@@ -49,8 +49,8 @@ export async function mountTransports(
     perSecond: config.authFailureLimitPerSecond,
     burst: config.authFailureLimitBurst,
   });
-  // Without the caller's address no failure budget applies: so far a websocket's connection_init
-  // and operations, as graphql-websocket.ts does not hand the socket's address to `authorize`.
+  // REST, GraphQL over HTTP and a websocket's connection_init hand the caller's address, so their
+  // failed authentications spend its budget; without an address (none so far) none applies.
   const authenticateHeader = (header: string | undefined, address: string | undefined) =>
     authenticate(header, services.clients, limiter, address === undefined ? undefined : { address, failures });
   const carrier = config.carrierSegment;

@@ -56,6 +56,8 @@ interface SocketState {
   alive: boolean;
   authorization: unknown;
   keyId: string | undefined;
+  /** The client's address, for the per-address budget of failed authentications. */
+  address: string | undefined;
 }
 
 /**
@@ -76,7 +78,7 @@ export function attachGraphQLWebsocket(options: {
     subscriptionId: string,
   ) => GraphQLContext;
   /** Who the `connection_init` payload's `authorization` names, at connect (charging its rate limit like a request). */
-  authorize: (authorization: unknown) => Promise<KeyVerdict>;
+  authorize: (authorization: unknown, address: string | undefined) => Promise<KeyVerdict>;
   /**
    * The periodic re-check of a connected key: `revoked` closes its sockets, anything else keeps them.
    * MUST NOT charge the key's rate limit, and a failure (database down) MUST NOT count as revoked.
@@ -160,7 +162,7 @@ export function attachGraphQLWebsocket(options: {
     onConnect: async (ctx) => {
       const { socket, state } = ctx.extra;
       const authorization = ctx.connectionParams?.authorization;
-      const verdict = await authorize(authorization);
+      const verdict = await authorize(authorization, state.address);
       // Closed while the key was looked up: its close handler has run and must not be followed by a count.
       if (socket.readyState !== socket.OPEN) return false;
       if (!verdict.ok) {
@@ -266,12 +268,12 @@ export function attachGraphQLWebsocket(options: {
       );
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws));
+    wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request.socket.remoteAddress));
   };
   httpServer.on("upgrade", onUpgrade);
 
-  function onConnection(socket: WebSocket): void {
-    const state: SocketState = { alive: true, authorization: undefined, keyId: undefined };
+  function onConnection(socket: WebSocket, address: string | undefined): void {
+    const state: SocketState = { alive: true, authorization: undefined, keyId: undefined, address };
     states.set(socket, state);
     socket.on("pong", () => (state.alive = true));
     socket.on("error", (error) => log.debug({ err: error }, "websocket error"));
