@@ -60,22 +60,6 @@ export function registerLogMetrics(registry: Registry): void {
   });
 }
 
-const accessLoggers = new WeakMap<Logger, Logger>();
-
-/**
- * The logger for access lines: the same destination and level as `log`, without its redaction. An
- * access line holds only fields the HTTP layer picks (method, URL, route, status, time), never
- * headers or bodies, and redaction's path scan was a sixth of the time of a cached read.
- */
-export function accessLoggerOf(log: Logger): Logger {
-  let access = accessLoggers.get(log);
-  if (!access) {
-    access = pino({ level: log.level, base: { service: SERVICE }, timestamp: isoTime }, destinationOf(log));
-    accessLoggers.set(log, access);
-  }
-  return access;
-}
-
 /**
  * Where `log`'s lines go, for a caller that writes a whole line of its own (the access line, whose
  * fields are few and known, is cheaper written by hand than through pino's general serialiser).

@@ -13,6 +13,14 @@ import { createLogger } from "./log";
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
+  // A signal while starting ends the process at once (as Node's default would), but through
+  // process.exit, so that the log's buffer is written out; a clean stop needs a started app.
+  const exitWhileStarting = (signal: NodeJS.Signals) => {
+    log.warn({ signal }, "stopped while starting");
+    process.exit(1);
+  };
+  process.once("SIGTERM", exitWhileStarting);
+  process.once("SIGINT", exitWhileStarting);
   let app: App;
   let url: string;
   try {
@@ -61,6 +69,8 @@ async function main(): Promise<void> {
       },
     );
   };
+  process.off("SIGTERM", exitWhileStarting);
+  process.off("SIGINT", exitWhileStarting);
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
 }

@@ -4,6 +4,7 @@ import { Writable } from "node:stream";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
+import { lazyRequestLogger } from "../src/http/request-log";
 import { Disposers, testEnvironment } from "./support/harness";
 import { spawnServer } from "./support/process";
 
@@ -91,6 +92,12 @@ describe("the access log", () => {
     expect(line).toMatchObject({ service: "cargo-gateway", msg: "request completed", res: { statusCode: 200 } });
   });
 
+  it("counts dropped lines in /metrics", async () => {
+    const { url } = await start("info");
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/^gateway_log_lines_dropped_total \d+$/m);
+  });
+
   it("at debug, also a line when each request arrives", async () => {
     const { url, lines } = await start("debug");
     lines.length = 0;
@@ -104,7 +111,65 @@ describe("the access log", () => {
   });
 });
 
+describe("request.log", () => {
+  it("is made when first used, with the request id bound and the root logger's redaction", () => {
+    const { log, lines } = capturedLogger("info");
+    const requestLog = lazyRequestLogger(log, { reqId: "r-1" }, {});
+    expect(requestLog.level).toBe("info");
+    requestLog.debug("not at info");
+    requestLog.warn({ client: { apiKey: "cgw_secret" }, headers: { authorization: "Bearer cgw_secret" } }, "careful");
+    expect(lines).toEqual([
+      expect.objectContaining({
+        reqId: "r-1",
+        msg: "careful",
+        client: { apiKey: "[redacted]" },
+        headers: { authorization: "[redacted]" },
+      }),
+    ]);
+    expect(JSON.stringify(lines)).not.toContain("cgw_secret");
+  });
+
+  it("takes a route's own level at once", () => {
+    const { log, lines } = capturedLogger("info");
+    const requestLog = lazyRequestLogger(log, { reqId: "r-2" }, { level: "error" });
+    requestLog.warn("below the route's level");
+    requestLog.error("at it");
+    expect(lines.map((line) => line.msg)).toEqual(["at it"]);
+  });
+});
+
 describe("the log's buffer", () => {
+  it("is written out when the process is signalled while it starts", async () => {
+    expect.assertions(3);
+    const child = spawn(process.execPath, [path.resolve(__dirname, "../dist/src/main.js")], {
+      env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const messages: string[] = [];
+    let signalled = false;
+    child.stdout.setEncoding("utf8");
+    let pending = "";
+    child.stdout.on("data", (chunk: string) => {
+      pending += chunk;
+      let end: number;
+      while ((end = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 1);
+        if (!line.startsWith("{")) continue;
+        messages.push((JSON.parse(line) as Line).msg);
+        // The first line comes from inside the start: the signal arrives before it has finished.
+        if (!signalled) {
+          signalled = true;
+          child.kill("SIGTERM");
+        }
+      }
+    });
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(1);
+    expect(messages).toContain("stopped while starting");
+    expect(messages).not.toContain("gateway listening");
+  }, 60_000);
+
   it("loses no line of an answered request when the server is stopped with SIGTERM", async () => {
     const environment = await testEnvironment("pglite", {});
     try {

@@ -1,6 +1,6 @@
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { Bindings, ChildLoggerOptions, Logger } from "pino";
-import { accessLoggerOf, destinationOf, isoTime, SERVICE } from "../log";
+import { destinationOf, isoTime, SERVICE } from "../log";
 
 /**
  * One access line per request, written when the answer has been sent: request id, method, URL, the
@@ -9,40 +9,43 @@ import { accessLoggerOf, destinationOf, isoTime, SERVICE } from "../log";
  * for following requests that never complete.
  */
 export class AccessLog extends LogController {
-  private readonly access: Logger;
   private readonly arrivals: boolean;
-  /** Writes a finished line to the log's destination; undefined when `info` is off. */
+  /** Writes a finished line to the log's destination; undefined when `info` is off (decided at start). */
   private readonly writeLine: ((line: string) => void) | undefined;
 
   constructor(log: Logger) {
     super();
-    this.access = accessLoggerOf(log);
     this.arrivals = log.isLevelEnabled("debug");
     const destination = destinationOf(log);
     this.writeLine = log.isLevelEnabled("info") ? (line) => destination.write(line) : undefined;
   }
 
   override incomingRequest(request: FastifyRequest): void {
-    if (this.arrivals) request.log.debug({ req: { method: request.method, url: request.url } }, "request received");
+    if (this.arrivals)
+      request.log.debug({ req: { method: request.method, url: request.originalUrl } }, "request received");
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const route = request.routeOptions.url;
+    const ip = request.ip as string | undefined; // undefined once the socket's peer is gone
     if (error) {
-      const req = {
-        method: request.method,
-        url: request.url,
-        route: request.routeOptions.url,
-        remoteAddress: request.ip,
-      };
-      const fields = { reqId: request.id, req, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
-      this.access.error({ ...fields, err: error }, "request errored");
+      // Through request.log: redacted like every line that carries an error.
+      request.log.error(
+        {
+          req: { method: request.method, url: request.originalUrl, route, remoteAddress: ip },
+          res: { statusCode: reply.statusCode },
+          responseTime: reply.elapsedTime,
+          err: error,
+        },
+        "request errored",
+      );
       return;
     }
     // The line pino would write for these fields, written by hand: this runs once per request, and
     // pino's general serialiser (nested objects through safe-stable-stringify) was most of its cost.
-    const route = request.routeOptions.url;
+    // The URL is the one the client sent (the allow-list may rewrite request.url before this runs).
     this.writeLine?.(
-      `{"level":30${isoTime()},"service":"${SERVICE}","reqId":${JSON.stringify(request.id)},"req":{"method":"${request.method}","url":${JSON.stringify(request.url)}${route === undefined ? "" : `,"route":${JSON.stringify(route)}`},"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
+      `{"level":30${isoTime()},"service":"${SERVICE}","reqId":${JSON.stringify(request.id)},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.originalUrl)}${route === undefined ? "" : `,"route":${JSON.stringify(route)}`}${ip === undefined ? "" : `,"remoteAddress":${JSON.stringify(ip)}`}},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
     );
   }
 }
@@ -53,6 +56,8 @@ export class AccessLog extends LogController {
  * a measurable part of a cached read.
  */
 export function lazyRequestLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  // A route with a log level of its own gets its child at once: its level is the child's.
+  if (options.level !== undefined) return parent.child(bindings, options);
   return new LazyChild(parent, bindings, options);
 }
 
@@ -97,6 +102,9 @@ class LazyChild {
     Reflect.apply(this.real.trace, this.real, args);
   }
   silent(): void {}
+  flush(): void {
+    (this.made ?? this.parent).flush();
+  }
   child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
     return this.real.child(bindings, options);
   }
