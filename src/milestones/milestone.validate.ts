@@ -1,5 +1,6 @@
 import { parseAwb } from "../domain/awb";
 import { Checker, join } from "../domain/checker";
+import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
 import { isStatusCode, STATUS_CODES, type StatusCode } from "../domain/status";
 import { validationError } from "../errors";
@@ -9,7 +10,6 @@ export const MAX_EVENTS_PER_CALL = 1_000;
 const EVENT_KEYS = ["eventId", "awb", "state", "timestamp", "toaTimestamp", "station", "flight"] as const;
 /** ISO 8601 date-time with an explicit offset (Z or ±hh:mm). */
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-const FLIGHT = /^[A-Z0-9]{2}[A-Z]?\d{1,4}[A-Z]?$/;
 
 export interface MilestoneInput {
   /** The caller's id for the event; makes a retry of the same call idempotent. */
@@ -105,7 +105,7 @@ export function parseMilestones(
     }
     let flight: string | null = null;
     if (event.flight !== undefined && event.flight !== null) {
-      if (typeof event.flight !== "string" || !FLIGHT.test(event.flight))
+      if (!isFlightDesignator(event.flight))
         check.fail(at("flight"), `must be a flight designator such as LH8160, got ${JSON.stringify(event.flight)}`);
       else flight = event.flight;
     }

@@ -1,0 +1,102 @@
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+
+/**
+ * XML read safely for Cargo-XML, and the few readers the XFSU parser walks the result with.
+ * Safety: a document with a DOCTYPE is refused before parsing (Cargo-XML messages have none, and
+ * without one no entity can be declared, let alone expanded or fetched: fast-xml-parser never
+ * fetches external entities anyway, and here only XML's predefined entities are replaced); the
+ * caller bounds the size; fast-xml-parser refuses nesting deeper than 100 elements and element names
+ * such as `__proto__`; anything it throws becomes a problem, never an exception.
+ */
+
+/** The elements an XFSU repeats: always lists, so one occurrence reads like several. */
+const REPEATED = new Set([
+  "MasterConsignment",
+  "ReportedStatus",
+  "AssociatedStatusConsignment",
+  "SpecifiedLogisticsTransportMovement",
+  "SpecifiedLocation",
+]);
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@",
+  // rsm:, ram: and other prefixes vary between senders; the element names are what Cargo-XML fixes.
+  removeNSPrefix: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  htmlEntities: false,
+  isArray: (name) => REPEATED.has(name),
+});
+
+export type XmlRead = { document: Record<string, unknown>; problem?: undefined } | { problem: XmlProblem };
+export interface XmlProblem {
+  line: number | null;
+  reason: string;
+}
+
+export function readXml(text: string): XmlRead {
+  const doctype = /<!DOCTYPE/i.exec(text);
+  if (doctype)
+    return {
+      problem: {
+        line: lineAt(text, doctype.index),
+        reason: "has a DOCTYPE, which Cargo-XML messages do not have and the gateway does not read",
+      },
+    };
+  try {
+    const valid = XMLValidator.validate(text);
+    if (valid !== true)
+      return { problem: { line: valid.err.line, reason: `is not well-formed XML: ${valid.err.msg}` } };
+    const document: unknown = parser.parse(text);
+    if (!isElement(document)) return { problem: { line: null, reason: "holds no XML element" } };
+    return { document };
+  } catch (error) {
+    return { problem: { line: null, reason: `could not be read as XML: ${(error as Error).message}` } };
+  }
+}
+
+function lineAt(text: string, index: number): number {
+  let line = 1;
+  for (let i = 0; i < index; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+function isElement(node: unknown): node is Record<string, unknown> {
+  return typeof node === "object" && node !== null && !Array.isArray(node);
+}
+
+/** The child elements named `name` (one or several), in document order. */
+export function children(node: unknown, name: string): unknown[] {
+  if (!isElement(node) || !Object.hasOwn(node, name)) return [];
+  const value = node[name];
+  return Array.isArray(value) ? (value as unknown[]) : [value];
+}
+
+/** The first child element named `name`, or undefined. */
+export function child(node: unknown, name: string): unknown {
+  return children(node, name)[0];
+}
+
+/** An element's text, trimmed; null when it is absent, empty or has child elements instead. */
+export function textOf(node: unknown): string | null {
+  let text: unknown = node;
+  if (isElement(node)) text = Object.hasOwn(node, "#text") ? node["#text"] : undefined;
+  if (typeof text !== "string") return null;
+  const trimmed = text.trim();
+  return trimmed === "" ? null : trimmed;
+}
+
+/** The text at a path of child elements ("SpecifiedEvent", "OccurrenceDateTime"), first ones taken. */
+export function textAt(node: unknown, ...path: string[]): string | null {
+  return textOf(path.reduce<unknown>((current, name) => child(current, name), node));
+}
+
+export function attributeOf(node: unknown, name: string): string | null {
+  if (!isElement(node) || !Object.hasOwn(node, `@${name}`)) return null;
+  const value = node[`@${name}`];
+  return typeof value === "string" ? value.trim() : null;
+}
