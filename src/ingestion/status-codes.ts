@@ -2,8 +2,8 @@ import { isStatusCode } from "../domain/status";
 
 /**
  * Status codes carrier messages use beyond the gateway's twelve (domain/status.ts), named after the
- * status table of IATA's ONE Record (X)FSU mapping (Documentation_website/docs/Orchestration/xfsu.md
- * in the IATA-Cargo/ONE-Record repository). A status with one of these is recorded for the history, not
+ * status table of IATA's ONE Record (X)FSU mapping
+ * (https://github.com/IATA-Cargo/ONE-Record/blob/master/Documentation_website/docs/Orchestration/xfsu.md). A status with one of these is recorded for the history, not
  * delivered; so is one with a code in neither list.
  */
 export const OTHER_STATUS_NAMES: Readonly<Record<string, string>> = {
