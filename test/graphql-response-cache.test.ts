@@ -54,10 +54,24 @@ describe("the GraphQL response cache over HTTP", () => {
   it("answers a body sent again in the same text as it answered the first, and refuses what it refused", async () => {
     const post = (body: string, accept = "application/json") =>
       fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", accept }, body });
+    const hits = async () => {
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      const read = (key: string) =>
+        Number(
+          new RegExp(`^gateway_graphql_response_cache_hits_total\\{key="${key}"\\} (\\d+)$`, "m").exec(metrics)?.[1],
+        );
+      return { text: read("text"), operation: read("operation") };
+    };
     const text = JSON.stringify({ query: "{ stationCodes }" });
     const first = await post(text);
+    const before = await hits();
     const again = await post(text);
     expect(again.headers.get("x-response-cache")).toBe("hit");
+    // Found by its text (not parsed); the same operation in other text is found by its operation.
+    expect(await hits()).toEqual({ text: before.text + 1, operation: before.operation });
+    const spaced = await post(JSON.stringify({ query: "{ stationCodes }" }, null, 2));
+    expect(spaced.headers.get("x-response-cache")).toBe("hit");
+    expect((await hits()).operation).toBe(before.operation + 1);
     expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
     expect(await again.text()).toBe(await first.text());
     // Another Accept is another answer's form: not the text's entry.

@@ -7,7 +7,7 @@ import { createDeliveryCountsLoader } from "../delivery/delivery.loaders";
 import { mountApollo } from "../graphql/apollo";
 import type { GraphQLContext } from "../graphql/context";
 import { createGraphQLPolicy } from "../graphql/policy";
-import { createResponseCache } from "../graphql/response-cache";
+import { createResponseCache, registerResponseCacheMetrics } from "../graphql/response-cache";
 import { buildGatewaySchema } from "../graphql/schema";
 import { registerHealthRoutes, registerMetricsRoute } from "../health/health.routes";
 import { authenticate } from "../http/auth";
@@ -147,6 +147,10 @@ export async function mountTransports(
   });
 
   await beforeStep("graphql");
+  const responseCache = config.graphqlResponseCache
+    ? createResponseCache(STATION_CACHE_POLICY, () => services.stations.snapshot().version)
+    : undefined;
+  if (responseCache) registerResponseCacheMetrics(metrics.registry, responseCache);
   // Apollo is stopped by the HTTP server's close, after in-flight requests have drained (onClose).
   await mountApollo({
     app: http,
@@ -156,9 +160,7 @@ export async function mountTransports(
     createContext: (request) =>
       Promise.resolve(contextFor(String(request.id), request.headers.authorization, request.ip)),
     browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
-    ...(config.graphqlResponseCache
-      ? { responseCache: createResponseCache(STATION_CACHE_POLICY, () => services.stations.snapshot().version) }
-      : {}),
+    ...(responseCache ? { responseCache } : {}),
   });
   return { http, websocket };
 }

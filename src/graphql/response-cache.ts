@@ -1,4 +1,5 @@
 import { type DocumentNode, Kind, OperationTypeNode, parse, visit } from "graphql";
+import { Counter, type Registry } from "prom-client";
 
 /**
  * A cache of whole GraphQL responses for operations that read only immutable, public data (station
@@ -6,7 +7,8 @@ import { type DocumentNode, Kind, OperationTypeNode, parse, visit } from "graphq
  * by the data version, so an import invalidates everything at once. Only answers that had no errors
  * are kept, and a clock-dependent field only when this request pins it.
  *
- * Bounded, least recently used out: at most `maxEntries` answers and as many remembered verdicts
+ * Bounded, least recently used out: at most `maxEntries` keys (an answer to a POST is kept under two:
+ * its body's text and its parsed operation) and as many remembered verdicts
  * (query text → cacheable), and `maxBytes` in all — keys and answers, plus the verdicts' query texts
  * in an eighth of it — each string counted at two bytes per character (the most a JS string takes)
  * with a fixed overhead per entry. A request whose key (operation text, name, variables) is longer
@@ -102,12 +104,15 @@ export function createResponseCache(
     return key.length > maxKeyChars ? undefined : key;
   }
 
-  function lookUp(key: string): CachedResponse | undefined {
+  const hits = { byText: 0, byOperation: 0 };
+
+  function lookUp(key: string, by: keyof typeof hits): CachedResponse | undefined {
     const map = current();
     const hit = map.get(key);
     if (hit !== undefined) {
       map.delete(key); // move to the most recently used end
       map.set(key, hit);
+      hits[by]++;
     }
     return hit?.response;
   }
@@ -136,13 +141,13 @@ export function createResponseCache(
      */
     getByText(text: string, accept: string): CachedResponse | undefined {
       const key = textKeyOf(text, accept);
-      return key === undefined ? undefined : lookUp(key);
+      return key === undefined ? undefined : lookUp(key, "byText");
     },
 
     /** The stored answer for this request, if any. */
     get(body: GraphQLRequestBody, accept: string): CachedResponse | undefined {
       const key = keyOf(body, accept);
-      return key === undefined ? undefined : lookUp(key);
+      return key === undefined ? undefined : lookUp(key, "byOperation");
     },
 
     /**
@@ -169,6 +174,9 @@ export function createResponseCache(
     },
 
     version,
+    /** Answers given so far, by the exact body text or by the parsed operation. */
+    hits: () => ({ ...hits }),
+    /** Keys kept: an answer to a POST is kept under two (its text's and its operation's). */
     size: () => current().size,
     /** What the bound counts now: answers with their keys, and remembered verdicts. */
     bytes: () => {
@@ -179,6 +187,22 @@ export function createResponseCache(
 }
 
 export type ResponseCache = ReturnType<typeof createResponseCache>;
+
+/** gateway_graphql_response_cache_hits_total{key="text"|"operation"} in /metrics. */
+export function registerResponseCacheMetrics(registry: Registry, cache: ResponseCache): void {
+  new Counter({
+    name: "gateway_graphql_response_cache_hits_total",
+    help: "GraphQL answers given from the response cache, by the key that found them (the body's text, or its parsed operation)",
+    labelNames: ["key"],
+    registers: [registry],
+    collect() {
+      const { byText, byOperation } = cache.hits();
+      this.reset();
+      this.inc({ key: "text" }, byText);
+      this.inc({ key: "operation" }, byOperation);
+    },
+  });
+}
 
 /** Whether a request with these variables satisfies the verdict: every pinning variable is non-null. */
 function pinned(verdict: CacheVerdict, variables: unknown): boolean {
