@@ -22,18 +22,34 @@ describe.each(BACKENDS)("API key lookups on %s", (backend) => {
 
     function countingClients() {
       let lookups = 0;
+      let holdNext: { reached: () => void; released: Promise<void> } | undefined;
       const prisma = app.database.prisma.$extends({
         query: {
           apiKey: {
             async findUnique({ args, query }) {
               lookups++;
-              return query(args);
+              const row = await query(args);
+              const hold = holdNext;
+              holdNext = undefined;
+              if (hold) {
+                hold.reached();
+                await hold.released;
+              }
+              return row;
             },
           },
         },
       }) as unknown as Prisma;
       const clients = createClientService({ prisma, log: silentLogger, secrets: createSecretBox(randomBytes(32)) });
-      return { clients, lookups: () => lookups };
+      /** Holds the next lookup open once it has read its row, until `release()`; `read` settles when it has. */
+      const holdNextLookup = () => {
+        let release!: () => void;
+        const read = new Promise<void>((reached) => {
+          holdNext = { reached, released: new Promise<void>((resolve) => (release = resolve)) };
+        });
+        return { read, release };
+      };
+      return { clients, lookups: () => lookups, holdNextLookup };
     }
 
     it("reads a key once for many concurrent authentications, then answers from memory", async () => {
@@ -60,19 +76,35 @@ describe.each(BACKENDS)("API key lookups on %s", (backend) => {
       expect(lookups()).toBe(2);
     });
 
-    it("refuses a revoked key at the next authentication, concurrent ones sharing one new read", async () => {
-      const { clients, lookups } = countingClients();
+    it("refuses a revoked key at once while a lookup that read it before is under way, and does not remember that read", async () => {
+      const { clients, lookups, holdNextLookup } = countingClients();
       const { clientId } = await clients.createClient({ name: "revoked", callbackPrefixes: ["*"] });
       const { key, keyId } = await clients.issueKey(clientId, ["subscriptions"]);
-      expect(await clients.authenticate(key)).not.toBeNull();
 
-      // Started before the revocation: answered from the old read. Started after: not joined to it.
+      // A lookup that has read the key, still active, and is held before it answers.
+      const hold = holdNextLookup();
       const before = clients.authenticate(key);
+      await hold.read;
       await clients.revokeKey(keyId);
-      const after = await Promise.all(Array.from({ length: 20 }, () => clients.authenticate(key)));
-      expect(await before).not.toBeNull();
-      expect(after).toEqual(Array.from({ length: 20 }, () => null));
+      // Authentications after the revocation must not join the held lookup: they share a read of their
+      // own and answer while it is still held. Bounded, so that a join fails here instead of hanging.
+      const after = Promise.all(Array.from({ length: 20 }, () => clients.authenticate(key)));
+      let timer: NodeJS.Timeout | undefined;
+      const stillWaiting = new Promise<"still waiting">((resolve) => {
+        timer = setTimeout(() => resolve("still waiting"), 5_000);
+      });
+      try {
+        expect(await Promise.race([after, stillWaiting])).toEqual(Array.from({ length: 20 }, () => null));
+      } finally {
+        clearTimeout(timer);
+        hold.release();
+      }
       expect(lookups()).toBe(2);
+
+      // The held lookup answers from its read, but the key is not remembered from it.
+      expect(await before).not.toBeNull();
+      expect(await clients.authenticate(key)).toBeNull();
+      expect(lookups()).toBe(3);
     });
 
     it("shares a failed read with the authentications waiting on it, and reads again afterwards", async () => {

@@ -47,8 +47,9 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts the gateway (dist/src/main.js) and waits for /readyz. It runs with the settings a user gets
- * by default (LOG_LEVEL info, so one access line per request) unless `env` says otherwise; its log
- * goes to /dev/null (BENCH_VERBOSE=1 shows it), as a service's log goes to a file.
+ * by default (LOG_LEVEL info, so one access line per request) unless `env` says otherwise. Its log goes
+ * through a pipe to a reader of its own (`cat` into /dev/null), as a supervisor reads a service's
+ * standard output; BENCH_VERBOSE=1 shows it instead.
  */
 export async function startGateway(
   script: string,
@@ -58,10 +59,13 @@ export async function startGateway(
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: a CPU profile of each gateway run, written there on exit.
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const reader = process.env.BENCH_VERBOSE ? undefined : spawn("cat", [], { stdio: ["pipe", "ignore", "inherit"] });
   const child = spawn(process.execPath, [...profile, ...nodeArgs, script], {
     env: { PATH: process.env.PATH ?? "", PORT: String(port), ...env },
-    stdio: ["ignore", process.env.BENCH_VERBOSE ? "inherit" : "ignore", "inherit"],
+    stdio: ["ignore", reader ? reader.stdin : "inherit", "inherit"],
   });
+  // The pipe's write end belongs to the gateway now; the reader ends when the gateway does.
+  reader?.stdin.destroy();
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);

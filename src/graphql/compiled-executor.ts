@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   type DocumentNode,
   execute,
@@ -21,9 +22,13 @@ import { type CompiledQuery, compileQuery, isCompiledQuery } from "graphql-jit";
 import { limitFieldsByDeadline } from "./time-limit";
 
 /**
- * Queries run by graphql-jit: a document is compiled once into JavaScript specialised to its
- * selections, kept while it stays among the most recently used, and run for every request that sends
- * the same text and operation. The answers are graphql-js's, and the limits hold as with graphql-js:
+ * Queries run by graphql-jit: a document is compiled into JavaScript specialised to its selections the
+ * second time its text and operation are seen, kept while it stays among the most recently used, and
+ * run for every request that sends the same text and operation. The first time, it runs on graphql-js
+ * and is only marked as seen once, in a list of its own (MAX_SEEN_ONCE): a compilation costs up to
+ * about 60 ms that no deadline checks, wasted on a text never sent again (a client varying a comment),
+ * and a stream of such texts pushes out only one another's marks, never a compiled query. The answers
+ * are graphql-js's, and the limits hold as with graphql-js:
  * - Every field is resolved through the schema's own `resolve`, so the time limit's wrapper
  *   (time-limit.ts, put on every field of the schema's object types before anything is compiled)
  *   checks the deadline at each field. graphql-jit inlines a field only when it has no `resolve`, and
@@ -45,9 +50,9 @@ import { limitFieldsByDeadline } from "./time-limit";
  *   query that ran out of time in the first run fails at once.
  * - graphql-jit coerces variables its own way. Where that is known to differ, the operation runs on
  *   graphql-js (`variablesCompile`).
- * Mutations run on graphql-js: graphql-jit would go on to the next mutation field after one failed,
- * where graphql-js stops. So do subscription operations, and documents too long or too large to
- * compile (below).
+ * Mutations run on graphql-js: after a non-null mutation field failed, graphql-jit still runs the
+ * next ones (answering, as graphql-js does, with null data), where graphql-js stops. So do
+ * subscription operations, and documents too long or too large to compile (below).
  */
 export interface CompiledExecutor {
   /**
@@ -57,13 +62,19 @@ export interface CompiledExecutor {
   execute(args: ExecutionArgs, source: string | undefined): ExecutionResult | Promise<ExecutionResult>;
   /**
    * Operations kept (compiled, or known to run on graphql-js), the fields their compiled code selects,
-   * and compilations so far (a repeated document is compiled once while kept).
+   * compilations so far (a repeated document is compiled once while kept), and operations seen once.
    */
-  stats(): { size: number; fields: number; compilations: number };
+  stats(): { size: number; fields: number; compilations: number; seenOnce: number };
 }
 
 /** Operations kept, least recently used dropped first (clients send the same few operations). */
 export const MAX_COMPILED_OPERATIONS = 500;
+/**
+ * Operations marked as seen once, oldest dropped first: a text is compiled if it comes again before
+ * this many other new ones. A mark is a digest of the key, not the text: a thousand texts of up to
+ * 16 KiB, most never sent again, would hold megabytes.
+ */
+export const MAX_SEEN_ONCE = 1_000;
 /** Longer documents run on graphql-js: they are rarely repeated, and their text is the cache key. */
 export const MAX_COMPILED_SOURCE_CHARS = 16 * 1024;
 /**
@@ -101,9 +112,12 @@ function createCompiledExecutor(schema: GraphQLSchema): CompiledExecutor {
   // Before the first compilation, so that every compiled query calls the deadline check.
   limitFieldsByDeadline(schema);
   const entries = new Map<string, Entry>();
+  /** Digests of the keys seen once, oldest first (a key leaves when it is seen again). */
+  const seenOnce = new Set<string>();
   let cachedFields = 0;
   let compilations = 0;
 
+  /** The entry for the operation, or "interpret" without one when it is seen for the first time. */
   function entryFor(args: ExecutionArgs, operation: OperationDefinitionNode, source: string): Entry {
     const operationName = operation.name?.value;
     // Names are never empty: "" stands for the one anonymous operation.
@@ -113,6 +127,12 @@ function createCompiledExecutor(schema: GraphQLSchema): CompiledExecutor {
       entries.delete(key); // most recently used last: eviction takes the first
       entries.set(key, entry);
       return entry;
+    }
+    const digest = createHash("sha256").update(key).digest("base64");
+    if (!seenOnce.delete(digest)) {
+      seenOnce.add(digest);
+      if (seenOnce.size > MAX_SEEN_ONCE) seenOnce.delete(seenOnce.values().next().value!);
+      return "interpret";
     }
     const fields = fieldsSelected(args.document, operation, MAX_COMPILED_FIELDS);
     entry = "interpret";
@@ -159,7 +179,7 @@ function createCompiledExecutor(schema: GraphQLSchema): CompiledExecutor {
       };
       return "then" in result ? result.then(finish) : finish(result);
     },
-    stats: () => ({ size: entries.size, fields: cachedFields, compilations }),
+    stats: () => ({ size: entries.size, fields: cachedFields, compilations, seenOnce: seenOnce.size }),
   };
 }
 
