@@ -213,6 +213,31 @@ describe("GraphQL time limit, introspection switch and allow-listed operations",
     );
   });
 
+  it("suggests no names in its errors when GRAPHQL_INTROSPECTION=false, over HTTP and websockets", async () => {
+    const typo = '{ station(code: "FRA") { nme } }';
+    const badEnum = {
+      query: 'query($side: StationSide!) { station(code: "FRA") { openAt(side: $side) } }',
+      variables: { side: "EXPORTS" },
+    };
+    const open = await startApp("pglite", disposers);
+    const suggested = await postJson(`${open.url}/graphql`, { query: typo });
+    expect(suggested.body.errors[0].message).toBe('Cannot query field "nme" on type "Station". Did you mean "name"?');
+    expect((await postJson(`${open.url}/graphql`, badEnum)).body.errors[0].message).toContain("Did you mean");
+
+    const { url } = await startApp("pglite", disposers, { GRAPHQL_INTROSPECTION: "false" });
+    const hidden = await postJson(`${url}/graphql`, { query: typo });
+    expect(hidden.body.errors[0]).toMatchObject({
+      message: 'Cannot query field "nme" on type "Station".',
+      extensions: { code: "VALIDATION_FAILED" },
+    });
+    const enumAnswer = await postJson(`${url}/graphql`, badEnum);
+    expect(enumAnswer.body.errors[0].message).toMatch(/EXPORTS/);
+    expect(enumAnswer.body.errors[0].message).not.toContain("Did you mean");
+    const overSocket = await overWebsocket(wsClient(url, disposers), `query ${typo}`);
+    expect(overSocket).toContain('Cannot query field \\"nme\\" on type \\"Station\\".');
+    expect(overSocket).not.toContain("Did you mean");
+  });
+
   it("with GRAPHQL_OPERATIONS_FILE runs only listed operations, sent whole or by id", async () => {
     const listed = "query Station($code: String!) { station(code: $code) { code name } }";
     const live = "subscription Watch($awb: String!) { awbStatusChanged(awb: $awb) { state } }";

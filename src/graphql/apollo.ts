@@ -49,7 +49,9 @@ export async function mountApollo(options: {
     ],
     stopOnTerminationSignals: false,
     formatError: (formatted, error) =>
-      formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed")),
+      formatGraphQLError(formatted, error, (cause) => log.error({ err: cause }, "graphql resolver failed"), {
+        hideSuggestions: !policy.introspection,
+      }),
   });
   await apollo.start();
   app.addHook("onClose", () => apollo.stop());

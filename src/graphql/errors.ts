@@ -15,14 +15,24 @@ const CLIENT_ERROR_CODES = new Set([
 ]);
 
 /**
+ * graphql-js's suggestions end a message: ` Did you mean "name"?`, ` Did you mean one of: "a", "b"?`,
+ * ` Did you mean the enum value "X"?` (its didYouMean helper; names cannot hold a question mark).
+ */
+const SUGGESTION = / Did you mean [^?]*\?$/;
+
+/**
  * Gives every GraphQL error a code from the one error table and hides internals: an error that is
  * not an AppError or a request error becomes INTERNAL with a neutral message (the log has the cause).
+ * With `hideSuggestions` (introspection off), request errors lose graphql-js's "Did you mean …"
+ * suggestions, which would otherwise spell out the schema's field, argument and enum names.
  */
 export function formatGraphQLError(
   formatted: GraphQLFormattedError,
   error: unknown,
   onInternal?: (cause: unknown) => void,
+  { hideSuggestions = false }: { hideSuggestions?: boolean } = {},
 ): GraphQLFormattedError {
+  const message = hideSuggestions ? formatted.message.replace(SUGGESTION, "") : formatted.message;
   let original = unwrapResolverError(error);
   // graphql-ws wraps an error thrown by a subscription's stream in a GraphQLError without a path.
   if (original instanceof GraphQLError && original.path === undefined && original.originalError instanceof AppError)
@@ -54,7 +64,7 @@ export function formatGraphQLError(
   }
   if (ownCode && ownCode !== "INTERNAL") {
     return {
-      message: formatted.message,
+      message,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       extensions: { code: ownCode },
     };
@@ -64,7 +74,7 @@ export function formatGraphQLError(
     (original instanceof GraphQLError && original.path === undefined && apolloCode !== "INTERNAL_SERVER_ERROR");
   if (isRequestError) {
     return {
-      message: formatted.message,
+      message,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       extensions: { code: "VALIDATION_FAILED" satisfies ErrorCode },
     };

@@ -113,7 +113,8 @@ export function attachGraphQLWebsocket(options: {
     handleProtocols,
     clientTracking: true,
   });
-  const operations = createLiveOperations({ schema, format: (result) => formatResult(result, log) });
+  const hideSuggestions = !policy.introspection;
+  const operations = createLiveOperations({ schema, format: (result) => formatResult(result, log, hideSuggestions) });
   const documents = new Map<
     string,
     { document: DocumentNode; validationErrors: readonly GraphQLError[] } | { syntaxErrors: readonly GraphQLError[] }
@@ -253,10 +254,12 @@ export function attachGraphQLWebsocket(options: {
     // a query is compiled once per text while it stays cached.
     execute: (args: ExecutionArgs) =>
       executeWithinTimeLimit(args, policy.timeLimitMs, (a) => compiled.execute(a, queryOf.get(a.document))),
-    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result, log),
+    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result, log, hideSuggestions),
     onError: (_ctx, _id, _payload, errors) =>
       errors.map((e) =>
-        formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed")),
+        formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws operation failed"), {
+          hideSuggestions,
+        }),
       ),
   });
 
@@ -396,12 +399,14 @@ export function attachGraphQLWebsocket(options: {
   };
 }
 
-function formatResult(result: ExecutionResult, log: Logger): ExecutionResult {
+function formatResult(result: ExecutionResult, log: Logger, hideSuggestions: boolean): ExecutionResult {
   if (!result.errors?.length) return result;
   return {
     ...result,
     errors: result.errors.map((e) =>
-      formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed")),
+      formatGraphQLError(e.toJSON(), e, (cause) => log.error({ err: cause }, "graphql-ws resolver failed"), {
+        hideSuggestions,
+      }),
     ) as never,
   };
 }
