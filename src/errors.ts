@@ -24,7 +24,7 @@ export const ERROR_TABLE = {
   SUBSCRIPTION_EXISTS: { status: 409, close: 4409, title: "The subscription already exists" },
   SUBSCRIPTION_LIMIT_REACHED: { status: 409, close: 4409, title: "The client has reached its subscription limit" },
   PAYLOAD_TOO_LARGE: { status: 413, close: 4413, title: "The body is too large" },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, close: 4415, title: "The body must be application/json" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, close: 4415, title: "The body's media type is not accepted" },
   HEADERS_TOO_LARGE: { status: 431, close: 4431, title: "The request headers are too large" },
   CALLBACK_INVALID: { status: 422, close: 4422, title: "The callback cannot receive notifications" },
   CALLBACK_UNREACHABLE: { status: 424, close: 4424, title: "The callback could not be reached" },

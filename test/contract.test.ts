@@ -276,7 +276,9 @@ describe("the REST contract", () => {
     expect((await call("POST", `${shipment}/events`, { body: [] })).status).toBe(400);
     expect((await call("POST", `${shipment}/events`, { body: {}, headers: reader })).status).toBe(403);
     expect((await call("POST", `${shipment}/events`, { raw: "[", type: "application/json" })).status).toBe(400);
-    expect((await call("POST", `${shipment}/events`, { raw: "x", type: "application/xml" })).status).toBe(415);
+    // XML is read as an XFSU message (issue 16): not one, so 400; a type no ingestion takes is 415.
+    expect((await call("POST", `${shipment}/events`, { raw: "x", type: "application/xml" })).status).toBe(400);
+    expect((await call("POST", `${shipment}/events`, { raw: "x", type: "application/pdf" })).status).toBe(415);
     const history = await call("GET", `${shipment}/events?awb=${AWB}`);
     expect(history.text).toBe(JSON.stringify((await app.services.milestones.history(AWB)).map(milestoneView)));
     expect((await call("GET", `${shipment}/events`)).status).toBe(400);

@@ -65,10 +65,11 @@ export async function mountTransports(
   registerMetricsRoute(http, metrics.registry);
   registerLogMetrics(metrics.registry);
   registerStationRoutes(http, { stations: services.stations, carrier });
-  registerMilestoneRoutes(http, {
+  await registerMilestoneRoutes(http, {
     milestones: services.milestones,
     carrier,
     enforceCheckDigit: services.enforceCheckDigit,
+    timeZoneOf: (station) => services.stations.snapshot().get(station)?.view.timeZone ?? null,
     authenticate: authenticateRequest,
   });
   registerDeliveryRoutes(http, { deliveries: services.deliveries, carrier, authenticate: authenticateRequest });

@@ -40,7 +40,7 @@ export function asAppError(error: unknown, request: FastifyRequest): AppError {
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new AppError(
         "UNSUPPORTED_MEDIA_TYPE",
-        `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send application/json`,
+        `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send application/json (milestone ingestion also takes FSU as text/plain and XFSU as application/xml)`,
       );
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return new AppError("MALFORMED_JSON", "The body is not valid JSON");

@@ -124,7 +124,7 @@ const PROBLEMS = {
   404: "No such resource",
   409: "A conflict with the stored state",
   413: "The body exceeds 1 MiB (PAYLOAD_TOO_LARGE)",
-  415: "The body is not application/json (UNSUPPORTED_MEDIA_TYPE)",
+  415: "The body's media type is not accepted (UNSUPPORTED_MEDIA_TYPE)",
   422: "The callback cannot receive notifications (CALLBACK_INVALID)",
   424: "The callback could not be reached (CALLBACK_UNREACHABLE)",
   429: "The API key is over its rate limit, or the caller's address over its budget of failed authentications (RATE_LIMITED); retry after Retry-After seconds",

@@ -5,44 +5,69 @@ import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from ".
 import { historyQuery, ingestAnswer, ingestBody, milestoneSchema } from "./milestone.schemas";
 import type { MilestoneService } from "./milestone.service";
 import { parseMilestones } from "./milestone.validate";
+import { carrierFormatOf, readCarrierMessage } from "../ingestion/carrier-ingest";
 import { milestoneView } from "./milestone.view";
 
 const security = [{ bearer: [] }];
 
-export function registerMilestoneRoutes(
+export async function registerMilestoneRoutes(
   app: FastifyInstance,
   deps: {
     milestones: MilestoneService;
     carrier: string;
     enforceCheckDigit: boolean;
+    /** A station's IANA time zone, for carrier messages that give local times only. */
+    timeZoneOf: (station: string) => string | null;
     authenticate: (request: FastifyRequest) => Promise<Principal | null>;
   },
-): void {
-  const { milestones, carrier, enforceCheckDigit, authenticate } = deps;
+): Promise<void> {
+  const { milestones, carrier, enforceCheckDigit, timeZoneOf, authenticate } = deps;
   const base = `/${carrier}/handling/shipment`;
   addSchemas(app, milestoneSchema);
 
-  const readEvents = (request: FastifyRequest) => parseMilestones(request.body, { enforceCheckDigit, now: new Date() });
+  /** JSON milestones, or a carrier message (FSU as text/plain, XFSU as XML) read into the same. */
+  const readEvents = (request: FastifyRequest) => {
+    const now = new Date();
+    const format = carrierFormatOf(request.headers["content-type"]);
+    if (format && typeof request.body === "string")
+      return readCarrierMessage(format, request.body, { enforceCheckDigit, now, timeZoneOf });
+    return parseMilestones(request.body, { enforceCheckDigit, now });
+  };
   const readHistory = (request: FastifyRequest) => milestones.history((request.query as { awb?: unknown }).awb);
 
-  app.post(
-    `${base}/events`,
-    {
-      schema: {
-        tags: ["milestones"],
-        security,
-        summary: "Ingest one milestone or up to 1,000 (scope events:write)",
-        body: ingestBody,
-        response: { 202: ingestAnswer, ...problems([...WITH_BODY, ...KEYED, ...ALWAYS, ...DATABASE]) },
+  // A scope of its own, so that only this route reads XML bodies (as text, for the XFSU parser).
+  await app.register(async (scope) => {
+    scope.addContentTypeParser(["application/xml", "text/xml"], { parseAs: "string" }, (_request, body, done) =>
+      done(null, body),
+    );
+    const carrierMessage = { type: "string", description: "The message as sent" } as const;
+    scope.post(
+      `${base}/events`,
+      {
+        schema: {
+          tags: ["milestones"],
+          security,
+          summary:
+            "Ingest one milestone or up to 1,000 (scope events:write): JSON, or Cargo-IMP FSU (text/plain) or Cargo-XML XFSU (application/xml) messages",
+          body: {
+            content: {
+              "application/json": { schema: ingestBody },
+              "text/plain": { schema: { ...carrierMessage, description: "One or more Cargo-IMP FSU messages" } },
+              "application/xml": { schema: { ...carrierMessage, description: "One Cargo-XML XFSU StatusMessage" } },
+              "text/xml": { schema: { ...carrierMessage, description: "One Cargo-XML XFSU StatusMessage" } },
+            },
+          },
+          response: { 202: ingestAnswer, ...problems([...WITH_BODY, ...KEYED, ...ALWAYS, ...DATABASE]) },
+        },
+        ...keyed(authenticate, "events:write"),
+        config: { explainInvalid: readEvents },
       },
-      ...keyed(authenticate, "events:write"),
-      config: { explainInvalid: readEvents },
-    },
-    async (request, reply) => {
-      const results = await milestones.ingest(readEvents(request));
-      return reply.code(202).send({ events: results });
-    },
-  );
+      async (request, reply) => {
+        const results = await milestones.ingest(readEvents(request));
+        return reply.code(202).send({ events: results });
+      },
+    );
+  });
 
   app.get(
     `${base}/events`,

@@ -1,0 +1,37 @@
+import { validationError } from "../errors";
+import type { MilestoneInput } from "../milestones/milestone.validate";
+import { CarrierMessageRejected, milestonesOf, type ParseOptions } from "./carrier-message";
+import { parseFsu } from "./fsu.parse";
+import { parseXfsu } from "./xfsu.parse";
+
+/** The media types a carrier message comes in, and the format each one carries. */
+export const CARRIER_MEDIA_TYPES = {
+  "text/plain": "FSU",
+  "application/xml": "XFSU",
+  "text/xml": "XFSU",
+} as const;
+
+export type CarrierMediaType = keyof typeof CARRIER_MEDIA_TYPES;
+
+/** The carrier format of a Content-Type header (parameters such as charset ignored), if it is one. */
+export function carrierFormatOf(contentType: string | undefined): "FSU" | "XFSU" | undefined {
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  return Object.hasOwn(CARRIER_MEDIA_TYPES, type) ? CARRIER_MEDIA_TYPES[type as CarrierMediaType] : undefined;
+}
+
+/**
+ * The milestones of a carrier message (one or more FSU messages, or one XFSU), as JSON ingestion
+ * takes them; a message the parser rejects is VALIDATION_FAILED with one field error per problem
+ * (each naming its line or element). Statuses that are not gateway milestones are left out: they are
+ * not stored yet (docs/INGESTION.md).
+ */
+export function readCarrierMessage(format: "FSU" | "XFSU", text: string, options: ParseOptions): MilestoneInput[] {
+  try {
+    return milestonesOf(format === "FSU" ? parseFsu(text, options) : [parseXfsu(text, options)]);
+  } catch (error) {
+    // Field errors as every other refusal has them: the field names the line or element.
+    if (error instanceof CarrierMessageRejected)
+      throw validationError(error.problems.map(({ field, message }) => ({ field, message })));
+    throw error;
+  }
+}

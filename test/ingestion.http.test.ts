@@ -1,0 +1,125 @@
+/**
+ * Carrier messages over REST: `POST …/handling/shipment/events` takes Cargo-IMP FSU as text/plain and
+ * Cargo-XML XFSU as application/xml, answers as for JSON, stores nothing twice for a message sent
+ * again, and its milestones reach subscribers' callbacks like any other.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { startReceiver } from "./support/receiver";
+
+const fixture = (name: string) => readFileSync(path.join(__dirname, "fixtures", name), "utf8");
+const EVENTS = "/carrier/handling/shipment/events";
+
+describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
+  describeBackend(backend)(`on ${backend}`, () => {
+    const disposers = new Disposers();
+    let url: string;
+    beforeAll(async () => {
+      ({ url } = await startApp(backend, disposers));
+    }, 120_000);
+    afterAll(() => disposers.disposeAll());
+
+    const send = (body: string, contentType: string, key = ADMIN_KEY) =>
+      fetch(`${url}${EVENTS}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": contentType },
+        body,
+      });
+
+    it("stores an FSU's milestones, and nothing new when the same message comes again", async () => {
+      const first = await send(fixture("fsu/dep-actual-time.txt"), "text/plain");
+      expect(first.status).toBe(202);
+      const { events } = (await first.json()) as { events: Array<{ clientEventId: string; duplicate: boolean }> };
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ duplicate: false, clientEventId: expect.stringMatching(/^fsu:/) });
+
+      const again = await send(fixture("fsu/dep-actual-time.txt").replace(/\n/g, "\r\n"), "text/plain; charset=utf-8");
+      expect(again.status).toBe(202);
+      const repeat = (await again.json()) as { events: Array<{ clientEventId: string; duplicate: boolean }> };
+      expect(repeat.events).toEqual([
+        expect.objectContaining({ clientEventId: events[0]!.clientEventId, duplicate: true }),
+      ]);
+
+      const history = (await (
+        await fetch(`${url}${EVENTS}?awb=020-12345675`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as Array<{ state: string; station: string; flight: string }>;
+      expect(history.filter((m) => m.state === "DEP")).toEqual([
+        expect.objectContaining({ station: "FRA", flight: "LH400" }),
+      ]);
+    });
+
+    it("stores an XFSU's milestones (application/xml and text/xml)", async () => {
+      const answer = await send(fixture("xfsu/dep-with-offset.xml"), "application/xml");
+      expect(answer.status).toBe(202);
+      const { events } = (await answer.json()) as { events: Array<{ clientEventId: string; duplicate: boolean }> };
+      expect(events.length).toBeGreaterThan(0);
+      expect(events.every((e) => e.clientEventId.startsWith("xfsu:"))).toBe(true);
+      const again = await send(fixture("xfsu/dep-with-offset.xml"), "text/xml");
+      expect(((await again.json()) as { events: Array<{ duplicate: boolean }> }).events.every((e) => e.duplicate)).toBe(
+        true,
+      );
+    });
+
+    it("refuses a message it cannot read with the problems, naming the line, and stores nothing", async () => {
+      const answer = await send(fixture("fsu/bad-consignment.txt"), "text/plain");
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get("content-type")).toContain("application/problem+json");
+      const problem = (await answer.json()) as { code: string; errors: Array<{ field: string; message: string }> };
+      expect(problem.code).toBe("VALIDATION_FAILED");
+      expect(problem.errors[0]).toMatchObject({
+        field: "line 2",
+        message: expect.stringContaining("consignment line"),
+      });
+      const history = (await (
+        await fetch(`${url}${EVENTS}?awb=020-12345675`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+      ).json()) as Array<{ state: string }>;
+      expect(history.filter((m) => m.state === "RCS")).toEqual([]);
+
+      const xml = await send(fixture("xfsu/external-entity.xml"), "application/xml");
+      expect(xml.status).toBe(400);
+      expect(((await xml.json()) as { code: string }).code).toBe("VALIDATION_FAILED");
+    });
+
+    it("keeps its scope and its media types: a key without events:write, and a PDF", async () => {
+      const noKey = await fetch(`${url}${EVENTS}`, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: fixture("fsu/rcs.txt"),
+      });
+      expect(noKey.status).toBe(401);
+      const pdf = await send("%PDF-1.7", "application/pdf");
+      expect(pdf.status).toBe(415);
+      expect(((await pdf.json()) as { code: string }).code).toBe("UNSUPPORTED_MEDIA_TYPE");
+      // Other routes still take JSON only: XML there is refused as before.
+      const elsewhere = await fetch(`${url}/carrier/handling/shipment/subscribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/xml" },
+        body: "<x/>",
+      });
+      expect(elsewhere.status).toBe(415);
+    });
+
+    it("notifies a subscriber's callback of an FSU's milestone", async () => {
+      const receiver = await startReceiver();
+      disposers.add(() => receiver.close());
+      const awb = "020-12345675";
+      const subscribed = await fetch(`${url}/carrier/handling/shipment/subscribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ awb, callback: `${receiver.url}/ok/fsu-${backend}`, states: ["RCF"] }),
+      });
+      expect(subscribed.status).toBe(201);
+      const delivered = new Promise<string>((resolve) =>
+        receiver.onPost((post) => {
+          if (post.path === `/ok/fsu-${backend}`) resolve(post.body);
+        }),
+      );
+      const answer = await send(fixture("fsu/arr-rcf.txt"), "text/plain");
+      expect(answer.status).toBe(202);
+      const body = JSON.parse(await delivered) as Record<string, unknown>;
+      expect(JSON.stringify(body)).toContain("RCF");
+      expect(JSON.stringify(body)).toContain(awb);
+    }, 60_000);
+  });
+});
