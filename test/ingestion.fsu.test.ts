@@ -7,8 +7,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { CarrierMessageRejected, type ParseOptions, type StatusRecord } from "../src/ingestion/carrier-message";
 import { parseFsu } from "../src/ingestion/fsu.parse";
-import { parseMilestones } from "../src/milestones/milestone.validate";
 import { STATUS_CODES } from "../src/domain/status";
+import { expectMilestoneOfStatus } from "./support/carrier-messages";
 
 const DIR = path.join(__dirname, "fixtures", "fsu");
 const ZONES: Record<string, string> = {
@@ -474,28 +474,7 @@ describe("FSU milestones and event ids", () => {
 
   it.each(accepted)("%s: each milestone is what JSON ingestion would have read from the same event", (name) => {
     for (const message of parseFsu(fixture(name), options())) {
-      for (const status of message.statuses) {
-        const { milestone } = status;
-        expect(milestone).toEqual({
-          eventId: status.eventId,
-          awb: message.awb,
-          state: status.code,
-          occurredAt: status.occurredAt,
-          toaTimestamp: status.toaTimestamp,
-          station: status.station,
-          flight: status.flight,
-        });
-        const json = {
-          eventId: milestone.eventId,
-          awb: milestone.awb,
-          state: milestone.state,
-          timestamp: milestone.occurredAt.toISOString(),
-          toaTimestamp: milestone.toaTimestamp?.toISOString() ?? null,
-          station: milestone.station,
-          flight: milestone.flight,
-        };
-        expect(parseMilestones(json, { enforceCheckDigit: true, now: NOW })).toEqual([milestone]);
-      }
+      for (const status of message.statuses) expectMilestoneOfStatus(message, status, NOW);
     }
   });
 

@@ -11,8 +11,8 @@ import fc from "fast-check";
 import { type CarrierMessage, CarrierMessageRejected, type ParseOptions } from "../src/ingestion/carrier-message";
 import { parseFsu } from "../src/ingestion/fsu.parse";
 import { parseXfsu } from "../src/ingestion/xfsu.parse";
-import { parseMilestones } from "../src/milestones/milestone.validate";
 import { isStatusCode } from "../src/domain/status";
+import { expectJsonReadsTheSame } from "./support/carrier-messages";
 
 const NOW = new Date("2026-10-20T12:00:00Z");
 const ZONES: Record<string, string> = { FRA: "Europe/Berlin", JFK: "America/New_York", LHR: "Europe/London" };
@@ -51,16 +51,7 @@ function outcome(format: keyof typeof counts, parse: () => CarrierMessage[]): vo
       expect(isStatusCode(milestone.state)).toBe(true);
       expect(Number.isNaN(milestone.occurredAt.getTime())).toBe(false);
       expect(milestone.eventId).toMatch(/^x?fsu:[A-Za-z0-9_-]{43}$/);
-      const json = {
-        eventId: milestone.eventId,
-        awb: milestone.awb,
-        state: milestone.state,
-        timestamp: milestone.occurredAt.toISOString(),
-        toaTimestamp: milestone.toaTimestamp?.toISOString() ?? null,
-        station: milestone.station,
-        flight: milestone.flight,
-      };
-      expect(parseMilestones(json, { enforceCheckDigit: true, now: NOW })).toEqual([milestone]);
+      expectJsonReadsTheSame(milestone, NOW);
     }
     for (const line of message.unmapped) {
       expect(isStatusCode(line.code)).toBe(false);

@@ -7,8 +7,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { CarrierMessageRejected, type ParseOptions, type StatusRecord } from "../src/ingestion/carrier-message";
 import { parseXfsu } from "../src/ingestion/xfsu.parse";
-import { parseMilestones } from "../src/milestones/milestone.validate";
 import { STATUS_CODES } from "../src/domain/status";
+import { expectMilestoneOfStatus } from "./support/carrier-messages";
 
 const DIR = path.join(__dirname, "fixtures", "xfsu");
 const ZONES: Record<string, string> = { FRA: "Europe/Berlin", JFK: "America/New_York" };
@@ -253,28 +253,7 @@ describe("XFSU milestones and event ids", () => {
 
   it.each(accepted)("%s: each milestone is what JSON ingestion would have read from the same event", (name) => {
     const message = parseXfsu(fixture(name), options());
-    for (const status of message.statuses) {
-      const { milestone } = status;
-      expect(milestone).toEqual({
-        eventId: status.eventId,
-        awb: message.awb,
-        state: status.code,
-        occurredAt: status.occurredAt,
-        toaTimestamp: status.toaTimestamp,
-        station: status.station,
-        flight: status.flight,
-      });
-      const json = {
-        eventId: milestone.eventId,
-        awb: milestone.awb,
-        state: milestone.state,
-        timestamp: milestone.occurredAt.toISOString(),
-        toaTimestamp: milestone.toaTimestamp?.toISOString() ?? null,
-        station: milestone.station,
-        flight: milestone.flight,
-      };
-      expect(parseMilestones(json, { enforceCheckDigit: true, now: NOW })).toEqual([milestone]);
-    }
+    for (const status of message.statuses) expectMilestoneOfStatus(message, status, NOW);
   });
 
   it("derives the same ids from the same statuses, whatever the prefixes or the time received", () => {

@@ -1,0 +1,34 @@
+import type { CarrierMessage, MappedStatus } from "../../src/ingestion/carrier-message";
+import { type MilestoneInput, parseMilestones } from "../../src/milestones/milestone.validate";
+
+/** The JSON event a client would send for this milestone (CONTRACT §6). */
+export function jsonEventOf(milestone: MilestoneInput) {
+  return {
+    eventId: milestone.eventId,
+    awb: milestone.awb,
+    state: milestone.state,
+    timestamp: milestone.occurredAt.toISOString(),
+    toaTimestamp: milestone.toaTimestamp?.toISOString() ?? null,
+    station: milestone.station,
+    flight: milestone.flight,
+  };
+}
+
+/** JSON ingestion reads the milestone's JSON event back into the same milestone. */
+export function expectJsonReadsTheSame(milestone: MilestoneInput, now: Date): void {
+  expect(parseMilestones(jsonEventOf(milestone), { enforceCheckDigit: true, now })).toEqual([milestone]);
+}
+
+/** A status's milestone is made of the status's own fields, and is what JSON ingestion would read. */
+export function expectMilestoneOfStatus(message: CarrierMessage, status: MappedStatus, now: Date): void {
+  expect(status.milestone).toEqual({
+    eventId: status.eventId,
+    awb: message.awb,
+    state: status.code,
+    occurredAt: status.occurredAt,
+    toaTimestamp: status.toaTimestamp,
+    station: status.station,
+    flight: status.flight,
+  });
+  expectJsonReadsTheSame(status.milestone, now);
+}
