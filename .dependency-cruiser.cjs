@@ -17,7 +17,7 @@ const TRANSPORTS = [
 const SERVICES = ["\\.service\\.ts$", "\\.store\\.ts$", "^src/services\\.ts$"];
 /** Packages that do I/O or belong to a transport or to the database driver. */
 const IO_PACKAGES =
-  "(^|/)node_modules/(undici|pg|pg-[^/]+|@prisma|prisma|@electric-sql|pglite-prisma-adapter|fastify|@fastify|ws|graphql-ws|ioredis|@apollo|@as-integrations)/";
+  "(^|/)node_modules/(undici|pg|pg-[^/]+|@prisma|prisma|@electric-sql|pglite-prisma-adapter|fastify|@fastify|ws|graphql-ws|ioredis|amqplib|@apollo|@as-integrations)/";
 /** Node built-ins that do I/O. */
 const IO_BUILTINS =
   "^(node:)?(net|http|https|http2|tls|dgram|dns|dns/promises|child_process|cluster|worker_threads|fs|fs/promises)$";

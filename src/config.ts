@@ -14,6 +14,16 @@ export interface Config {
   readonly dataDir: string;
   /** Unset: live events fan out inside the process only. */
   readonly redisUrl: string | undefined;
+  /** The RabbitMQ consumer of carrier messages (docs/INGESTION.md "Message broker"); unset without AMQP_URL. */
+  readonly amqp:
+    | {
+        readonly url: string;
+        readonly queue: string;
+        /** Where unreadable messages go, with the reason in their headers. */
+        readonly deadLetterQueue: string;
+        readonly prefetch: number;
+      }
+    | undefined;
   readonly carrierSegment: string;
   readonly bootstrap: {
     readonly apiKey: string | undefined;
@@ -136,6 +146,32 @@ function schedule(env: Env, name: string): number[] {
   return parsed;
 }
 
+/** An AMQP queue name: at most 255 bytes (a short string), printable, and not in the broker's reserved "amq." space. */
+function queueName(env: Env, name: string, fallback: string): string {
+  const value = text(env, name) ?? fallback;
+  if (Buffer.byteLength(value) > 255 || !/^[\x21-\x7e]+$/.test(value) || value.startsWith("amq."))
+    throw new ConfigError(
+      name,
+      `must be a queue name of up to 255 printable characters, not starting with "amq.", got "${value}"`,
+    );
+  return value;
+}
+
+function amqp(env: Env): Config["amqp"] {
+  const amqpUrl = url(env, "AMQP_URL", ["amqp:", "amqps:"]);
+  if (amqpUrl === undefined) return undefined;
+  const queue = queueName(env, "AMQP_QUEUE", "cargo.milestones");
+  const deadLetterQueue = queueName(env, "AMQP_DEAD_LETTER_QUEUE", `${queue}.dead`);
+  if (deadLetterQueue === queue)
+    throw new ConfigError("AMQP_DEAD_LETTER_QUEUE", "must differ from AMQP_QUEUE: a dead letter would be read again");
+  return Object.freeze({
+    url: amqpUrl,
+    queue,
+    deadLetterQueue,
+    prefetch: integer(env, "AMQP_PREFETCH", 50, 1, 10_000),
+  });
+}
+
 /** `memory://` keeps the embedded database in memory only (nothing survives a restart). */
 export const IN_MEMORY_DATA_DIR = "memory://";
 
@@ -194,6 +230,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
     dataDir: dataDir(text(env, "DATA_DIR") ?? "./data", cwd),
     redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
+    amqp: amqp(env),
     carrierSegment,
     bootstrap: Object.freeze({ apiKey, signingSecret, callbackPrefixes: Object.freeze(prefixes) }),
     allowPrivateCallbacks: boolean(env, "ALLOW_PRIVATE_CALLBACKS", false),

@@ -10,6 +10,7 @@ describe("configuration", () => {
       databaseUrl: undefined,
       dataDir: "/srv/gw/data",
       redisUrl: undefined,
+      amqp: undefined,
       carrierSegment: "carrier",
       bootstrap: { apiKey: undefined, signingSecret: undefined, callbackPrefixes: ["*"] },
       allowPrivateCallbacks: false,
@@ -82,12 +83,35 @@ describe("configuration", () => {
     });
   });
 
+  it("reads the broker settings, only with AMQP_URL, with the dead-letter queue named after the queue", () => {
+    expect(loadConfig({ AMQP_QUEUE: "ignored" }).amqp).toBeUndefined();
+    expect(loadConfig({ AMQP_URL: "amqp://u:p@mq:5672/cargo" }).amqp).toEqual({
+      url: "amqp://u:p@mq:5672/cargo",
+      queue: "cargo.milestones",
+      deadLetterQueue: "cargo.milestones.dead",
+      prefetch: 50,
+    });
+    const amqp = loadConfig({ AMQP_URL: "amqps://mq", AMQP_QUEUE: "lh.fsu", AMQP_PREFETCH: "200" }).amqp;
+    expect(amqp).toMatchObject({ queue: "lh.fsu", deadLetterQueue: "lh.fsu.dead", prefetch: 200 });
+    expect(loadConfig({ AMQP_URL: "amqp://mq", AMQP_DEAD_LETTER_QUEUE: "poison" }).amqp?.deadLetterQueue).toBe(
+      "poison",
+    );
+    const refusals: Array<[Record<string, string>, RegExp]> = [
+      [{ AMQP_PREFETCH: "0" }, /AMQP_PREFETCH must be between 1 and 10000/],
+      [{ AMQP_QUEUE: "amq.direct" }, /AMQP_QUEUE must be a queue name .* not starting with "amq\."/],
+      [{ AMQP_QUEUE: "q".repeat(256) }, /AMQP_QUEUE must be a queue name of up to 255/],
+      [{ AMQP_QUEUE: "q", AMQP_DEAD_LETTER_QUEUE: "q" }, /AMQP_DEAD_LETTER_QUEUE must differ from AMQP_QUEUE/],
+    ];
+    for (const [env, message] of refusals) expect(() => loadConfig({ AMQP_URL: "amqp://mq", ...env })).toThrow(message);
+  });
+
   it.each([
     ["PORT", "eighty", /PORT must be a whole number/],
     ["PORT", "70000", /PORT must be between 0 and 65535/],
     ["DATABASE_URL", "mysql://x@y/z", /DATABASE_URL must start with postgres:\/\//],
     ["DATABASE_URL", "not a url", /DATABASE_URL is not a URL/],
     ["REDIS_URL", "http://cache", /REDIS_URL must start with redis:\/\//],
+    ["AMQP_URL", "http://broker", /AMQP_URL must start with amqp:\/\/ or amqps:\/\//],
     ["CARRIER_SEGMENT", "a/b", /CARRIER_SEGMENT must be one path segment/],
     ["ALLOW_PRIVATE_CALLBACKS", "yes", /ALLOW_PRIVATE_CALLBACKS must be true or false/],
     ["AWB_CHECK_DIGIT", "strict", /AWB_CHECK_DIGIT must be one of off, enforce/],

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { connect as amqpConnect } from "amqplib";
 import { Client } from "pg";
 import pino from "pino";
 import { createApp } from "../src/app";
@@ -56,6 +57,17 @@ function recordingLogger(): { log: pino.Logger; errors: string[] } {
 }
 
 const REDIS_URL = "redis://127.0.0.1:6379";
+const AMQP_URL = "amqp://guest:guest@127.0.0.1:5672";
+/** The broker step's queues: this run's own, deleted after. */
+const AMQP_QUEUE = `cgw-start-steps-${process.pid}-${Date.now()}`;
+
+async function deleteQueues(): Promise<void> {
+  const connection = await amqpConnect(AMQP_URL);
+  const channel = await connection.createChannel();
+  await channel.deleteQueue(AMQP_QUEUE);
+  await channel.deleteQueue(`${AMQP_QUEUE}.dead`);
+  await connection.close();
+}
 
 describe("DisposerStack", () => {
   it("closes in reverse order, each once, past a failing close, and rejects with the first failure", async () => {
@@ -106,7 +118,7 @@ describe("DisposerStack", () => {
 });
 
 describeBackend("pglite")(
-  "a start that fails at any step closes what it opened (embedded database, Redis, worker)",
+  "a start that fails at any step closes what it opened (embedded database, Redis, worker, broker)",
   () => {
     let dataDir: string;
     beforeAll(async () => {
@@ -118,6 +130,7 @@ describeBackend("pglite")(
     });
     afterAll(async () => {
       await rm(dataDir, { recursive: true, force: true });
+      await deleteQueues();
     });
     const env = () => ({
       PORT: "0",
@@ -126,6 +139,8 @@ describeBackend("pglite")(
       BOOTSTRAP_API_KEY: ADMIN_KEY,
       DATA_DIR: dataDir,
       REDIS_URL,
+      AMQP_URL,
+      AMQP_QUEUE,
     });
 
     it.each(START_STEPS)("fails at %s: the data folder's lock, sockets and timers are released", async (step) => {
@@ -164,7 +179,7 @@ describeBackend("pglite")(
       }
     });
 
-    it("after every failed start the same folder starts, serves with Redis up, and stops with nothing left open", async () => {
+    it("after every failed start the same folder starts, serves with Redis up and the broker consumed, and stops with nothing left open", async () => {
       const resources = trackResources();
       const app = await createApp(loadConfig(env()), silentLogger);
       expect(app.database.appliedMigrations).toEqual([]);
@@ -173,6 +188,7 @@ describeBackend("pglite")(
       expect(readFileSync(path.join(dataDir, "postgresql.conf"), "utf8")).toMatch(/^timezone\s*=/m);
       await app.listen();
       await until(async () => (await app.services.health.readiness()).redis === "up", { what: "Redis connected" });
+      expect((await app.services.health.readiness()).broker).toBe("consuming");
       // Through the server, on a connection of its own that closes (no kept-alive client socket).
       const readyz = await new Promise<number>((resolve, reject) =>
         get(`${app.url()}/readyz`, { agent: false }, (response) => {
@@ -204,6 +220,7 @@ describeBackend("postgres")("a start that fails at any step closes its PostgreSQ
   afterAll(async () => {
     await admin?.end();
     await database?.drop();
+    await deleteQueues();
   });
   /** Connections to the test's database other than this test's own. */
   const gatewayConnections = async () => {
@@ -224,6 +241,8 @@ describeBackend("postgres")("a start that fails at any step closes its PostgreSQ
         BOOTSTRAP_API_KEY: ADMIN_KEY,
         DATABASE_URL: database.url,
         REDIS_URL,
+        AMQP_URL,
+        AMQP_QUEUE,
       });
       await expect(
         createApp(config, silentLogger, {

@@ -9,6 +9,9 @@ import { startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/del
 import { createDeliveryService } from "../delivery/delivery.service";
 import { createDeliveryStore, type DeliveryStore } from "../delivery/delivery.store";
 import { createHealthService } from "../health/health.service";
+import { type BrokerConsumer, startBrokerConsumer } from "../ingestion/broker-consumer";
+import { readBrokerMessage } from "../ingestion/broker-message";
+import { createBrokerMetrics } from "../ingestion/broker.metrics";
 import { createLiveEvents, type LiveEvents } from "../live/live-events";
 import { createMilestoneService } from "../milestones/milestone.service";
 import { milestoneView } from "../milestones/milestone.view";
@@ -28,6 +31,7 @@ export const START_STEPS = [
   "callback-agent",
   "live-events",
   "delivery-worker",
+  "broker",
   "http",
   "live-streams",
   "websocket",
@@ -118,8 +122,9 @@ export async function buildServices(
   });
   const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
   const enforceCheckDigit = config.awbCheckDigit === "enforce";
+  let broker: BrokerConsumer | undefined;
   const services: Services = {
-    health: createHealthService(database, live),
+    health: createHealthService(database, live, () => (broker ? broker.status() : "not used")),
     stations,
     clients,
     subscriptions: createSubscriptionService({
@@ -140,6 +145,24 @@ export async function buildServices(
     worker = startDeliveryWorker({ config, store: deliveryStore, clients, dispatcher: callbackAgent, metrics, log });
     const started = worker;
     stack.defer("delivery-worker", () => started.stop());
+  }
+
+  await beforeStep("broker");
+  if (config.amqp) {
+    // After the worker, so it is stopped before it: messages in flight at a stop can still hand their
+    // deliveries over. A broker that does not answer does not fail the start: the consumer retries.
+    const timeZoneOf = (station: string) => stations.snapshot().get(station)?.view.timeZone ?? null;
+    const consumer = startBrokerConsumer({
+      ...config.amqp,
+      read: (contentType, body, receivedAt) =>
+        readBrokerMessage(contentType, body, { enforceCheckDigit, now: receivedAt, timeZoneOf }),
+      ingest: (events, receivedAt) => milestones.ingest(events, receivedAt),
+      metrics: createBrokerMetrics(metrics.registry),
+      log,
+    });
+    broker = consumer;
+    stack.defer("broker", () => consumer.close());
+    await consumer.started;
   }
   return { database, services, bootstrap, live, metrics, deliveryStore, callbackAgent, worker };
 }

@@ -19,6 +19,12 @@ export const healthReportSchema = objectSchema<HealthReport>({
       enum: ["up", "down", "not used"],
       description: "The live fan-out's Redis; down degrades live events to this instance, which stays ready",
     },
+    broker: {
+      type: "string",
+      enum: ["consuming", "reconnecting", "not used"],
+      description:
+        "The RabbitMQ consumer of carrier messages (AMQP_URL); reconnecting leaves the instance ready (messages wait in the queue)",
+    },
   },
 });
 

@@ -10,6 +10,12 @@ export interface HealthReport {
    * REST and GraphQL do not need Redis); "not used" without REDIS_URL.
    */
   redis: "up" | "down" | "not used";
+  /**
+   * The RabbitMQ consumer: "reconnecting" (also before its first connection) leaves the instance ready
+   * (REST, GraphQL and callbacks do not need the broker; messages wait in the queue, or another
+   * instance consumes them); "not used" without AMQP_URL.
+   */
+  broker: "consuming" | "reconnecting" | "not used";
 }
 
 /**
@@ -21,8 +27,15 @@ export interface LiveFanOutStatus {
   redisStatus(): "up" | "down" | "not used";
 }
 
+/** What readiness needs of the broker consumer (ingestion/broker-consumer.ts provides it). */
+export type BrokerConsumerStatus = () => "consuming" | "reconnecting" | "not used";
+
 /** Readiness: the database answers and every migration is recorded as applied. */
-export function createHealthService(database: Database, live: LiveFanOutStatus) {
+export function createHealthService(
+  database: Database,
+  live: LiveFanOutStatus,
+  brokerStatus: BrokerConsumerStatus = () => "not used",
+) {
   return {
     async readiness(): Promise<HealthReport> {
       const databaseUp = await database.ping();
@@ -33,6 +46,7 @@ export function createHealthService(database: Database, live: LiveFanOutStatus) 
         databaseKind: database.kind,
         migrationsApplied: applied,
         redis: live.redisStatus(),
+        broker: brokerStatus(),
       };
     },
   };

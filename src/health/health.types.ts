@@ -16,4 +16,10 @@ export class Health {
 
   @Field({ description: '"up", "down" (live events reach this instance\'s subscribers only) or "not used"' })
   redis!: string;
+
+  @Field({
+    description:
+      '"consuming", "reconnecting" (carrier messages wait in the queue; the instance stays ready) or "not used"',
+  })
+  broker!: string;
 }

@@ -1,0 +1,383 @@
+import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from "amqplib";
+import type { Logger } from "pino";
+import { isDatabaseUnavailable } from "../db/availability";
+import { AppError } from "../errors";
+import type { MilestoneInput } from "../milestones/milestone.validate";
+import type { BrokerMetrics } from "./broker.metrics";
+
+/** "consuming": connected, the queue consumed; "reconnecting": not (yet) connected, trying with backoff. */
+export type BrokerStatus = "consuming" | "reconnecting";
+
+export interface BrokerConsumerOptions {
+  /** amqp://user:password@host:port/vhost (never logged: it holds the password). */
+  url: string;
+  queue: string;
+  deadLetterQueue: string;
+  /** Unacknowledged messages the broker hands this instance at once. */
+  prefetch: number;
+  /** A message's milestones; throws an AppError for a message that cannot be read (broker-message.ts). */
+  read: (contentType: string | undefined, body: Buffer, receivedAt: Date) => MilestoneInput[];
+  /** Stores milestones in one transaction; resolves after the commit (milestone.service.ts). */
+  ingest: (events: MilestoneInput[], receivedAt: Date) => Promise<ReadonlyArray<{ duplicate: boolean }>>;
+  metrics: BrokerMetrics;
+  log: Logger;
+  /** Delay before the first reconnection attempt, doubled at each failure up to `maxMs`. */
+  reconnect?: { initialMs: number; maxMs: number };
+  /** Wait before a message whose ingestion failed goes back to the queue, doubled up to `maxMs`. */
+  retry?: { initialMs: number; maxMs: number };
+}
+
+export interface BrokerConsumer {
+  status(): BrokerStatus;
+  /** Settles when the first connection attempt has (it never rejects: a failure is retried). */
+  readonly started: Promise<void>;
+  /** Stops consuming, waits for messages in flight to be acked or handed back, closes channel and connection. */
+  close(): Promise<void>;
+}
+
+/** Milestones stored in one transaction at most: a batch stops taking messages once it has this many. */
+const MAX_BATCH_EVENTS = 1_000;
+/** A dead-letter's problem list is cut to this many characters (AMQP header tables hold 64 KiB in all). */
+const MAX_ERRORS_HEADER_CHARS = 16_384;
+/** Codes the reading of a message throws (broker-message.ts): such a message is dead-lettered. */
+const UNREADABLE = new Set(["VALIDATION_FAILED", "MALFORMED_JSON", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE"]);
+
+/** A read message waiting for its batch, and how to say it is settled (acked or handed back). */
+interface Pending {
+  message: ConsumeMessage;
+  events: MilestoneInput[];
+  receivedAt: Date;
+  settled: () => void;
+}
+
+/** One connection and its channel: a loss ends it, and a new session is opened. */
+interface Session {
+  connection: ChannelModel;
+  channel: ConfirmChannel;
+  consumerTag: string | undefined;
+  alive: boolean;
+  batch: Pending[];
+  flushing: boolean;
+}
+
+/**
+ * Consumes the milestone queue (several instances may consume the same queue: the broker shares its
+ * messages among them). Each message is read by its content type; readable ones are stored in
+ * batches — the messages that arrived while the previous batch was being stored, in queue order —
+ * and acknowledged only after the batch's commit. An unreadable message is published to the
+ * dead-letter queue (confirmed by the broker) with the reason in its headers, then acknowledged. A
+ * message whose ingestion fails (database down) is handed back to the queue after a backoff, never
+ * dead-lettered. A lost connection is re-opened with a bounded, doubling backoff; what was not yet
+ * acknowledged is redelivered by the broker, and stores nothing twice (event ids are idempotent).
+ */
+export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsumer {
+  const { url, queue, deadLetterQueue, prefetch, read, ingest, metrics, log } = options;
+  const reconnect = options.reconnect ?? { initialMs: 500, maxMs: 30_000 };
+  const retry = options.retry ?? { initialMs: 1_000, maxMs: 30_000 };
+  const where = brokerAddress(url);
+
+  let status: BrokerStatus = "reconnecting";
+  let stopped = false;
+  let session: Session | undefined;
+  let connecting: Promise<void> | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let reconnectAttempts = 0;
+  let failedIngestions = 0;
+  /** Every message received and not yet settled, so a close can wait for it. */
+  const inFlight = new Set<Promise<void>>();
+  /** Backoffs in progress, cut short by a close (their messages are then handed back at once). */
+  const waits = new Set<() => void>();
+
+  const track = (): (() => void) => {
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+    return settle;
+  };
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        waits.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, ms);
+      waits.add(end);
+    });
+
+  /** Ack or nack on a channel that may have closed since: then the broker redelivers the message itself. */
+  const settleOn = (s: Session, message: ConsumeMessage, ack: boolean) => {
+    if (!s.alive) return;
+    try {
+      if (ack) s.channel.ack(message);
+      else s.channel.nack(message, false, true);
+    } catch (error) {
+      log.debug({ err: error }, "broker channel closed before a message was settled; the broker redelivers it");
+    }
+  };
+
+  async function deadLetter(s: Session, message: ConsumeMessage, error: unknown) {
+    const { reason, errors } = rejectionOf(error);
+    const props = message.properties;
+    const headers: Record<string, unknown> = {
+      ...(props.headers ?? {}),
+      "x-rejection-reason": reason,
+      "x-rejection-errors": errorsHeader(errors),
+      "x-rejected-from": queue,
+      "x-rejected-at": new Date().toISOString(),
+    };
+    await new Promise<void>((resolve, reject) => {
+      s.channel.sendToQueue(
+        deadLetterQueue,
+        message.content,
+        {
+          persistent: true,
+          headers,
+          // The original properties, so the message can be published again as it was once mended.
+          ...definedOnly({
+            contentType: props.contentType as string | undefined,
+            contentEncoding: props.contentEncoding as string | undefined,
+            messageId: props.messageId as string | undefined,
+            correlationId: props.correlationId as string | undefined,
+            timestamp: props.timestamp as number | undefined,
+            type: props.type as string | undefined,
+            appId: props.appId as string | undefined,
+          }),
+        },
+        (failure) => (failure ? reject(failure instanceof Error ? failure : new Error(String(failure))) : resolve()),
+      );
+    });
+  }
+
+  /** A message as it arrives: unreadable ones are dead-lettered, the others join the next batch. */
+  async function receive(s: Session, message: ConsumeMessage) {
+    const settled = track();
+    const receivedAt = new Date();
+    let events: MilestoneInput[];
+    try {
+      events = read(message.properties.contentType as string | undefined, message.content, receivedAt);
+    } catch (error) {
+      if (!(error instanceof AppError && UNREADABLE.has(error.code)))
+        // The parsers throw only rejections (a property test holds them to it); anything else is a bug,
+        // and the message is kept in the dead-letter queue rather than retried for ever.
+        log.error({ err: error }, "reading a broker message failed unexpectedly; dead-lettering it");
+      try {
+        await deadLetter(s, message, error);
+        settleOn(s, message, true);
+        metrics.record("dead_lettered");
+        log.warn({ reason: rejectionOf(error).reason, queue: deadLetterQueue }, "broker message dead-lettered");
+      } catch (failure) {
+        // Not confirmed by the broker: it stays in the queue (handed back, or redelivered after a loss).
+        log.warn({ err: failure }, "dead-lettering a broker message failed; handing it back");
+        await pause(retry.initialMs);
+        settleOn(s, message, false);
+      }
+      settled();
+      return;
+    }
+    if (events.length === 0) {
+      settleOn(s, message, true);
+      metrics.record("unmapped");
+      settled();
+      return;
+    }
+    s.batch.push({ message, events, receivedAt, settled });
+    void flush(s);
+  }
+
+  /** Stores the session's waiting messages, one batch at a time (so commits follow queue order). */
+  async function flush(s: Session) {
+    if (s.flushing) return;
+    s.flushing = true;
+    try {
+      while (s.batch.length > 0) {
+        if (!s.alive) {
+          // Their channel is gone: the broker redelivers them; storing them now would be wasted work.
+          for (const pending of s.batch.splice(0)) pending.settled();
+          return;
+        }
+        let count = 0;
+        let taken = 0;
+        while (taken < s.batch.length && (taken === 0 || count + s.batch[taken]!.events.length <= MAX_BATCH_EVENTS))
+          count += s.batch[taken++]!.events.length;
+        await store(s, s.batch.splice(0, taken));
+      }
+    } finally {
+      s.flushing = false;
+    }
+  }
+
+  async function store(s: Session, batch: Pending[]): Promise<void> {
+    // The latest arrival: no event of the batch was received after it.
+    const receivedAt = batch[batch.length - 1]!.receivedAt;
+    try {
+      const results = await ingest(
+        batch.flatMap((p) => p.events),
+        receivedAt,
+      );
+      failedIngestions = 0;
+      let at = 0;
+      for (const pending of batch) {
+        const mine = results.slice(at, (at += pending.events.length));
+        settleOn(s, pending.message, true); // after the commit, never before
+        metrics.record(mine.every((r) => r.duplicate) ? "duplicate" : "stored");
+        pending.settled();
+      }
+    } catch (error) {
+      if (batch.length > 1 && !isDatabaseUnavailable(error)) {
+        // Not the database: perhaps one message's events; alone, the others can still be stored.
+        for (const pending of batch) await store(s, [pending]);
+        return;
+      }
+      failedIngestions++;
+      const wait = Math.min(retry.maxMs, retry.initialMs * 2 ** Math.min(failedIngestions - 1, 20));
+      log.error(
+        { err: error, messages: batch.length, retryInMs: wait },
+        "storing broker messages failed; handing them back to the queue after a pause",
+      );
+      metrics.record("failed", batch.length);
+      await pause(wait); // so a database that is down is not asked again at once, in a loop
+      for (const pending of batch) {
+        settleOn(s, pending.message, false);
+        pending.settled();
+      }
+    }
+  }
+
+  function lost(s: Session, reason: string, error?: unknown) {
+    if (!s.alive) return;
+    s.alive = false;
+    if (session === s) session = undefined;
+    status = "reconnecting";
+    metrics.consuming(false);
+    if (stopped) return;
+    log.warn({ err: error, broker: where, reason }, "broker connection lost; reconnecting");
+    void s.connection.close().catch(() => {}); // a channel lost alone leaves its connection open
+    scheduleReconnect();
+  }
+
+  function scheduleReconnect() {
+    if (stopped || reconnectTimer) return;
+    const base = Math.min(reconnect.maxMs, reconnect.initialMs * 2 ** Math.min(reconnectAttempts, 20));
+    const delay = Math.round(base * (0.8 + Math.random() * 0.2)); // instances restarted together spread out
+    reconnectAttempts++;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      void open();
+    }, delay);
+  }
+
+  function open(): Promise<void> {
+    connecting ??= openSession()
+      .catch((error: unknown) => {
+        log.warn(
+          { err: error, broker: where, attempt: reconnectAttempts + 1 },
+          "connecting to the broker failed; trying again",
+        );
+        scheduleReconnect();
+      })
+      .finally(() => (connecting = undefined));
+    return connecting;
+  }
+
+  async function openSession(): Promise<void> {
+    const connection = await connect(url, {
+      timeout: 10_000,
+      clientProperties: { connection_name: `cargo-gateway pid ${process.pid}` },
+    });
+    const s: Session = {
+      connection,
+      channel: undefined as unknown as ConfirmChannel,
+      consumerTag: undefined,
+      alive: true,
+      batch: [],
+      flushing: false,
+    };
+    // Without listeners an 'error' event would end the process; the 'close' that follows reconnects.
+    connection.on("error", (error: Error) => log.debug({ err: error }, "broker connection error"));
+    connection.on("close", (error?: Error) => lost(s, "connection closed", error));
+    try {
+      if (stopped) throw new Error("stopped");
+      s.channel = await connection.createConfirmChannel();
+      s.channel.on("error", (error: Error) => log.debug({ err: error }, "broker channel error"));
+      s.channel.on("close", () => lost(s, "channel closed"));
+      await s.channel.assertQueue(queue, { durable: true });
+      await s.channel.assertQueue(deadLetterQueue, { durable: true });
+      await s.channel.prefetch(prefetch);
+      const { consumerTag } = await s.channel.consume(queue, (message) => {
+        // null: the broker cancelled the consumer (the queue was deleted): start over, declaring it again.
+        if (message === null) lost(s, "consumer cancelled by the broker");
+        else void receive(s, message);
+      });
+      s.consumerTag = consumerTag;
+      if (stopped) throw new Error("stopped");
+    } catch (error) {
+      s.alive = false;
+      await connection.close().catch(() => {});
+      if (stopped) return;
+      throw error;
+    }
+    session = s;
+    status = "consuming";
+    metrics.consuming(true);
+    reconnectAttempts = 0;
+    log.info({ broker: where, queue, deadLetterQueue, prefetch }, "consuming the broker queue");
+  }
+
+  const started = open();
+
+  return {
+    status: () => status,
+    started,
+    async close() {
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(reconnectTimer);
+      reconnectTimer = undefined;
+      await connecting;
+      const s = session;
+      // No new deliveries; those already received are still stored and acknowledged.
+      if (s?.consumerTag !== undefined) await s.channel.cancel(s.consumerTag).catch(() => {});
+      for (const end of [...waits]) end(); // a message waiting out a backoff is handed back now
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      if (s) {
+        s.alive = false;
+        await s.channel.close().catch(() => {});
+        await s.connection.close().catch(() => {});
+      }
+      session = undefined;
+      status = "reconnecting";
+      metrics.consuming(false);
+    },
+  };
+}
+
+/** The reason and problems of an unreadable message, for the dead-letter headers. */
+function rejectionOf(error: unknown): { reason: string; errors: ReadonlyArray<{ field: string; message: string }> } {
+  if (error instanceof AppError) return { reason: `${error.code}: ${error.message}`, errors: error.errors ?? [] };
+  return { reason: `INTERNAL: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1_000), errors: [] };
+}
+
+/** The problems as JSON, as many whole ones as fit in MAX_ERRORS_HEADER_CHARS. */
+function errorsHeader(errors: ReadonlyArray<{ field: string; message: string }>): string {
+  let kept = errors.length;
+  let text = JSON.stringify(errors);
+  while (text.length > MAX_ERRORS_HEADER_CHARS && kept > 0) text = JSON.stringify(errors.slice(0, (kept >>= 1)));
+  return text;
+}
+
+function definedOnly<T extends Record<string, unknown>>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+}
+
+/** host:port/vhost of an AMQP URL, for the log (its credentials left out). */
+function brokerAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || (parsed.protocol === "amqps:" ? "5671" : "5672")}${parsed.pathname || "/"}`;
+  } catch {
+    return "(unparsable URL)";
+  }
+}

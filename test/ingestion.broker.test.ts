@@ -1,0 +1,290 @@
+/**
+ * Carrier messages through RabbitMQ (the machine's broker at 127.0.0.1:5672, on queues of this run's
+ * own, deleted after): FSU, XFSU and JSON by content type into stored milestones and a subscriber's
+ * callback; an unreadable message dead-lettered with its reason while the next one still flows; a
+ * message published twice stored once; the connection cut mid-stream (through a TCP proxy this test
+ * owns, refusing connections for a while as a restarting broker does) and the database stopped
+ * mid-stream (a private PostgreSQL server) — nothing lost, nothing stored twice, readiness says so.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer, connect as tcpConnect, type Server, type Socket } from "node:net";
+import path from "node:path";
+import { connect, type ChannelModel, type ConfirmChannel } from "amqplib";
+import pino from "pino";
+import { type App, createApp } from "../src/app";
+import { loadConfig } from "../src/config";
+import { ADMIN_KEY, Disposers, startApp, testEnvironment } from "./support/harness";
+import { postgresAvailable } from "./support/postgres";
+import { startPrivatePostgres } from "./support/private-services";
+import { startReceiver } from "./support/receiver";
+import { until } from "./support/webhooks";
+
+const RABBITMQ = "amqp://guest:guest@127.0.0.1:5672";
+const fixture = (name: string) => readFileSync(path.join(__dirname, "fixtures", name), "utf8");
+const EVENTS = "/carrier/handling/shipment/events";
+
+/** Whether the broker accepts a TCP connection (probed once, synchronously, so the suite can be skipped). */
+const rabbitUp =
+  spawnSync(process.execPath, [
+    "-e",
+    "require('net').connect(5672,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))",
+  ]).status === 0;
+// In CI (.ci/run starts RabbitMQ) an absent broker fails the run instead of skipping it.
+const describeRabbit = rabbitUp || process.env.CI === "true" ? describe : describe.skip;
+
+/** A TCP proxy to RabbitMQ: `cut` destroys every connection and refuses new ones until `restore`. */
+async function startProxy(
+  target: number,
+): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let refusing = false;
+  const server: Server = createServer((client) => {
+    if (refusing) return void client.destroy();
+    const upstream = tcpConnect(target, "127.0.0.1");
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => {});
+    }
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut() {
+      refusing = true;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      refusing = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** An FSU with one DEP of its own AWB (check digits are not enforced here). */
+const depFsu = (serial: number) => `FSU/14\n020-${serial}FRAJFK/T1K100\nDEP/LH400/16OCT/FRAJFK/T1K100/A1745/E2010\n`;
+
+describeRabbit("carrier messages through RabbitMQ", () => {
+  const disposers = new Disposers();
+  const queue = `cgw-test-${process.pid}-${Date.now()}`;
+  const deadLetterQueue = `${queue}.dead`;
+  let publisher: ChannelModel;
+  let channel: ConfirmChannel;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let app: App;
+  let url: string;
+
+  const publish = async (body: string, contentType: string | undefined, headers: Record<string, unknown> = {}) => {
+    channel.sendToQueue(queue, Buffer.from(body), {
+      persistent: true,
+      headers,
+      ...(contentType === undefined ? {} : { contentType }),
+    });
+    await channel.waitForConfirms();
+  };
+  const readiness = () => app.services.health.readiness();
+  const metric = async (outcome: string) => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`gateway_broker_messages_total{outcome="${outcome}"}`));
+    return line ? Number(line.split(" ").pop()) : 0;
+  };
+  const history = async (awb: string) =>
+    (await (
+      await fetch(`${url}${EVENTS}?awb=${awb}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+    ).json()) as Array<{ state: string; station: string; flight: string | null }>;
+  /** No message waits in the queue (those held unacknowledged by a consumer are not counted). */
+  const drained = async () => (await channel.checkQueue(queue)).messageCount === 0;
+
+  beforeAll(async () => {
+    publisher = await connect(RABBITMQ);
+    channel = await publisher.createConfirmChannel();
+    disposers.add(async () => {
+      await channel.deleteQueue(queue).catch(() => {});
+      await channel.deleteQueue(deadLetterQueue).catch(() => {});
+      await publisher.close();
+    });
+    proxy = await startProxy(5672);
+    disposers.add(() => proxy.close());
+    ({ app, url } = await startApp("pglite", disposers, {
+      AMQP_URL: `amqp://guest:guest@127.0.0.1:${proxy.port}`,
+      AMQP_QUEUE: queue,
+      AMQP_PREFETCH: "20",
+    }));
+    expect((await readiness()).broker).toBe("consuming");
+  }, 60_000);
+  afterAll(() => disposers.disposeAll());
+
+  it("stores FSU, XFSU and JSON by content type, and notifies a subscriber's callback", async () => {
+    const receiver = await startReceiver();
+    disposers.add(() => receiver.close());
+    const subscribed = await fetch(`${url}/carrier/handling/shipment/subscribe`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ awb: "020-12345675", callback: `${receiver.url}/ok/broker`, states: ["RCF"] }),
+    });
+    expect(subscribed.status).toBe(201);
+    const delivered = new Promise<string>((resolve) =>
+      receiver.onPost((post) => {
+        if (post.path === "/ok/broker") resolve(post.body);
+      }),
+    );
+
+    await publish(fixture("fsu/arr-rcf.txt"), "text/plain; charset=utf-8");
+    await publish(fixture("xfsu/dep-with-offset.xml"), "application/xml");
+    const json = { awb: "020-22222222", state: "RCS", station: "FRA", eventId: `json-${queue}` };
+    await publish(JSON.stringify(json), "application/json");
+    await publish(JSON.stringify({ ...json, state: "MAN", eventId: `json-bare-${queue}` }), undefined);
+
+    await until(async () => (await history("020-12345675")).some((m) => m.state === "DEP"), { what: "the XFSU's DEP" });
+    await until(async () => (await history("020-22222222")).length === 2, { what: "both JSON milestones" });
+    const body = await delivered;
+    expect(body).toContain("RCF");
+    expect(body).toContain("020-12345675");
+    expect((await history("020-12345675")).map((m) => m.state)).toEqual(expect.arrayContaining(["ARR", "RCF", "DEP"]));
+    expect(await metric("stored")).toBe(4);
+  }, 60_000);
+
+  it("dead-letters an unreadable message with the reason in its headers, and the next one still flows", async () => {
+    const before = await metric("stored");
+    await publish(fixture("fsu/bad-consignment.txt"), "text/plain", { "x-carrier": "LH" });
+    await publish("{ not json", "application/json");
+    await publish("%PDF-1.7", "application/pdf");
+    await publish(depFsu(30000001), "text/plain");
+    await until(async () => (await history("020-30000001")).length === 1, { what: "the good message after" });
+    expect(await metric("stored")).toBe(before + 1);
+    expect(await metric("dead_lettered")).toBe(3);
+
+    const dead = [];
+    for (let m = await channel.get(deadLetterQueue); m; m = await channel.get(deadLetterQueue)) {
+      dead.push(m);
+      channel.ack(m);
+    }
+    expect(dead).toHaveLength(3);
+    const [fsu, json, pdf] = dead;
+    expect(fsu!.content.toString()).toBe(fixture("fsu/bad-consignment.txt"));
+    expect(fsu!.properties.contentType).toBe("text/plain");
+    expect(fsu!.properties.deliveryMode).toBe(2);
+    const headers = fsu!.properties.headers!;
+    expect(headers["x-carrier"]).toBe("LH"); // the original headers are kept
+    expect(headers["x-rejection-reason"]).toMatch(/^VALIDATION_FAILED: line 2: .*consignment line/);
+    expect(JSON.parse(String(headers["x-rejection-errors"]))).toEqual([
+      { field: "line 2", message: expect.stringContaining("consignment line") },
+    ]);
+    expect(headers["x-rejected-from"]).toBe(queue);
+    expect(json!.properties.headers!["x-rejection-reason"]).toMatch(/^MALFORMED_JSON: /);
+    expect(pdf!.properties.headers!["x-rejection-reason"]).toMatch(/^UNSUPPORTED_MEDIA_TYPE: /);
+  }, 60_000);
+
+  it("stores a message published twice once", async () => {
+    const duplicates = await metric("duplicate");
+    await publish(depFsu(30000002), "text/plain");
+    await publish(depFsu(30000002).replace(/\n/g, "\r\n"), "text/plain");
+    await until(async () => (await metric("duplicate")) === duplicates + 1, { what: "the second one read" });
+    expect(await history("020-30000002")).toHaveLength(1);
+  }, 60_000);
+
+  it("reconnects after the connection is cut mid-stream: nothing lost, nothing stored twice, readiness says so", async () => {
+    const count = 600;
+    const first = 40000000;
+    const stored = async () =>
+      (
+        await app.database.sql.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM status_event WHERE awb >= $1 AND awb < $2",
+          [`020-${first}`, `020-${first + count}`],
+        )
+      )[0]!.n;
+    for (let i = 0; i < count; i++)
+      channel.sendToQueue(queue, Buffer.from(depFsu(first + i)), { persistent: true, contentType: "text/plain" });
+    await channel.waitForConfirms();
+    await until(async () => (await stored()) > 0, { what: "the first messages stored" });
+
+    proxy.cut(); // mid-stream: messages received and not yet acknowledged go back to the queue
+    await until(async () => (await readiness()).broker === "reconnecting", { what: "readiness: reconnecting" });
+    const readyz = await fetch(`${url}/readyz`);
+    expect(readyz.status).toBe(200); // a lost broker leaves the instance ready
+    expect(((await readyz.json()) as { broker: string }).broker).toBe("reconnecting");
+    expect(await stored()).toBeLessThan(count);
+    await new Promise((r) => setTimeout(r, 1_500)); // refused meanwhile, as a restarting broker is
+    proxy.restore();
+
+    await until(async () => (await readiness()).broker === "consuming", { what: "consuming again" });
+    await until(async () => (await stored()) === count, { what: "every message stored", timeoutMs: 60_000 });
+    await until(drained, { what: "the queue drained" });
+    const rows = await app.database.sql.query<{ awbs: number; n: number }>(
+      "SELECT count(DISTINCT awb)::int AS awbs, count(*)::int AS n FROM status_event WHERE awb >= $1 AND awb < $2",
+      [`020-${first}`, `020-${first + count}`],
+    );
+    expect(rows[0]).toEqual({ awbs: count, n: count });
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).toMatch(/^gateway_broker_connections_total 2$/m);
+  }, 120_000);
+});
+
+// A private PostgreSQL server needs the PostgreSQL binaries, there when the shared server is.
+(postgresAvailable() ? describeRabbit : describe.skip)(
+  "carrier messages through RabbitMQ while the database is down",
+  () => {
+    const disposers = new Disposers();
+    const queue = `cgw-test-db-${process.pid}-${Date.now()}`;
+    afterAll(() => disposers.disposeAll());
+
+    it("hands messages back while it cannot store them, and stores them all once it can", async () => {
+      const postgres = await startPrivatePostgres();
+      disposers.add(() => postgres.dispose());
+      const publisher = await connect(RABBITMQ);
+      const channel = await publisher.createConfirmChannel();
+      disposers.add(async () => {
+        await channel.deleteQueue(queue).catch(() => {});
+        await channel.deleteQueue(`${queue}.dead`).catch(() => {});
+        await publisher.close();
+      });
+      // Its log says when an ingestion failed (/metrics cannot: its delivery gauges read the database).
+      const lines: string[] = [];
+      const log = pino({ level: "error" }, { write: (line: string) => void lines.push(line) });
+      const { env } = await testEnvironment("postgres", {
+        DATABASE_URL: postgres.url,
+        AMQP_URL: RABBITMQ,
+        AMQP_QUEUE: queue,
+      });
+      const app = await createApp(loadConfig(env), log);
+      disposers.add(() => app.stop());
+      const url = await app.listen();
+      const metric = async (outcome: string) => {
+        const line = (await (await fetch(`${url}/metrics`)).text())
+          .split("\n")
+          .find((l) => l.startsWith(`gateway_broker_messages_total{outcome="${outcome}"}`));
+        return line ? Number(line.split(" ").pop()) : 0;
+      };
+
+      await postgres.stop();
+      const count = 20;
+      for (let i = 0; i < count; i++)
+        channel.sendToQueue(queue, Buffer.from(depFsu(50000000 + i)), { persistent: true, contentType: "text/plain" });
+      await channel.waitForConfirms();
+      const failures = () => lines.filter((l) => l.includes("storing broker messages failed")).length;
+      await until(() => failures() >= 2, {
+        what: "two failed ingestions (handed back, then again)",
+        timeoutMs: 30_000,
+      });
+      await postgres.start();
+
+      await until(async () => (await metric("stored")) === count, { what: "every message stored", timeoutMs: 60_000 });
+      const rows = await app.database.sql.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM status_event WHERE awb >= '020-50000000' AND awb < '020-50000020'",
+        [],
+      );
+      expect(rows[0]!.n).toBe(count);
+      expect(await metric("failed")).toBeGreaterThanOrEqual(2);
+      expect(await metric("dead_lettered")).toBe(0); // never dead-lettered for the database's sake
+      expect((await channel.checkQueue(`${queue}.dead`)).messageCount).toBe(0);
+    }, 120_000);
+  },
+);
