@@ -5,6 +5,7 @@ import "reflect-metadata";
 import { parseArgs } from "node:util";
 import { type ClientService, createClientService } from "../src/clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../src/clients/secret-box";
+import { DEFAULT_GRACE_SECONDS } from "../src/clients/signing-secrets";
 import { loadConfigOrExit, printProblems, runCli } from "../src/cli";
 import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
@@ -19,7 +20,9 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                        issue an API key; printed once, only its hash is kept
                                                        scopes: subscriptions, events:read, events:write, admin
   key:revoke --key <key id>                            revoke a key
-  secret:rotate --client <id>                          new webhook signing secret; printed once
+  secret:rotate --client <id> [--grace <seconds>]      new webhook signing secret; printed once. The replaced
+                                                       one keeps signing too for --grace seconds (default
+                                                       86400 = 24 h, at most 604800 = 7 days; 0: ends at once)
   prefixes:set --client <id> --prefixes <p1,p2>        replace the registered callback prefixes ("*": any URL)`;
 
 const list = (value: string | undefined) =>
@@ -69,9 +72,23 @@ async function run(
       await clients.revokeKey(need("key"));
       console.log("revoked");
       return;
-    case "secret:rotate":
-      console.log(`signing secret (shown once): ${await clients.rotateSigningSecret(need("client"))}`);
+    case "secret:rotate": {
+      const grace = options.grace;
+      // Checked here as text: Number("") is 0, which would end the old secret at once by a typo.
+      if (grace !== undefined && !/^\d+$/.test(grace))
+        throw new UsageError(`--grace must be a whole number of seconds, got "${grace}"`);
+      const rotated = await clients.rotateSigningSecret(
+        need("client"),
+        grace === undefined ? DEFAULT_GRACE_SECONDS : Number(grace),
+      );
+      console.log(`signing secret (shown once): ${rotated.signingSecret}`);
+      console.log(
+        rotated.previousSecretExpiresAt.getTime() > Date.now()
+          ? `previous secret signs too until ${rotated.previousSecretExpiresAt.toISOString()}`
+          : "previous secret ended now",
+      );
       return;
+    }
     case "prefixes:set":
       console.log(
         `prefixes: ${(await clients.setCallbackPrefixes(need("client"), list(need("prefixes")))).join(", ")}`,
@@ -107,6 +124,7 @@ async function main(): Promise<number> {
         scopes: { type: "string" },
         label: { type: "string" },
         key: { type: "string" },
+        grace: { type: "string" },
       },
     });
   } catch (error) {

@@ -43,7 +43,11 @@ describe("npm run admin", () => {
     expect(admin("prefixes:set", "--client", clientId, "--prefixes", "https://f1.example/v2/").stdout).toContain(
       "prefixes: https://f1.example/v2/",
     );
-    expect(admin("secret:rotate", "--client", clientId).stdout).toMatch(/whsec_/);
+    const rotatedDefault = admin("secret:rotate", "--client", clientId).stdout;
+    expect(rotatedDefault).toMatch(/signing secret \(shown once\): whsec_/);
+    const until = Date.parse(/previous secret signs too until (\S+)/.exec(rotatedDefault)![1]!);
+    expect(Math.abs(until - (Date.now() + 86_400_000))).toBeLessThan(60_000);
+    expect(admin("secret:rotate", "--client", clientId, "--grace", "0").stdout).toContain("previous secret ended now");
 
     const server = await spawnServer({ DATA_DIR: dir });
     try {
@@ -66,7 +70,7 @@ describe("npm run admin", () => {
       server2.child.kill("SIGTERM");
       await server2.exited;
     }
-  });
+  }, 180_000); // a dozen CLI runs and two server starts, each opening the embedded database
 
   it("explains its usage and refuses bad input", () => {
     expect(admin().status).toBe(2);
@@ -86,5 +90,9 @@ describe("npm run admin", () => {
     )![1]!;
     const wrong = admin("key:issue", "--client", clientId, "--scopes", "everything");
     expect(wrong.stderr).toContain("unknown scope(s) everything");
+    // An empty --grace is refused rather than read as 0 (which would end the old secret at once).
+    const badGrace = admin("secret:rotate", "--client", clientId, "--grace", "");
+    expect(badGrace.status).toBe(2);
+    expect(badGrace.stderr).toContain('--grace must be a whole number of seconds, got ""');
   });
 });

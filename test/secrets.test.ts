@@ -42,7 +42,7 @@ describe("signing secrets at rest", () => {
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     // A client created later, and a rotated secret, are sealed too.
     const created = await app.services.clients.createClient({ name: "forwarder", callbackPrefixes: ["*"] });
-    const rotated = await app.services.clients.rotateSigningSecret(created.clientId);
+    const { signingSecret: rotated } = await app.services.clients.rotateSigningSecret(created.clientId);
     const stored = await app.database.prisma.client.findUniqueOrThrow({ where: { id: created.clientId } });
     expect(stored.signingSecret.startsWith("v1:")).toBe(true);
     expect(stored.signingSecret).not.toContain(rotated.slice(6));

@@ -131,7 +131,11 @@ describe.each(BACKENDS)("tenant isolation on %s", (backend) => {
         "INSUFFICIENT_SCOPE",
       ],
       ["revokeApiKey", () => `mutation { revokeApiKey(keyId: "${keyIdB}") }`, "INSUFFICIENT_SCOPE"],
-      ["rotateSigningSecret", () => `mutation { rotateSigningSecret(clientId: "${clientB}") }`, "INSUFFICIENT_SCOPE"],
+      [
+        "rotateSigningSecret",
+        () => `mutation { rotateSigningSecret(clientId: "${clientB}") { signingSecret } }`,
+        "INSUFFICIENT_SCOPE",
+      ],
       [
         "setCallbackPrefixes",
         () => `mutation { setCallbackPrefixes(clientId: "${clientB}", prefixes: ["http://evil.example/"]) }`,

@@ -2,7 +2,14 @@ import { GraphQLJSON } from "graphql-scalars";
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context";
 import { requireScope } from "./client.service";
-import { ApiClientType, CreatedClientType, IssuedApiKeyType, StationImportResultType } from "./client.types";
+import {
+  ApiClientType,
+  CreatedClientType,
+  IssuedApiKeyType,
+  RotatedSigningSecretType,
+  StationImportResultType,
+} from "./client.types";
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from "./signing-secrets";
 
 /** Operations for the carrier's operators (scope `admin`); the admin command line does the same. */
 @Resolver()
@@ -48,10 +55,21 @@ export class ClientResolver {
     return true;
   }
 
-  @Mutation(() => String, { description: "admin: a new webhook signing secret for a client (shown this once)." })
-  async rotateSigningSecret(@Arg("clientId", () => ID) clientId: string, @Ctx() ctx: GraphQLContext): Promise<string> {
+  @Mutation(() => RotatedSigningSecretType, {
+    description:
+      "admin: a new webhook signing secret for a client (shown this once); the replaced one keeps signing for graceSeconds.",
+  })
+  async rotateSigningSecret(
+    @Arg("clientId", () => ID) clientId: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg("graceSeconds", () => Int, {
+      nullable: true,
+      description: `How long the replaced secret keeps signing, 0 to ${MAX_GRACE_SECONDS} (7 days); default ${DEFAULT_GRACE_SECONDS} (24 h); 0 ends it at once`,
+    })
+    graceSeconds?: number | null,
+  ): Promise<RotatedSigningSecretType> {
     requireScope(await ctx.auth(), "admin");
-    return ctx.services.clients.rotateSigningSecret(clientId);
+    return ctx.services.clients.rotateSigningSecret(clientId, graceSeconds ?? DEFAULT_GRACE_SECONDS);
   }
 
   @Mutation(() => [String], {

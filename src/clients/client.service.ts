@@ -12,6 +12,7 @@ import {
   type Scope,
 } from "./credentials";
 import type { SecretBox } from "./secret-box";
+import { DEFAULT_GRACE_SECONDS, graceSecondsProblem, type SigningSecrets, secretsValidAt } from "./signing-secrets";
 
 /** Who is calling: resolved from an API key. */
 export interface Principal {
@@ -28,6 +29,8 @@ export interface ClientSummary {
   callbackPrefixes: string[];
   maxSubscriptions: number;
   createdAt: Date;
+  /** When the secret replaced by the last rotation stops signing; null when none still does. */
+  previousSecretExpiresAt: Date | null;
   keys: Array<{
     id: string;
     lookupPrefix: string;
@@ -45,6 +48,11 @@ export interface ClientSummary {
 export const PRINCIPAL_CACHE_MS = 5_000;
 /** At most this many keys are remembered; past it the cache starts again empty. */
 const PRINCIPAL_CACHE_SIZE = 10_000;
+/**
+ * Opened signing secrets are remembered this long per client, so a delivery does not cost a database
+ * read: a rotation reaches deliveries at once on the instance that made it, within this elsewhere.
+ */
+export const SIGNING_SECRETS_CACHE_MS = 30_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 export function parseScopes(values: readonly string[]): Scope[] {
@@ -88,6 +96,30 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
     cache.clear();
     lookups.clear();
   };
+  // The same for signing secrets: a read that started before a rotation is not remembered.
+  const signing = new Map<string, { keys: SigningSecrets; until: number }>();
+  let signingGeneration = 0;
+
+  async function signingSecretsOf(clientId: string): Promise<SigningSecrets> {
+    const cached = signing.get(clientId);
+    if (cached && cached.until > Date.now()) return cached.keys;
+    const startedAt = signingGeneration;
+    const row = await requireClient(clientId);
+    const keys: SigningSecrets = {
+      current: secrets.open(row.signingSecret),
+      previous:
+        row.previousSigningSecret !== null &&
+        row.previousSecretExpiresAt !== null &&
+        row.previousSecretExpiresAt.getTime() > Date.now()
+          ? { secret: secrets.open(row.previousSigningSecret), expiresAt: row.previousSecretExpiresAt }
+          : null,
+    };
+    if (startedAt === signingGeneration) {
+      if (signing.size >= PRINCIPAL_CACHE_SIZE) signing.clear();
+      signing.set(clientId, { keys, until: Date.now() + SIGNING_SECRETS_CACHE_MS });
+    }
+    return keys;
+  }
 
   async function lookUp(key: string, hash: string): Promise<Principal | null> {
     const startedAt = generation;
@@ -224,11 +256,38 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
       forgetAll();
     },
 
-    async rotateSigningSecret(clientId: string): Promise<string> {
-      await requireClient(clientId);
+    /**
+     * A new signing secret. The one it replaces keeps signing (next to the new one) for `graceSeconds`,
+     * so receivers can switch without rejecting deliveries; 0 ends it at once (a leaked secret). Only
+     * one previous secret is kept: a rotation during a grace period makes the then-current secret the
+     * previous one and ends the older one at once.
+     */
+    async rotateSigningSecret(
+      clientId: string,
+      graceSeconds: number = DEFAULT_GRACE_SECONDS,
+    ): Promise<{ signingSecret: string; previousSecretExpiresAt: Date }> {
+      const problem = graceSecondsProblem(graceSeconds);
+      if (problem) throw validationError([problem]);
       const signingSecret = generateSigningSecret();
-      await prisma.client.update({ where: { id: clientId }, data: { signingSecret: secrets.seal(signingSecret) } });
-      return signingSecret;
+      // Written only if the current secret is still the one read, so of two concurrent rotations
+      // the second keeps the first's secret as previous (it reads again) rather than losing it.
+      for (;;) {
+        const { signingSecret: replaced } = await requireClient(clientId);
+        const previousSecretExpiresAt = new Date(Date.now() + graceSeconds * 1000);
+        const kept = graceSeconds > 0;
+        const updated = await prisma.client.updateMany({
+          where: { id: clientId, signingSecret: replaced },
+          data: {
+            signingSecret: secrets.seal(signingSecret),
+            previousSigningSecret: kept ? (secrets.isSealed(replaced) ? replaced : secrets.seal(replaced)) : null,
+            previousSecretExpiresAt: kept ? previousSecretExpiresAt : null,
+          },
+        });
+        if (updated.count === 0) continue;
+        signingGeneration++;
+        signing.delete(clientId);
+        return { signingSecret, previousSecretExpiresAt };
+      }
     },
 
     async setCallbackPrefixes(clientId: string, prefixes: readonly string[]): Promise<string[]> {
@@ -241,6 +300,14 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
 
     async signingSecretOf(clientId: string): Promise<string> {
       return secrets.open((await requireClient(clientId)).signingSecret);
+    },
+
+    /**
+     * What a delivery sent at `now` is signed with, newest first: the current secret, and the
+     * previous one until its grace period ends (checked against `now`, also when remembered).
+     */
+    async signingSecretsAt(clientId: string, now: Date): Promise<string[]> {
+      return secretsValidAt(await signingSecretsOf(clientId), now);
     },
 
     /**
@@ -281,6 +348,10 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
         callbackPrefixes: c.callbackPrefixes,
         maxSubscriptions: c.maxSubscriptions,
         createdAt: c.createdAt,
+        previousSecretExpiresAt:
+          c.previousSecretExpiresAt && c.previousSecretExpiresAt.getTime() > Date.now()
+            ? c.previousSecretExpiresAt
+            : null,
         keys: c.apiKeys.map((k) => ({
           id: k.id,
           lookupPrefix: k.lookupPrefix,

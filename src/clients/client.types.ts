@@ -17,6 +17,11 @@ export class ApiClientType {
   @Field(() => [String]) callbackPrefixes!: string[];
   @Field(() => Int) maxSubscriptions!: number;
   @Field() createdAt!: Date;
+  @Field(() => Date, {
+    nullable: true,
+    description: "When the secret replaced by the last rotation stops signing deliveries; null when none still does",
+  })
+  previousSecretExpiresAt!: Date | null;
   @Field(() => [ApiKeyInfoType]) keys!: ApiKeyInfoType[];
 }
 
@@ -24,6 +29,16 @@ export class ApiClientType {
 export class CreatedClientType {
   @Field(() => ID) clientId!: string;
   @Field() signingSecret!: string;
+}
+
+@ObjectType("RotatedSigningSecret", { description: "The new signing secret is shown this once." })
+export class RotatedSigningSecretType {
+  @Field() signingSecret!: string;
+  @Field({
+    description:
+      "When the replaced secret stops signing: until then every delivery carries a signature with each secret (now, for graceSeconds 0)",
+  })
+  previousSecretExpiresAt!: Date;
 }
 
 @ObjectType("IssuedApiKey", { description: "The key is shown this once; only its hash is stored." })

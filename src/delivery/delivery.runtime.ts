@@ -8,9 +8,6 @@ import { DELIVERY_CHANNEL, type DeliveryStore } from "./delivery.store";
 import { createDeliveryWorker, type DeliveryWorker } from "./delivery.worker";
 import { sendNotification } from "./sender";
 
-/** Signing secrets are read once per this long per client; a rotation reaches deliveries within it. */
-const SECRET_CACHE_MS = 30_000;
-
 export interface RunningDeliveryWorker extends DeliveryWorker {
   /** "listening" when woken by PostgreSQL NOTIFY, "not used" on the embedded database (one process). */
   wakeups(): "listening" | "reconnecting" | "not used";
@@ -30,23 +27,17 @@ export function startDeliveryWorker(deps: {
   log: Logger;
 }): RunningDeliveryWorker {
   const { config, store, clients, dispatcher, metrics, log } = deps;
-  const secrets = new Map<string, { secret: string; until: number }>();
-  const secretFor = async (clientId: string): Promise<string> => {
-    const cached = secrets.get(clientId);
-    if (cached && cached.until > Date.now()) return cached.secret;
-    const secret = await clients.signingSecretOf(clientId);
-    secrets.set(clientId, { secret, until: Date.now() + SECRET_CACHE_MS });
-    return secret;
-  };
   const worker = createDeliveryWorker({
     claim: (options) => store.claimDue(options),
     release: (held) => store.release(held),
     defer: (origin, byMs, limit) => store.deferOrigin(origin, byMs, limit),
     record: (outcomes) => store.recordOutcomes(outcomes),
     send: async (delivery, startBy) => {
-      const secret = await secretFor(delivery.clientId);
+      // Every attempt, a retry too, is signed with the secrets valid when it is sent (the client
+      // service remembers them per client for SIGNING_SECRETS_CACHE_MS).
+      const secrets = await clients.signingSecretsAt(delivery.clientId, new Date());
       if (performance.now() > startBy) return null; // too little lease left to send: give it back
-      return sendNotification(delivery, secret, { dispatcher, allowPrivate: config.allowPrivateCallbacks });
+      return sendNotification(delivery, secrets, { dispatcher, allowPrivate: config.allowPrivateCallbacks });
     },
     onAttempt: (outcome, delivery) => metrics.recordAttempt(outcome, delivery.eventReceivedAt),
     log: log.child({ component: "delivery-worker" }),

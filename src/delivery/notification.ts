@@ -26,6 +26,15 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
 }
 
+/**
+ * The `webhook-signature` header for every secret that is valid now, newest first, separated by
+ * spaces as Standard Webhooks allows: during a rotation's grace period a receiver that knows either
+ * secret finds a signature it can check.
+ */
+export function webhookSignatures(secrets: readonly string[], id: string, timestamp: number, body: string): string {
+  return secrets.map((secret) => signWebhook(secret, id, timestamp, body)).join(" ");
+}
+
 /** scheme://host:port: deliveries to one origin share its concurrency limit and connections. */
 export function originOf(callback: string): string {
   const url = new URL(callback);

@@ -3,7 +3,7 @@ import { assertHostAllowed, forbiddenCause } from "../outbound/guarded-agent";
 import { parseRetryAfter } from "./backoff";
 import type { ClaimedDelivery } from "./delivery.store";
 import type { SendResult } from "./delivery.worker";
-import { signWebhook } from "./notification";
+import { webhookSignatures } from "./notification";
 
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery-timing";
 
@@ -12,10 +12,13 @@ const USER_AGENT = "cargo-gateway/1.0 (webhook delivery)";
 
 export type { SendResult };
 
-/** POSTs one signed notification. Never throws: every failure is described in the result. */
+/**
+ * POSTs one signed notification, signed with each of `secrets` (the client's secrets valid now,
+ * newest first). Never throws: every failure is described in the result.
+ */
 export async function sendNotification(
   delivery: ClaimedDelivery,
-  secret: string,
+  secrets: readonly string[],
   { dispatcher, allowPrivate }: { dispatcher: Dispatcher; allowPrivate: boolean },
 ): Promise<SendResult> {
   const startedAt = new Date();
@@ -39,7 +42,7 @@ export async function sendNotification(
         "user-agent": USER_AGENT,
         "webhook-id": delivery.id,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": signWebhook(secret, delivery.id, timestamp, delivery.payload),
+        "webhook-signature": webhookSignatures(secrets, delivery.id, timestamp, delivery.payload),
       },
       headersTimeout: DELIVERY_TIMEOUT_MS,
       bodyTimeout: DELIVERY_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
 
 /** Verifies a Standard Webhooks signature as a receiver would (independent of the sender's code). */
 export function verifySignature(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
@@ -15,6 +16,20 @@ export function verifySignature(secret: string, headers: IncomingHttpHeaders, bo
       const given = Buffer.from(signature ?? "", "base64");
       return version === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
     });
+}
+
+/**
+ * Whether a receiver holding `secret` accepts the post with the Standard Webhooks library receivers
+ * use (`standardwebhooks`' Webhook.verify: any one matching signature, timestamp within 5 minutes).
+ */
+export function standardVerifies(secret: string, post: { headers: IncomingHttpHeaders; body: string }): boolean {
+  try {
+    new Webhook(secret).verify(post.body, post.headers as Record<string, string>);
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
 }
 
 /** Resolves once `predicate` holds, checking whenever `subscribe` reports a change or every 50 ms. */
