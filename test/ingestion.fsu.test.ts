@@ -8,7 +8,7 @@ import path from "node:path";
 import { CarrierMessageRejected, type ParseOptions, type StatusRecord } from "../src/ingestion/carrier-message";
 import { parseFsu } from "../src/ingestion/fsu.parse";
 import { STATUS_CODES } from "../src/domain/status";
-import { expectMilestoneOfStatus } from "./support/carrier-messages";
+import { expectMilestoneOfStatus, statusView } from "./support/carrier-messages";
 
 const DIR = path.join(__dirname, "fixtures", "fsu");
 const ZONES: Record<string, string> = {
@@ -29,20 +29,7 @@ const fixture = (name: string) => readFileSync(path.join(DIR, name), "utf8");
 
 /** A status as the tables below write it. */
 function view(s: StatusRecord) {
-  const q = s.quantity;
-  return {
-    line: s.source.line,
-    code: s.code,
-    at: s.occurredAt?.toISOString() ?? null,
-    basis: s.timeBasis,
-    station: s.station,
-    flight: s.flight,
-    ...(s.flightDate ? { flightDate: s.flightDate } : {}),
-    ...(s.toaTimestamp ? { toa: s.toaTimestamp.toISOString() } : {}),
-    ...(q ? { q: `${q.shipment}${q.pieces}${q.weightUnit ?? ""}${q.weight ?? ""} of ${q.totalPieces}` } : {}),
-    ...(s.discrepancy ? { discrepancy: s.discrepancy } : {}),
-    ...(s.carrier ? { carrier: s.carrier } : {}),
-  };
+  return { line: s.source.line, ...statusView(s) };
 }
 
 function parsed(name: string, overrides: Partial<ParseOptions> = {}) {

@@ -8,7 +8,7 @@ import path from "node:path";
 import { CarrierMessageRejected, type ParseOptions, type StatusRecord } from "../src/ingestion/carrier-message";
 import { parseXfsu } from "../src/ingestion/xfsu.parse";
 import { STATUS_CODES } from "../src/domain/status";
-import { expectMilestoneOfStatus } from "./support/carrier-messages";
+import { expectMilestoneOfStatus, statusView } from "./support/carrier-messages";
 
 const DIR = path.join(__dirname, "fixtures", "xfsu");
 const ZONES: Record<string, string> = { FRA: "Europe/Berlin", JFK: "America/New_York" };
@@ -25,20 +25,7 @@ const part = (i: number, j = 1) => `MasterConsignment/ReportedStatus[${i}]/Assoc
 const movement = (i: number) => `${part(i)}/SpecifiedLogisticsTransportMovement[1]`;
 
 function view(s: StatusRecord) {
-  const q = s.quantity;
-  return {
-    element: s.source.element,
-    code: s.code,
-    at: s.occurredAt?.toISOString() ?? null,
-    basis: s.timeBasis,
-    station: s.station,
-    flight: s.flight,
-    ...(s.flightDate ? { flightDate: s.flightDate } : {}),
-    ...(s.toaTimestamp ? { toa: s.toaTimestamp.toISOString() } : {}),
-    ...(q ? { q: `${q.shipment}${q.pieces}${q.weightUnit ?? ""}${q.weight ?? ""} of ${q.totalPieces}` } : {}),
-    ...(s.discrepancy ? { discrepancy: s.discrepancy } : {}),
-    ...(s.carrier ? { carrier: s.carrier } : {}),
-  };
+  return { element: s.source.element, ...statusView(s) };
 }
 
 function problemsOf(name: string, overrides: Partial<ParseOptions> = {}) {

@@ -1,4 +1,4 @@
-import type { CarrierMessage, MappedStatus } from "../../src/ingestion/carrier-message";
+import type { CarrierMessage, MappedStatus, StatusRecord } from "../../src/ingestion/carrier-message";
 import { type MilestoneInput, parseMilestones } from "../../src/milestones/milestone.validate";
 
 /** The JSON event a client would send for this milestone (CONTRACT §6). */
@@ -31,4 +31,21 @@ export function expectMilestoneOfStatus(message: CarrierMessage, status: MappedS
     flight: status.flight,
   });
   expectJsonReadsTheSame(status.milestone, now);
+}
+
+/** A status as the parser tests' tables write it (its place, line or element, added by each test). */
+export function statusView(s: StatusRecord) {
+  const q = s.quantity;
+  return {
+    code: s.code,
+    at: s.occurredAt?.toISOString() ?? null,
+    basis: s.timeBasis,
+    station: s.station,
+    flight: s.flight,
+    ...(s.flightDate ? { flightDate: s.flightDate } : {}),
+    ...(s.toaTimestamp ? { toa: s.toaTimestamp.toISOString() } : {}),
+    ...(q ? { q: `${q.shipment}${q.pieces}${q.weightUnit ?? ""}${q.weight ?? ""} of ${q.totalPieces}` } : {}),
+    ...(s.discrepancy ? { discrepancy: s.discrepancy } : {}),
+    ...(s.carrier ? { carrier: s.carrier } : {}),
+  };
 }
