@@ -28,6 +28,7 @@ describe.each(BACKENDS)("the gateway process on %s", (backend) => {
         databaseKind: backend,
         migrationsApplied: true,
         redis: "not used",
+        broker: "not used",
       });
     });
 
