@@ -168,7 +168,7 @@ function amqp(env: Env): Config["amqp"] {
     url: amqpUrl,
     queue,
     deadLetterQueue,
-    prefetch: integer(env, "AMQP_PREFETCH", 50, 1, 10_000),
+    prefetch: integer(env, "AMQP_PREFETCH", 500, 1, 10_000),
   });
 }
 

@@ -89,7 +89,7 @@ describe("configuration", () => {
       url: "amqp://u:p@mq:5672/cargo",
       queue: "cargo.milestones",
       deadLetterQueue: "cargo.milestones.dead",
-      prefetch: 50,
+      prefetch: 500,
     });
     const amqp = loadConfig({ AMQP_URL: "amqps://mq", AMQP_QUEUE: "lh.fsu", AMQP_PREFETCH: "200" }).amqp;
     expect(amqp).toMatchObject({ queue: "lh.fsu", deadLetterQueue: "lh.fsu.dead", prefetch: 200 });
