@@ -26,6 +26,8 @@ const CASES: Array<[string, string, Standing, string?]> = [
   ["IPv4", "192.0.2.1", "private"], // documentation
   ["IPv4", "169.254.169.254", "never"],
   ["IPv4", "100.100.100.200", "never"],
+  ["IPv4", "168.63.129.16", "never"], // public by its range, Azure's platform endpoint
+  ["IPv4", "192.0.0.192", "never"], // reserved by its range (private), Oracle Cloud's metadata
   ["IPv4", "0.0.0.0", "never"],
   ["IPv4", "224.0.0.1", "never"],
   ["IPv4", "240.0.0.1", "never"],

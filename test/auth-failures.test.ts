@@ -69,6 +69,15 @@ describe("the failure budget's bookkeeping", () => {
     now += 1_000;
     expect(buckets.take("a")).toBe(0);
   });
+
+  it("loses no tokens when its clock goes back", () => {
+    let now = 1_000_000;
+    const buckets = createTokenBuckets({ perSecond: 1, burst: 5, maxNames: 10, now: () => now });
+    expect(buckets.take("k")).toBe(0); // 4 left
+    now -= 3_600_000; // a clock stepped back an hour
+    for (let i = 0; i < 4; i++) expect(buckets.take("k")).toBe(0);
+    expect(buckets.take("k")).toBe(1);
+  });
 });
 
 /** A GET from a given local address (Linux routes all of 127.0.0.0/8 to the loopback interface). */

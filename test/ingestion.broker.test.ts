@@ -18,6 +18,7 @@ import { ADMIN_KEY, Disposers, startApp, testEnvironment } from "./support/harne
 import { postgresAvailable } from "./support/postgres";
 import { startPrivatePostgres } from "./support/private-services";
 import { startReceiver } from "./support/receiver";
+import { openSubscriber } from "./support/ws-protocol";
 import { until } from "./support/webhooks";
 
 const RABBITMQ = "amqp://guest:guest@127.0.0.1:5672";
@@ -122,9 +123,14 @@ describeRabbit("carrier messages through RabbitMQ", () => {
   }, 60_000);
   afterAll(() => disposers.disposeAll());
 
-  it("stores FSU, XFSU and JSON by content type, and notifies a subscriber's callback", async () => {
+  it("stores FSU, XFSU and JSON by content type, and notifies a subscriber's callback and a live subscriber", async () => {
     const receiver = await startReceiver();
     disposers.add(() => receiver.close());
+    const live = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
+    disposers.add(() => live.close());
+    live.subscribe("1", "subscription($awb: String!) { awbStatusChanged(awb: $awb) { awb state station } }", {
+      awb: "020-12345675",
+    });
     const subscribed = await fetch(`${url}/carrier/handling/shipment/subscribe`, {
       method: "POST",
       headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
@@ -149,6 +155,11 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     expect(body).toContain("RCF");
     expect(body).toContain("020-12345675");
     expect((await history("020-12345675")).map((m) => m.state)).toEqual(expect.arrayContaining(["ARR", "RCF", "DEP"]));
+    // The live subscriber sees the same milestones as they are stored.
+    const seen = () => live.received.map((data) => (data.awbStatusChanged as { state: string }).state);
+    await until(() => ["ARR", "RCF", "DEP"].every((state) => seen().includes(state)), { what: "the live events" });
+    expect(live.received.every((data) => data.awbStatusChanged.awb === "020-12345675")).toBe(true);
+    expect(live.errors).toEqual([]);
     expect(await metric("stored")).toBe(4);
   }, 60_000);
 
@@ -181,6 +192,25 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     expect(headers["x-rejected-from"]).toBe(queue);
     expect(json!.properties.headers!["x-rejection-reason"]).toMatch(/^MALFORMED_JSON: /);
     expect(pdf!.properties.headers!["x-rejection-reason"]).toMatch(/^UNSUPPORTED_MEDIA_TYPE: /);
+  }, 60_000);
+
+  it("dead-letters a message the database refuses instead of handing it back for ever", async () => {
+    const before = { stored: await metric("stored"), dead: await metric("dead_lettered") };
+    // Read fine, refused by PostgreSQL (a NUL character in a text: SQLSTATE 22021).
+    const refused = { awb: "020-30000014", state: "RCS", station: "FRA", eventId: `nul\u0000-${queue}` };
+    await publish(JSON.stringify(refused), "application/json");
+    await publish(depFsu(30000003), "text/plain");
+    await until(async () => (await history("020-30000003")).length === 1, { what: "the good message after" });
+    await until(async () => (await metric("dead_lettered")) === before.dead + 1, { what: "the dead letter" });
+    expect(await metric("stored")).toBe(before.stored + 1);
+    const dead = await channel.get(deadLetterQueue);
+    expect(dead).not.toBe(false);
+    if (dead === false) return;
+    channel.ack(dead);
+    expect(JSON.parse(dead.content.toString())).toEqual(refused);
+    expect(String(dead.properties.headers!["x-rejection-reason"])).toMatch(/^INTERNAL: /);
+    expect(await history("020-30000014")).toEqual([]);
+    expect(await drained()).toBe(true);
   }, 60_000);
 
   it("stores a message published twice once", async () => {

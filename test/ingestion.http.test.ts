@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import type { App } from "../src/app";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { startReceiver } from "./support/receiver";
 
@@ -15,8 +16,9 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
   describeBackend(backend)(`on ${backend}`, () => {
     const disposers = new Disposers();
     let url: string;
+    let app: App;
     beforeAll(async () => {
-      ({ url } = await startApp(backend, disposers));
+      ({ url, app } = await startApp(backend, disposers));
     }, 120_000);
     afterAll(() => disposers.disposeAll());
 
@@ -71,23 +73,37 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
         field: "line 2",
         message: expect.stringContaining("consignment line"),
       });
+      // A message whose first status reads and whose second does not: nothing of it is stored.
+      const halfGood = "FSU/14\n020-98765435FRAJFK/T1K100\nRCS/16OCT1317/FRA/T1K100\nDEP/LH400/16XYZ/FRAJFK/T1K100\n";
+      const refused = await send(halfGood, "text/plain");
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { errors: Array<{ field: string }> }).errors).toEqual([
+        expect.objectContaining({ field: "line 4" }),
+      ]);
       const history = (await (
-        await fetch(`${url}${EVENTS}?awb=020-12345675`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+        await fetch(`${url}${EVENTS}?awb=020-98765435`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
       ).json()) as Array<{ state: string }>;
-      expect(history.filter((m) => m.state === "RCS")).toEqual([]);
+      expect(history).toEqual([]);
 
       const xml = await send(fixture("xfsu/external-entity.xml"), "application/xml");
       expect(xml.status).toBe(400);
       expect(((await xml.json()) as { code: string }).code).toBe("VALIDATION_FAILED");
     });
 
-    it("keeps its scope and its media types: a key without events:write, and a PDF", async () => {
+    it("keeps its scope and its media types: no key, a key without events:write, and a PDF", async () => {
       const noKey = await fetch(`${url}${EVENTS}`, {
         method: "POST",
         headers: { "content-type": "text/plain" },
         body: fixture("fsu/rcs.txt"),
       });
       expect(noKey.status).toBe(401);
+      const { clientId } = await app.services.clients.createClient({
+        name: `reader-${backend}`,
+        callbackPrefixes: ["*"],
+      });
+      const { key: reader } = await app.services.clients.issueKey(clientId, ["events:read"]);
+      const withoutScope = await send(fixture("fsu/rcs.txt"), "text/plain", reader);
+      expect(withoutScope.status).toBe(403);
       const pdf = await send("%PDF-1.7", "application/pdf");
       expect(pdf.status).toBe(415);
       expect(((await pdf.json()) as { code: string }).code).toBe("UNSUPPORTED_MEDIA_TYPE");

@@ -11,7 +11,8 @@ export function createTokenBuckets({
   perSecond,
   burst,
   maxNames,
-  now = () => Date.now(),
+  // A monotonic clock: a wall clock stepped back (NTP) would drain every bucket for as long.
+  now = () => performance.now(),
 }: {
   perSecond: number;
   burst: number;
@@ -26,7 +27,7 @@ export function createTokenBuckets({
     let bucket = buckets.get(name);
     if (bucket) {
       buckets.delete(name);
-      bucket.tokens = Math.min(burst, bucket.tokens + ((t - bucket.at) / 1000) * perSecond);
+      bucket.tokens = Math.min(burst, bucket.tokens + (Math.max(0, t - bucket.at) / 1000) * perSecond);
       bucket.at = t;
     } else {
       bucket = { tokens: burst, at: t };

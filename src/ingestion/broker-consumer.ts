@@ -1,6 +1,6 @@
 import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from "amqplib";
 import type { Logger } from "pino";
-import { isDatabaseUnavailable } from "../db/availability";
+import { isDatabaseUnavailable, sqlStateOf } from "../db/availability";
 import { AppError } from "../errors";
 import type { MilestoneInput } from "../milestones/milestone.validate";
 import type { BrokerMetrics } from "./broker.metrics";
@@ -231,6 +231,22 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
         for (const pending of batch) await store(s, [pending]);
         return;
       }
+      if (batch.length === 1 && refusedByTheDatabase(error)) {
+        // A value the database will never take (a NUL in a text, say): handed back, the message would
+        // come back for ever and hold back those behind it, so it goes to the dead-letter queue.
+        const [pending] = batch as [Pending];
+        try {
+          await deadLetter(s, pending.message, error);
+          settleOn(s, pending.message, true);
+          metrics.record("dead_lettered");
+          log.error({ err: error, queue: deadLetterQueue }, "a broker message could not be stored; dead-lettered");
+        } catch (failure) {
+          log.warn({ err: failure }, "dead-lettering a broker message failed; handing it back");
+          settleOn(s, pending.message, false);
+        }
+        pending.settled();
+        return;
+      }
       failedIngestions++;
       const wait = Math.min(retry.maxMs, retry.initialMs * 2 ** Math.min(failedIngestions - 1, 20));
       log.error(
@@ -355,6 +371,16 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
 }
 
 /** The reason and problems of an unreadable message, for the dead-letter headers. */
+/**
+ * The database refused the data itself: SQLSTATE class 22 (data exception, such as a NUL character
+ * in a text) or 23 (integrity constraint). Storing the same message again would fail the same way;
+ * anything else (the database unavailable, a timeout) may pass later and is retried.
+ */
+function refusedByTheDatabase(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state !== undefined && (state.startsWith("22") || state.startsWith("23"));
+}
+
 function rejectionOf(error: unknown): { reason: string; errors: ReadonlyArray<{ field: string; message: string }> } {
   if (error instanceof AppError) return { reason: `${error.code}: ${error.message}`, errors: error.errors ?? [] };
   return { reason: `INTERNAL: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1_000), errors: [] };

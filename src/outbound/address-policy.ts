@@ -56,6 +56,8 @@ const IPV6: Readonly<Record<string, Judgement>> = {
 const ALWAYS_REFUSED: ReadonlyArray<{ block: [ipaddr.IPv4 | ipaddr.IPv6, number]; what: string }> = [
   { block: ipaddr.parseCIDR("100.100.100.200/32"), what: "a cloud metadata address (Alibaba Cloud)" },
   { block: ipaddr.parseCIDR("fd00:ec2::254/128"), what: "a cloud metadata address (AWS over IPv6)" },
+  { block: ipaddr.parseCIDR("168.63.129.16/32"), what: "a cloud platform address (Azure's wire server)" },
+  { block: ipaddr.parseCIDR("192.0.0.192/32"), what: "a cloud metadata address (Oracle Cloud)" },
   { block: ipaddr.parseCIDR("240.0.0.0/4"), what: "a reserved address (240.0.0.0/4)" },
 ];
 
