@@ -1,31 +1,14 @@
 import { createResponseCache, isCacheable } from "../src/graphql/response-cache";
 import { STATION_CACHE_POLICY } from "../src/stations/station.resolver";
 import { Disposers, startApp } from "./support/harness";
+import { setWallClock } from "./support/clock";
 
 // FRA's export counter (the bundled data set): Monday to Friday 08:00–12:00 and 13:00–17:30, Europe/Berlin.
 const MONDAY_OPEN = new Date("2026-01-05T09:00:00Z"); // 10:00 in Frankfurt: open
 const SUNDAY_CLOSED = new Date("2026-01-04T09:00:00Z"); // Sunday: closed
 
-/** Everything but Date stays real, so the server, sockets and fetch run as usual while the clock says `now`. */
-const REAL_TIMERS = [
-  "hrtime",
-  "nextTick",
-  "performance",
-  "queueMicrotask",
-  "requestAnimationFrame",
-  "cancelAnimationFrame",
-  "requestIdleCallback",
-  "cancelIdleCallback",
-  "setImmediate",
-  "clearImmediate",
-  "setInterval",
-  "clearInterval",
-  "setTimeout",
-  "clearTimeout",
-] as const;
-
 async function ask(url: string, query: string, variables?: Record<string, unknown>, now?: Date) {
-  if (now) jest.useFakeTimers({ now, doNotFake: [...REAL_TIMERS] });
+  if (now) setWallClock(now);
   try {
     const res = await fetch(`${url}/graphql`, {
       method: "POST",

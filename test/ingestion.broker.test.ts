@@ -170,6 +170,8 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     await publish("%PDF-1.7", "application/pdf");
     await publish(depFsu(30000001), "text/plain");
     await until(async () => (await history("020-30000001")).length === 1, { what: "the good message after" });
+    // A dead letter is counted once the broker confirms it, which may come after the good message's commit.
+    await until(async () => (await metric("dead_lettered")) >= 3, { what: "the three dead letters" });
     expect(await metric("stored")).toBe(before + 1);
     expect(await metric("dead_lettered")).toBe(3);
 

@@ -8,7 +8,7 @@ import path from "node:path";
 import { CarrierMessageRejected, type ParseOptions, type StatusRecord } from "../src/ingestion/carrier-message";
 import { parseFsu } from "../src/ingestion/fsu.parse";
 import { STATUS_CODES } from "../src/domain/status";
-import { expectMilestoneOfStatus, statusView } from "./support/carrier-messages";
+import { expectMilestoneOfStatus, statusView, problemsOfParse } from "./support/carrier-messages";
 
 const DIR = path.join(__dirname, "fixtures", "fsu");
 const ZONES: Record<string, string> = {
@@ -40,13 +40,7 @@ function parsed(name: string, overrides: Partial<ParseOptions> = {}) {
 }
 
 function problemsOf(name: string, overrides: Partial<ParseOptions> = {}) {
-  try {
-    parseFsu(fixture(name), options(overrides));
-  } catch (error) {
-    if (error instanceof CarrierMessageRejected) return error.problems.map((p) => [p.field, p.reason]);
-    throw error;
-  }
-  throw new Error(`${name} was accepted`);
+  return problemsOfParse(name, () => parseFsu(fixture(name), options(overrides)));
 }
 
 const FRA = { station: "FRA" };

@@ -8,7 +8,7 @@ import path from "node:path";
 import { CarrierMessageRejected, type ParseOptions, type StatusRecord } from "../src/ingestion/carrier-message";
 import { parseXfsu } from "../src/ingestion/xfsu.parse";
 import { STATUS_CODES } from "../src/domain/status";
-import { expectMilestoneOfStatus, statusView } from "./support/carrier-messages";
+import { expectMilestoneOfStatus, statusView, problemsOfParse } from "./support/carrier-messages";
 
 const DIR = path.join(__dirname, "fixtures", "xfsu");
 const ZONES: Record<string, string> = { FRA: "Europe/Berlin", JFK: "America/New_York" };
@@ -29,13 +29,7 @@ function view(s: StatusRecord) {
 }
 
 function problemsOf(name: string, overrides: Partial<ParseOptions> = {}) {
-  try {
-    parseXfsu(fixture(name), options(overrides));
-  } catch (error) {
-    if (error instanceof CarrierMessageRejected) return error.problems.map((p) => [p.field, p.reason]);
-    throw error;
-  }
-  throw new Error(`${name} was accepted`);
+  return problemsOfParse(name, () => parseXfsu(fixture(name), options(overrides)));
 }
 
 const T1K100 = { q: "T1K100 of 1" };

@@ -1,29 +1,12 @@
 import { Disposers, startApp } from "./support/harness";
 import { postJson } from "./support/http";
+import { setWallClock } from "./support/clock";
 
 /**
  * `Station.openAt` without an instant ("open now") is kept per station and side for the current
  * minute (stations/station.resolver.ts). Whatever it keeps, it must answer what `openAt(at: now)`
  * computes afresh, on both sides of every minute.
  */
-
-/** Everything but Date stays real, so the server and fetch run as usual while the clock says `now`. */
-const REAL_TIMERS = [
-  "hrtime",
-  "nextTick",
-  "performance",
-  "queueMicrotask",
-  "requestAnimationFrame",
-  "cancelAnimationFrame",
-  "requestIdleCallback",
-  "cancelIdleCallback",
-  "setImmediate",
-  "clearImmediate",
-  "setInterval",
-  "clearInterval",
-  "setTimeout",
-  "clearTimeout",
-] as const;
 
 describe("openAt without an instant", () => {
   const disposers = new Disposers();
@@ -34,7 +17,7 @@ describe("openAt without an instant", () => {
   afterAll(() => disposers.disposeAll());
 
   async function at(now: string, query: string): Promise<any> {
-    jest.useFakeTimers({ now: new Date(now), doNotFake: [...REAL_TIMERS] });
+    setWallClock(new Date(now));
     try {
       const { body } = await postJson(`${url}/graphql`, { query, variables: { t: now } });
       expect(body.errors).toBeUndefined();

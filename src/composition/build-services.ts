@@ -151,11 +151,14 @@ export async function buildServices(
   if (config.amqp) {
     // After the worker, so it is stopped before it: messages in flight at a stop can still hand their
     // deliveries over. A broker that does not answer does not fail the start: the consumer retries.
-    const timeZoneOf = (station: string) => stations.snapshot().get(station)?.view.timeZone ?? null;
     const consumer = startBrokerConsumer({
       ...config.amqp,
       read: (contentType, body, receivedAt) =>
-        readBrokerMessage(contentType, body, { enforceCheckDigit, now: receivedAt, timeZoneOf }),
+        readBrokerMessage(contentType, body, {
+          enforceCheckDigit,
+          now: receivedAt,
+          timeZoneOf: (station) => stations.timeZoneOf(station),
+        }),
       ingest: (events, receivedAt) => milestones.ingest(events, receivedAt),
       metrics: createBrokerMetrics(metrics.registry),
       log,

@@ -69,7 +69,7 @@ export async function mountTransports(
     milestones: services.milestones,
     carrier,
     enforceCheckDigit: services.enforceCheckDigit,
-    timeZoneOf: (station) => services.stations.snapshot().get(station)?.view.timeZone ?? null,
+    timeZoneOf: (station) => services.stations.timeZoneOf(station),
     authenticate: authenticateRequest,
   });
   registerDeliveryRoutes(http, { deliveries: services.deliveries, carrier, authenticate: authenticateRequest });

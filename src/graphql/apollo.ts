@@ -14,7 +14,7 @@ import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
 import type { CachedResponse, GraphQLRequestBody, ResponseCache } from "./response-cache";
-import { parseJsonBody } from "../http/json-body";
+import { parseJsonBodyInto } from "../http/json-body";
 
 /**
  * Apollo Server at /graphql on the Fastify instance. It stops when the Fastify instance closes, after
@@ -201,11 +201,7 @@ function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
       }
       request[BODY_TEXT] = text;
     }
-    try {
-      done(null, parseJsonBody(text));
-    } catch (error) {
-      done(error as AppError, undefined);
-    }
+    parseJsonBodyInto(text, done);
   });
   app.addHook("preHandler", (request: CachingRequest, reply, done) => {
     if (request.method !== "POST") return done();

@@ -2,7 +2,7 @@ import type { ApolloServerPlugin } from "@apollo/server";
 import { OperationTypeNode } from "graphql";
 import { checkOperationLimits, type OperationLimits } from "./operation-limits";
 import { graphqlErrorOf, operationTimedOut } from "./policy";
-import { type Deadline, endDeadline, limitFieldsByDeadline, startDeadline } from "./time-limit";
+import { type Deadline, endDeadline, startDeadline } from "./time-limit";
 
 /**
  * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's
@@ -15,9 +15,6 @@ import { type Deadline, endDeadline, limitFieldsByDeadline, startDeadline } from
 export function operationLimitsPlugin(options: { limits: OperationLimits; timeLimitMs: number }): ApolloServerPlugin {
   const { limits, timeLimitMs } = options;
   return {
-    async serverWillStart({ schema }) {
-      limitFieldsByDeadline(schema);
-    },
     async requestDidStart() {
       let deadline: Deadline | undefined;
       let isQuery = true;

@@ -14,3 +14,14 @@ export function parseJsonBody(text: string): unknown {
     throw new AppError("MALFORMED_JSON", `The body is not valid JSON: ${(error as Error).message}`);
   }
 }
+
+/** `parseJsonBody` as a Fastify content-type parser's callback: the value, or the error, to `done`. */
+export function parseJsonBodyInto(text: string, done: (error: Error | null, body?: unknown) => void): void {
+  let body: unknown;
+  try {
+    body = parseJsonBody(text);
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
+  done(null, body);
+}

@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { AccessLog, lazyRequestLogger } from "./request-log";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
-import { parseJsonBody } from "./json-body";
+import { parseJsonBodyInto } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
@@ -48,13 +48,9 @@ export function createHttpServer(logger: Logger): FastifyInstance {
   });
 
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    try {
-      done(null, parseJsonBody(body as string));
-    } catch (error) {
-      done(error as AppError, undefined);
-    }
-  });
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) =>
+    parseJsonBodyInto(body as string, done),
+  );
 
   // A callback hook, not an async one: this runs on every request and a promise per request shows.
   app.addHook("onRequest", (request, reply, done) => {

@@ -118,7 +118,8 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
     }
   };
 
-  async function deadLetter(s: Session, message: ConsumeMessage, error: unknown) {
+  /** Publishes the message to the dead-letter queue with the reason, confirmed; answers the reason. */
+  async function deadLetter(s: Session, message: ConsumeMessage, error: unknown): Promise<string> {
     const { reason, errors } = rejectionOf(error);
     const props = message.properties;
     const headers: Record<string, unknown> = {
@@ -149,6 +150,7 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
         (failure) => (failure ? reject(failure instanceof Error ? failure : new Error(String(failure))) : resolve()),
       );
     });
+    return reason;
   }
 
   /** A message as it arrives: unreadable ones are dead-lettered, the others join the next batch. */
@@ -164,10 +166,10 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
         // and the message is kept in the dead-letter queue rather than retried for ever.
         log.error({ err: error }, "reading a broker message failed unexpectedly; dead-lettering it");
       try {
-        await deadLetter(s, message, error);
+        const reason = await deadLetter(s, message, error);
         settleOn(s, message, true);
         metrics.record("dead_lettered");
-        log.warn({ reason: rejectionOf(error).reason, queue: deadLetterQueue }, "broker message dead-lettered");
+        log.warn({ reason, queue: deadLetterQueue }, "broker message dead-lettered");
       } catch (failure) {
         // Not confirmed by the broker: it stays in the queue (handed back, or redelivered after a loss).
         log.warn({ err: failure }, "dead-lettering a broker message failed; handing it back");
@@ -370,7 +372,6 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
   };
 }
 
-/** The reason and problems of an unreadable message, for the dead-letter headers. */
 /**
  * The database refused the data itself: SQLSTATE class 22 (data exception, such as a NUL character
  * in a text) or 23 (integrity constraint). Storing the same message again would fail the same way;
@@ -381,6 +382,7 @@ function refusedByTheDatabase(error: unknown): boolean {
   return state !== undefined && (state.startsWith("22") || state.startsWith("23"));
 }
 
+/** The reason and problems of a message that is dead-lettered, for its headers. */
 function rejectionOf(error: unknown): { reason: string; errors: ReadonlyArray<{ field: string; message: string }> } {
   if (error instanceof AppError) return { reason: `${error.code}: ${error.message}`, errors: error.errors ?? [] };
   return { reason: `INTERNAL: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1_000), errors: [] };

@@ -1,8 +1,8 @@
-import secureJson from "secure-json-parse";
 import { AppError } from "../errors";
 import { type MilestoneInput, parseMilestones } from "../milestones/milestone.validate";
 import type { ParseOptions } from "./carrier-message";
-import { carrierFormatOf, readCarrierMessage } from "./carrier-ingest";
+import { carrierFormatOf, mediaTypeOf, readCarrierMessage } from "./carrier-ingest";
+import { parseJsonBody } from "../http/json-body";
 
 /** The largest message body read, as for a REST body (1 MiB): a larger one is dead-lettered unread. */
 export const MAX_BROKER_MESSAGE_BYTES = 1_048_576;
@@ -26,17 +26,13 @@ export function readBrokerMessage(
     );
   const format = carrierFormatOf(contentType);
   if (format) return readCarrierMessage(format, body.toString("utf8"), options);
-  const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  const mediaType = mediaTypeOf(contentType);
   if (mediaType !== "" && mediaType !== "application/json")
     throw new AppError(
       "UNSUPPORTED_MEDIA_TYPE",
       `Content type "${mediaType}" is not read: text/plain (FSU), application/xml or text/xml (XFSU), application/json`,
     );
-  let json: unknown;
-  try {
-    json = secureJson.parse(body.toString("utf8"), undefined, { protoAction: "error", constructorAction: "error" });
-  } catch (error) {
-    throw new AppError("MALFORMED_JSON", `The message is not valid JSON: ${(error as Error).message}`);
-  }
+  // Read as a REST body is (an empty one is no body, which the milestone rules then refuse).
+  const json = parseJsonBody(body.toString("utf8"));
   return parseMilestones(json, { enforceCheckDigit: options.enforceCheckDigit, now: options.now });
 }

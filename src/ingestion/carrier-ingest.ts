@@ -13,9 +13,14 @@ export const CARRIER_MEDIA_TYPES = {
 
 export type CarrierMediaType = keyof typeof CARRIER_MEDIA_TYPES;
 
+/** The media type of a Content-Type header: parameters such as charset left out, lower case. */
+export function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
 /** The carrier format of a Content-Type header (parameters such as charset ignored), if it is one. */
 export function carrierFormatOf(contentType: string | undefined): "FSU" | "XFSU" | undefined {
-  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  const type = mediaTypeOf(contentType);
   return Object.hasOwn(CARRIER_MEDIA_TYPES, type) ? CARRIER_MEDIA_TYPES[type as CarrierMediaType] : undefined;
 }
 

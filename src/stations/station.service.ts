@@ -102,6 +102,11 @@ export function createStationService({ store, log }: { store: StationStore; log:
       return entry;
     },
 
+    /** A station's IANA time zone, or null when the station or its zone is not known. */
+    timeZoneOf(code: string): string | null {
+      return snapshot.get(code)?.view.timeZone ?? null;
+    },
+
     /** The station or null (GraphQL's `station(code)`); a malformed code is still an error. */
     find(code: unknown, field = "code"): StationEntry | null {
       return snapshot.get(parseCode(code, field)) ?? null;

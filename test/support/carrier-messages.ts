@@ -1,4 +1,9 @@
-import type { CarrierMessage, MappedStatus, StatusRecord } from "../../src/ingestion/carrier-message";
+import {
+  type CarrierMessage,
+  CarrierMessageRejected,
+  type MappedStatus,
+  type StatusRecord,
+} from "../../src/ingestion/carrier-message";
 import { type MilestoneInput, parseMilestones } from "../../src/milestones/milestone.validate";
 
 /** The JSON event a client would send for this milestone (CONTRACT §6). */
@@ -48,4 +53,15 @@ export function statusView(s: StatusRecord) {
     ...(s.discrepancy ? { discrepancy: s.discrepancy } : {}),
     ...(s.carrier ? { carrier: s.carrier } : {}),
   };
+}
+
+/** The problems (place, reason) a parse rejects the message with; throws if it accepts it. */
+export function problemsOfParse(name: string, parse: () => unknown): Array<[string, string]> {
+  try {
+    parse();
+  } catch (error) {
+    if (error instanceof CarrierMessageRejected) return error.problems.map((p) => [p.field, p.reason]);
+    throw error;
+  }
+  throw new Error(`${name} was accepted`);
 }
