@@ -198,8 +198,11 @@ describeRabbit("carrier messages through RabbitMQ", () => {
 
   it("dead-letters a message the database refuses instead of handing it back for ever", async () => {
     const before = { stored: await metric("stored"), dead: await metric("dead_lettered") };
-    // Read fine, refused by PostgreSQL (a NUL character in a text: SQLSTATE 22021).
-    const refused = { awb: "020-30000014", state: "RCS", station: "FRA", eventId: `nul\u0000-${queue}` };
+    // Read fine, refused by PostgreSQL: a rule of this test's own database (SQLSTATE 23514, check_violation).
+    await app.database.prisma.$executeRawUnsafe(
+      `ALTER TABLE status_event ADD CONSTRAINT refuses_of_test CHECK (awb <> '020-30000014')`,
+    );
+    const refused = { awb: "020-30000014", state: "RCS", station: "FRA", eventId: `refused-${queue}` };
     await publish(JSON.stringify(refused), "application/json");
     await publish(depFsu(30000003), "text/plain");
     await until(async () => (await history("020-30000003")).length === 1, { what: "the good message after" });
@@ -212,6 +215,25 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     expect(JSON.parse(dead.content.toString())).toEqual(refused);
     expect(String(dead.properties.headers!["x-rejection-reason"])).toMatch(/^INTERNAL: /);
     expect(await history("020-30000014")).toEqual([]);
+    expect(await drained()).toBe(true);
+  }, 60_000);
+
+  it("records a message of statuses that are no milestones in the history, once, and acknowledges it", async () => {
+    const before = await metric("unmapped");
+    const foh = "FSU/14\n020-40000004FRAJFK/T2K40\nFOH/16OCT1317/FRA/T2K40/LCAG\nOSI/FRAGILE\n";
+    await publish(foh, "text/plain");
+    await publish(foh, "text/plain");
+    await until(async () => (await metric("unmapped")) === before + 2, { what: "both messages settled" });
+    const statuses = (await (
+      await fetch(`${url}/carrier/handling/shipment/carrier-statuses?awb=020-40000004`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      })
+    ).json()) as Array<{ code: string; mapped: boolean; quantity: { pieces: number } | null }>;
+    expect(statuses).toEqual([
+      expect.objectContaining({ code: "FOH", mapped: false, quantity: expect.objectContaining({ pieces: 2 }) }),
+      expect.objectContaining({ code: "OSI", mapped: false }),
+    ]);
+    expect(await history("020-40000004")).toEqual([]);
     expect(await drained()).toBe(true);
   }, 60_000);
 

@@ -487,4 +487,11 @@ describe("FSU milestones and event ids", () => {
     const lines = ["FSU/14", "020-12345675FRAJFK/T1K100", ...Array.from({ length: 10_001 }, () => "FOH/16OCT1317/FRA")];
     expect(() => parseFsu(lines.join("\n"), options())).toThrow(/holds more than 10000 status lines/);
   });
+
+  it("refuses a NUL character in any line, even an unmapped one (PostgreSQL text cannot hold it)", () => {
+    const text = "FSU/14\n020-12345675FRAJFK/T1K100\nRCS/16OCT1317/FRA/T1K100\nOSI/A\u0000B\n";
+    expect(problemsOfParse("inline", () => parseFsu(text, options()))).toEqual([
+      ["line 4", "holds the NUL character (U+0000)"],
+    ]);
+  });
 });

@@ -63,6 +63,138 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
       );
     });
 
+    const read = async <T>(route: string, awb: string) =>
+      (await (
+        await fetch(`${url}/carrier/handling/shipment/${route}?awb=${awb}`, {
+          headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        })
+      ).json()) as T;
+
+    it("records every status of a message in the AWB's history, milestones or not, with pieces and weight, once", async () => {
+      const awb = "020-11111111";
+      const message = [
+        "FSU/14",
+        "02011111111FRAJFK/T10K500",
+        "FOH/15OCT1500/FRA/T10K500/LCAG",
+        "RCS/15OCT1600/FRA/T10K500",
+        "DEP/LH400/16OCT/FRAJFK/P4K200/A1745",
+        "OCI/DE/ISS/RA/00012-01",
+        "XYZ/THIS IS NO CODE ANYONE KNOWS",
+      ].join("\n");
+      const answer = await send(message, "text/plain");
+      expect(answer.status).toBe(202);
+      const { events } = (await answer.json()) as { events: Array<{ eventId: string; clientEventId: string }> };
+      expect(events).toHaveLength(2);
+
+      type Status = {
+        code: string;
+        mapped: boolean;
+        milestoneEventId: string | null;
+        reason: string | null;
+        source: { line: number | null; text: string };
+        quantity: { shipment: string; pieces: number; weight: number; weightUnit: string; totalPieces: number } | null;
+      };
+      const statuses = await read<Status[]>("carrier-statuses", awb);
+      expect(statuses.map((s) => s.code).sort()).toEqual(["DEP", "FOH", "OCI", "RCS", "XYZ"]);
+      const byCode = new Map(statuses.map((s) => [s.code, s]));
+      // A mapped status points at its stored milestone: the same eventId the POST answered with.
+      expect(byCode.get("RCS")).toMatchObject({ mapped: true, reason: null, milestoneEventId: events[0]!.eventId });
+      expect(byCode.get("DEP")).toMatchObject({
+        mapped: true,
+        milestoneEventId: events[1]!.eventId,
+        source: { line: 5, text: "DEP/LH400/16OCT/FRAJFK/P4K200/A1745" },
+        quantity: { shipment: "P", pieces: 4, weight: 200, weightUnit: "K", totalPieces: 10 },
+      });
+      expect(byCode.get("FOH")).toMatchObject({
+        mapped: false,
+        milestoneEventId: null,
+        reason: expect.any(String),
+        quantity: { shipment: "T", pieces: 10, weight: 500 },
+      });
+      // The unmapped statuses are no milestones: the milestone history holds RCS and DEP only.
+      const milestones = await read<Array<{ state: string }>>("events", awb);
+      expect(milestones.map((m) => m.state)).toEqual(["RCS", "DEP"]);
+
+      // Sent again (and a message of unmapped statuses only): nothing recorded twice.
+      expect((await send(message, "text/plain")).status).toBe(202);
+      const onlyUnmapped = await send(
+        "FSU/14\n02011111111FRAJFK/T10K500\nFOH/15OCT1500/FRA/T10K500/LCAG\n",
+        "text/plain",
+      );
+      expect(onlyUnmapped.status).toBe(202);
+      expect(await onlyUnmapped.json()).toEqual({ events: [] });
+      expect(await read<Status[]>("carrier-statuses", awb)).toHaveLength(5);
+
+      // GraphQL reads the same history.
+      const graphql = await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          query: `query($awb: String!) { carrierStatuses(awb: $awb) { code mapped milestoneEventId quantity { pieces totalPieces } } }`,
+          variables: { awb },
+        }),
+      });
+      const { data } = (await graphql.json()) as {
+        data: { carrierStatuses: Array<{ code: string; milestoneEventId: string | null; quantity: unknown }> };
+      };
+      expect(data.carrierStatuses).toHaveLength(5);
+      expect(data.carrierStatuses.find((s) => s.code === "DEP")).toEqual(
+        expect.objectContaining({ milestoneEventId: events[1]!.eventId, quantity: { pieces: 4, totalPieces: 10 } }),
+      );
+    });
+
+    it("refuses a NUL character in an FSU line or a JSON event, naming it, and stores nothing", async () => {
+      const awb = "020-22222222";
+      const fsu = await send(
+        "FSU/14\n02022222222FRAJFK/T1K10\nRCS/15OCT1600/FRA/T1K10\nXYZ/NUL\u0000HERE\n",
+        "text/plain",
+      );
+      expect(fsu.status).toBe(400);
+      expect(((await fsu.json()) as { errors: unknown[] }).errors).toEqual([
+        { field: "line 4", message: expect.stringContaining("NUL character") },
+      ]);
+      const json = await fetch(`${url}${EVENTS}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ awb, state: "RCS", eventId: "nul\u0000id" }),
+      });
+      expect(json.status).toBe(400);
+      expect(((await json.json()) as { errors: unknown[] }).errors).toEqual([
+        { field: "eventId", message: expect.stringContaining("NUL character") },
+      ]);
+      expect(await read<unknown[]>("events", awb)).toEqual([]);
+      expect(await read<unknown[]>("carrier-statuses", awb)).toEqual([]);
+    });
+
+    it("stores a message's milestones and statuses in one transaction: a status the database refuses stores neither", async () => {
+      const awb = "020-33333333";
+      // A rule of this test's own database, so that PostgreSQL itself refuses one status (SQLSTATE 23514).
+      await app.database.prisma.$executeRawUnsafe(
+        `ALTER TABLE carrier_status ADD CONSTRAINT refuses_foh_of_test CHECK (NOT (awb = '${awb}' AND code = 'FOH'))`,
+      );
+      const message = "FSU/14\n02033333333FRAJFK/T1K10\nRCS/15OCT1600/FRA/T1K10\nFOH/15OCT1500/FRA/T1K10\n";
+      const answer = await send(message, "text/plain");
+      expect(answer.status).toBe(500);
+      expect(await read<unknown[]>("events", awb)).toEqual([]);
+      expect(await read<unknown[]>("carrier-statuses", awb)).toEqual([]);
+      await app.database.prisma.$executeRawUnsafe(`ALTER TABLE carrier_status DROP CONSTRAINT refuses_foh_of_test`);
+      expect((await send(message, "text/plain")).status).toBe(202);
+      expect(await read<unknown[]>("events", awb)).toHaveLength(1);
+      expect(await read<unknown[]>("carrier-statuses", awb)).toHaveLength(2);
+    });
+
+    it("records an XFSU's statuses with the element each was read from", async () => {
+      expect((await send(fixture("xfsu/unknown-codes.xml"), "application/xml")).status).toBe(202);
+      const statuses = await read<Array<{ code: string; mapped: boolean; source: { element: string | null } }>>(
+        "carrier-statuses",
+        "020-12345675",
+      );
+      const foh = statuses.find((s) => s.code === "FOH" && s.source.element !== null);
+      expect(foh).toMatchObject({ mapped: false, source: { element: expect.stringContaining("ReportedStatus") } });
+      const refused = await read<{ code: string }>("carrier-statuses", "not-an-awb");
+      expect(refused.code).toBe("VALIDATION_FAILED");
+    });
+
     it("refuses a message it cannot read with the problems, naming the line, and stores nothing", async () => {
       const answer = await send(fixture("fsu/bad-consignment.txt"), "text/plain");
       expect(answer.status).toBe(400);
@@ -84,6 +216,7 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
         await fetch(`${url}${EVENTS}?awb=020-98765435`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
       ).json()) as Array<{ state: string }>;
       expect(history).toEqual([]);
+      expect(await read<unknown[]>("carrier-statuses", "020-98765435")).toEqual([]);
 
       const xml = await send(fixture("xfsu/external-entity.xml"), "application/xml");
       expect(xml.status).toBe(400);

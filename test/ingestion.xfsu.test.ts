@@ -264,4 +264,11 @@ describe("XFSU milestones and event ids", () => {
       CarrierMessageRejected,
     );
   });
+
+  it("refuses a NUL character, which XML does not allow and its validator lets through", () => {
+    const text = fixture("dep-with-offset.xml").replace("<ram:ReasonCode>", "<ram:ReasonCode>\u0000");
+    expect(problemsOfParse("inline", () => parseXfsu(text, options()))).toEqual([
+      [expect.stringMatching(/^line \d+$/), "is not well-formed XML: it holds the NUL character (U+0000)"],
+    ]);
+  });
 });

@@ -159,7 +159,7 @@ export async function buildServices(
           now: receivedAt,
           timeZoneOf: (station) => stations.timeZoneOf(station),
         }),
-      ingest: (events, receivedAt) => milestones.ingest(events, receivedAt),
+      ingest: (events, receivedAt, statuses) => milestones.ingest(events, receivedAt, statuses),
       metrics: createBrokerMetrics(metrics.registry),
       log,
     });

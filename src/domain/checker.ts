@@ -57,6 +57,7 @@ export class Checker {
       return null;
     }
     if (value.trim() === "" && !nullable) this.fail(field, "must not be empty");
+    else if (value.includes("\u0000")) this.fail(field, "must not hold the NUL character (U+0000)");
     else if (value.length > maxLength) this.fail(field, `must be at most ${maxLength} characters`);
     else if (pattern && !pattern.test(value))
       this.fail(field, `must be ${hint ?? `of the form ${pattern}`}, got ${JSON.stringify(value)}`);

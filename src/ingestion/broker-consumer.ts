@@ -2,7 +2,9 @@ import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } 
 import type { Logger } from "pino";
 import { isDatabaseUnavailable, sqlStateOf } from "../db/availability";
 import { AppError } from "../errors";
+import type { CarrierStatusRow } from "../milestones/carrier-status.store";
 import type { MilestoneInput } from "../milestones/milestone.validate";
+import type { MessageContents } from "./carrier-ingest";
 import type { BrokerMetrics } from "./broker.metrics";
 
 /** "consuming": connected, the queue consumed; "reconnecting": not (yet) connected, trying with backoff. */
@@ -15,10 +17,14 @@ export interface BrokerConsumerOptions {
   deadLetterQueue: string;
   /** Unacknowledged messages the broker hands this instance at once. */
   prefetch: number;
-  /** A message's milestones; throws an AppError for a message that cannot be read (broker-message.ts). */
-  read: (contentType: string | undefined, body: Buffer, receivedAt: Date) => MilestoneInput[];
-  /** Stores milestones in one transaction; resolves after the commit (milestone.service.ts). */
-  ingest: (events: MilestoneInput[], receivedAt: Date) => Promise<ReadonlyArray<{ duplicate: boolean }>>;
+  /** A message's milestones and statuses; throws an AppError for one that cannot be read (broker-message.ts). */
+  read: (contentType: string | undefined, body: Buffer, receivedAt: Date) => MessageContents;
+  /** Stores milestones and statuses in one transaction; resolves after the commit (milestone.service.ts). */
+  ingest: (
+    events: MilestoneInput[],
+    receivedAt: Date,
+    statuses: CarrierStatusRow[],
+  ) => Promise<ReadonlyArray<{ duplicate: boolean }>>;
   metrics: BrokerMetrics;
   log: Logger;
   /** Delay before the first reconnection attempt, doubled at each failure up to `maxMs`. */
@@ -37,6 +43,8 @@ export interface BrokerConsumer {
 
 /** Milestones stored in one transaction at most: a batch stops taking messages once it has this many. */
 const MAX_BATCH_EVENTS = 1_000;
+/** Carrier statuses recorded in one transaction at most (one message may hold 10,000: it goes alone). */
+const MAX_BATCH_STATUSES = 10_000;
 /** A dead-letter's problem list is cut to this many characters (AMQP header tables hold 64 KiB in all). */
 const MAX_ERRORS_HEADER_CHARS = 16_384;
 /** Codes the reading of a message throws (broker-message.ts): such a message is dead-lettered. */
@@ -46,6 +54,7 @@ const UNREADABLE = new Set(["VALIDATION_FAILED", "MALFORMED_JSON", "UNSUPPORTED_
 interface Pending {
   message: ConsumeMessage;
   events: MilestoneInput[];
+  statuses: CarrierStatusRow[];
   receivedAt: Date;
   settled: () => void;
 }
@@ -157,9 +166,9 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
   async function receive(s: Session, message: ConsumeMessage) {
     const settled = track();
     const receivedAt = new Date();
-    let events: MilestoneInput[];
+    let contents: MessageContents;
     try {
-      events = read(message.properties.contentType as string | undefined, message.content, receivedAt);
+      contents = read(message.properties.contentType as string | undefined, message.content, receivedAt);
     } catch (error) {
       if (!(error instanceof AppError && UNREADABLE.has(error.code)))
         // The parsers throw only rejections (a property test holds them to it); anything else is a bug,
@@ -179,13 +188,13 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       settled();
       return;
     }
-    if (events.length === 0) {
+    if (contents.events.length === 0 && contents.statuses.length === 0) {
       settleOn(s, message, true);
       metrics.record("unmapped");
       settled();
       return;
     }
-    s.batch.push({ message, events, receivedAt, settled });
+    s.batch.push({ message, ...contents, receivedAt, settled });
     void flush(s);
   }
 
@@ -200,10 +209,17 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
           for (const pending of s.batch.splice(0)) pending.settled();
           return;
         }
-        let count = 0;
+        let events = 0;
+        let statuses = 0;
         let taken = 0;
-        while (taken < s.batch.length && (taken === 0 || count + s.batch[taken]!.events.length <= MAX_BATCH_EVENTS))
-          count += s.batch[taken++]!.events.length;
+        for (const next of s.batch) {
+          const fits =
+            events + next.events.length <= MAX_BATCH_EVENTS && statuses + next.statuses.length <= MAX_BATCH_STATUSES;
+          if (taken > 0 && !fits) break;
+          events += next.events.length;
+          statuses += next.statuses.length;
+          taken++;
+        }
         await store(s, s.batch.splice(0, taken));
       }
     } finally {
@@ -218,13 +234,17 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       const results = await ingest(
         batch.flatMap((p) => p.events),
         receivedAt,
+        batch.flatMap((p) => p.statuses),
       );
       failedIngestions = 0;
       let at = 0;
       for (const pending of batch) {
         const mine = results.slice(at, (at += pending.events.length));
         settleOn(s, pending.message, true); // after the commit, never before
-        metrics.record(mine.every((r) => r.duplicate) ? "duplicate" : "stored");
+        // A message of statuses that are no milestones (FOH, customs codes…) is recorded in the history only.
+        const outcome =
+          pending.events.length === 0 ? "unmapped" : mine.every((r) => r.duplicate) ? "duplicate" : "stored";
+        metrics.record(outcome);
         pending.settled();
       }
     } catch (error) {

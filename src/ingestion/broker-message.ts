@@ -1,14 +1,14 @@
 import { AppError } from "../errors";
-import { type MilestoneInput, parseMilestones } from "../milestones/milestone.validate";
+import { parseMilestones } from "../milestones/milestone.validate";
 import type { ParseOptions } from "./carrier-message";
-import { carrierFormatOf, mediaTypeOf, readCarrierMessage } from "./carrier-ingest";
+import { carrierFormatOf, mediaTypeOf, type MessageContents, readCarrierMessage } from "./carrier-ingest";
 import { parseJsonBody } from "../http/json-body";
 
 /** The largest message body read, as for a REST body (1 MiB): a larger one is dead-lettered unread. */
 export const MAX_BROKER_MESSAGE_BYTES = 1_048_576;
 
 /**
- * The milestones of one broker message, read by its AMQP `contentType` as REST reads a body by its
+ * The milestones (and a carrier message's statuses) of one broker message, read by its AMQP `contentType` as REST reads a body by its
  * Content-Type: text/plain is FSU, application/xml and text/xml XFSU, application/json (or no content
  * type at all, as many publishers send JSON) the JSON ingestion takes. A message that cannot be read
  * throws the AppError REST would answer with (VALIDATION_FAILED, MALFORMED_JSON,
@@ -18,7 +18,7 @@ export function readBrokerMessage(
   contentType: string | undefined,
   body: Buffer,
   options: ParseOptions,
-): MilestoneInput[] {
+): MessageContents {
   if (body.length > MAX_BROKER_MESSAGE_BYTES)
     throw new AppError(
       "PAYLOAD_TOO_LARGE",
@@ -34,5 +34,8 @@ export function readBrokerMessage(
     );
   // Read as a REST body is (an empty one is no body, which the milestone rules then refuse).
   const json = parseJsonBody(body.toString("utf8"));
-  return parseMilestones(json, { enforceCheckDigit: options.enforceCheckDigit, now: options.now });
+  return {
+    events: parseMilestones(json, { enforceCheckDigit: options.enforceCheckDigit, now: options.now }),
+    statuses: [],
+  };
 }

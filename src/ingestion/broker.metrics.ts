@@ -2,8 +2,8 @@ import { Counter, Gauge, type Registry } from "prom-client";
 
 /**
  * What became of a broker message: "stored" (committed, at least one milestone new), "duplicate"
- * (committed, every milestone stored before: a redelivery or a message sent again), "unmapped" (read,
- * but holding no gateway milestone: acknowledged, nothing to store), "dead_lettered" (unreadable:
+ * (committed, every milestone stored before: a redelivery or a message sent again), "unmapped" (holding
+ * no gateway milestone: its statuses recorded in the history, committed), "dead_lettered" (unreadable:
  * moved to the dead-letter queue), "failed" (its ingestion failed: handed back to the queue, counted
  * at each attempt).
  */

@@ -1,6 +1,7 @@
 import { validationError } from "../errors";
 import type { MilestoneInput } from "../milestones/milestone.validate";
-import { CarrierMessageRejected, milestonesOf, type ParseOptions } from "./carrier-message";
+import type { CarrierStatusRow } from "../milestones/carrier-status.store";
+import { CarrierMessageRejected, milestonesOf, type ParseOptions, statusRowsOf } from "./carrier-message";
 import { parseFsu } from "./fsu.parse";
 import { parseXfsu } from "./xfsu.parse";
 
@@ -25,14 +26,23 @@ export function carrierFormatOf(contentType: string | undefined): "FSU" | "XFSU"
 }
 
 /**
- * The milestones of a carrier message (one or more FSU messages, or one XFSU), as JSON ingestion
- * takes them; a message the parser rejects is VALIDATION_FAILED with one field error per problem
- * (each naming its line or element). Statuses that are not gateway milestones are left out: they are
- * not stored yet (docs/INGESTION.md).
+ * What one body or broker message asks to store: milestones (as JSON ingestion takes them) and, for a
+ * carrier message, every status it reported, mapped or not, for the AWB's history.
  */
-export function readCarrierMessage(format: "FSU" | "XFSU", text: string, options: ParseOptions): MilestoneInput[] {
+export interface MessageContents {
+  events: MilestoneInput[];
+  statuses: CarrierStatusRow[];
+}
+
+/**
+ * The milestones and statuses of a carrier message (one or more FSU messages, or one XFSU); a message
+ * the parser rejects is VALIDATION_FAILED with one field error per problem (each naming its line or
+ * element).
+ */
+export function readCarrierMessage(format: "FSU" | "XFSU", text: string, options: ParseOptions): MessageContents {
   try {
-    return milestonesOf(format === "FSU" ? parseFsu(text, options) : [parseXfsu(text, options)]);
+    const messages = format === "FSU" ? parseFsu(text, options) : [parseXfsu(text, options)];
+    return { events: milestonesOf(messages), statuses: statusRowsOf(messages) };
   } catch (error) {
     // Field errors as every other refusal has them: the field names the line or element.
     if (error instanceof CarrierMessageRejected)

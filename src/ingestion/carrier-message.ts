@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FieldError } from "../domain/checker";
 import type { MilestoneInput } from "../milestones/milestone.validate";
+import type { CarrierStatusRow } from "../milestones/carrier-status.store";
 
 /**
  * What the carrier-message parsers (Cargo-IMP FSU, `fsu.parse.ts`; Cargo-XML XFSU, `xfsu.parse.ts`)
@@ -192,4 +193,40 @@ export function carrierEventId(format: CarrierFormat, awb: string, statusText: s
 /** Every mapped status's milestone, in message order: what the milestone service's `ingest` takes. */
 export function milestonesOf(messages: readonly CarrierMessage[]): MilestoneInput[] {
   return messages.flatMap((m) => m.statuses.map((s) => s.milestone));
+}
+
+/** Every status of the messages, mapped or not, as the history records it (carrier-status.store.ts). */
+export function statusRowsOf(messages: readonly CarrierMessage[]): CarrierStatusRow[] {
+  return messages.flatMap((m) => [
+    ...m.statuses.map((s) => statusRow(m, s, null)),
+    ...m.unmapped.map((s) => statusRow(m, s, s.reason)),
+  ]);
+}
+
+function statusRow(message: CarrierMessage, status: StatusRecord, reason: string | null): CarrierStatusRow {
+  const { quantity } = status;
+  return {
+    statusKey: status.eventId,
+    awb: message.awb,
+    code: status.code,
+    mapped: reason === null,
+    reason,
+    format: message.format,
+    sourceLine: status.source.line,
+    sourceElement: status.source.element,
+    sourceText: status.source.text,
+    occurredAt: status.occurredAt,
+    timeBasis: status.timeBasis,
+    station: status.station,
+    flight: status.flight,
+    flightDate: status.flightDate,
+    carrierCode: status.carrier,
+    discrepancy: status.discrepancy,
+    toaTimestamp: status.toaTimestamp,
+    shipment: quantity?.shipment ?? null,
+    pieces: quantity?.pieces ?? null,
+    weight: quantity?.weight ?? null,
+    weightUnit: quantity?.weightUnit ?? null,
+    totalPieces: quantity?.totalPieces ?? null,
+  };
 }

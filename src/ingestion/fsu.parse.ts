@@ -99,6 +99,8 @@ export function parseFsu(text: string, options: ParseOptions): CarrierMessage[] 
   text.split(/\r\n|\r|\n/).forEach((raw, i) => {
     const line = { no: i + 1, text: raw.trim() };
     if (line.text === "" || TRANSMISSION_LINES.some((pattern) => pattern.test(line.text))) return;
+    // No Cargo-IMP character, and no text the database can store: the whole message is refused.
+    if (line.text.includes("\u0000")) problems.atLine(line.no, line.text, "holds the NUL character (U+0000)");
     if (line.text.startsWith("FSU/")) drafts.push({ header: line, body: [] });
     else if (drafts.length > 0) drafts.at(-1)!.body.push(line);
     else before.push(line);

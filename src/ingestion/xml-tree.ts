@@ -47,6 +47,12 @@ export function readXml(text: string): XmlRead {
         reason: "has a DOCTYPE, which Cargo-XML messages do not have and the gateway does not read",
       },
     };
+  const nul = text.indexOf("\u0000");
+  if (nul >= 0)
+    // XML allows no NUL character anywhere (XML 1.0, Char); the validator below lets it through.
+    return {
+      problem: { line: lineAt(text, nul), reason: "is not well-formed XML: it holds the NUL character (U+0000)" },
+    };
   try {
     const valid = XMLValidator.validate(text);
     if (valid !== true)

@@ -2,6 +2,7 @@ import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import { requireScope } from "../clients/client.service";
 import type { GraphQLContext } from "../graphql/context";
 import { parseMilestones } from "./milestone.validate";
+import { CarrierStatusType } from "./carrier-status.types";
 import { IngestResultType, StatusEventInputType, StatusEventType } from "./milestone.types";
 
 @Resolver()
@@ -27,5 +28,14 @@ export class MilestoneResolver {
   async milestones(@Arg("awb") awb: string, @Ctx() ctx: GraphQLContext): Promise<StatusEventType[]> {
     requireScope(await ctx.auth(), "events:read", "subscriptions");
     return (await ctx.services.milestones.history(awb)).map((e) => new StatusEventType(e));
+  }
+
+  @Query(() => [CarrierStatusType], {
+    description:
+      "Every status FSU and XFSU messages reported for an AWB, milestones or not, with pieces and weight, in the order they happened; at most 1,000 (scope events:read or subscriptions).",
+  })
+  async carrierStatuses(@Arg("awb") awb: string, @Ctx() ctx: GraphQLContext): Promise<CarrierStatusType[]> {
+    requireScope(await ctx.auth(), "events:read", "subscriptions");
+    return (await ctx.services.milestones.carrierStatuses(awb)).map((s) => new CarrierStatusType(s));
   }
 }

@@ -2,10 +2,11 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Principal } from "../clients/client.service";
 import { keyed } from "../http/auth";
 import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
-import { historyQuery, ingestAnswer, ingestBody, milestoneSchema } from "./milestone.schemas";
+import { carrierStatusSchema, historyQuery, ingestAnswer, ingestBody, milestoneSchema } from "./milestone.schemas";
+import { carrierStatusView } from "./carrier-status.view";
 import type { MilestoneService } from "./milestone.service";
 import { parseMilestones } from "./milestone.validate";
-import { carrierFormatOf, readCarrierMessage } from "../ingestion/carrier-ingest";
+import { carrierFormatOf, type MessageContents, readCarrierMessage } from "../ingestion/carrier-ingest";
 import { milestoneView } from "./milestone.view";
 
 const security = [{ bearer: [] }];
@@ -23,17 +24,19 @@ export async function registerMilestoneRoutes(
 ): Promise<void> {
   const { milestones, carrier, enforceCheckDigit, timeZoneOf, authenticate } = deps;
   const base = `/${carrier}/handling/shipment`;
-  addSchemas(app, milestoneSchema);
+  addSchemas(app, milestoneSchema, carrierStatusSchema);
 
   /** JSON milestones, or a carrier message (FSU as text/plain, XFSU as XML) read into the same. */
-  const readEvents = (request: FastifyRequest) => {
+  const readEvents = (request: FastifyRequest): MessageContents => {
     const now = new Date();
     const format = carrierFormatOf(request.headers["content-type"]);
     if (format && typeof request.body === "string")
       return readCarrierMessage(format, request.body, { enforceCheckDigit, now, timeZoneOf });
-    return parseMilestones(request.body, { enforceCheckDigit, now });
+    return { events: parseMilestones(request.body, { enforceCheckDigit, now }), statuses: [] };
   };
-  const readHistory = (request: FastifyRequest) => milestones.history((request.query as { awb?: unknown }).awb);
+  const awbOf = (request: FastifyRequest) => (request.query as { awb?: unknown }).awb;
+  const readHistory = (request: FastifyRequest) => milestones.history(awbOf(request));
+  const readCarrierStatuses = (request: FastifyRequest) => milestones.carrierStatuses(awbOf(request));
 
   // A scope of its own, so that only this route reads XML bodies (as text, for the XFSU parser).
   await app.register(async (scope) => {
@@ -63,7 +66,8 @@ export async function registerMilestoneRoutes(
         config: { explainInvalid: readEvents },
       },
       async (request, reply) => {
-        const results = await milestones.ingest(readEvents(request));
+        const { events, statuses } = readEvents(request);
+        const results = await milestones.ingest(events, new Date(), statuses);
         return reply.code(202).send({ events: results });
       },
     );
@@ -87,5 +91,25 @@ export async function registerMilestoneRoutes(
       config: { explainInvalid: readHistory },
     },
     async (request) => (await readHistory(request)).map(milestoneView),
+  );
+
+  app.get(
+    `${base}/carrier-statuses`,
+    {
+      schema: {
+        tags: ["milestones"],
+        security,
+        summary:
+          "Every status FSU and XFSU messages reported for an AWB, milestones or not (FOH, customs codes, OCI lines…), with pieces and weight, in the order they happened (scope events:read or subscriptions)",
+        querystring: historyQuery,
+        response: {
+          200: { description: "At most 1,000 statuses", type: "array", items: ref("CarrierStatus") },
+          ...problems([400, ...KEYED, ...ALWAYS, ...DATABASE], { 400: "awb is missing or not an AWB" }),
+        },
+      },
+      ...keyed(authenticate, "events:read", "subscriptions"),
+      config: { explainInvalid: readCarrierStatuses },
+    },
+    async (request) => (await readCarrierStatuses(request)).map(carrierStatusView),
   );
 }

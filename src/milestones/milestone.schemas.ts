@@ -8,6 +8,7 @@ import { objectSchema, PATTERNS } from "../http/schema";
 import type { IngestResult } from "./milestone.service";
 import { MAX_EVENTS_PER_CALL } from "./milestone.validate";
 import type { MilestoneView } from "./milestone.view";
+import type { CarrierStatusView, QuantityView } from "./carrier-status.view";
 
 /** ISO 8601 date-time with an explicit offset (Z or ±hh:mm), as milestone.validate.ts reads it. */
 const ISO_WITH_OFFSET = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})$";
@@ -109,6 +110,55 @@ export const milestoneSchema = objectSchema<MilestoneView>({
     receivedAt: { type: "string", format: "date-time" },
     station: { type: ["string", "null"] },
     flight: { type: ["string", "null"] },
+  },
+});
+
+const text = { type: ["string", "null"] } as const;
+
+/** A status a carrier message reported, as GET …/carrier-statuses shows it. */
+export const carrierStatusSchema = objectSchema<CarrierStatusView>({
+  $id: "CarrierStatus",
+  properties: {
+    id: { type: "string", format: "uuid" },
+    awb: { type: "string", examples: ["020-12345675"] },
+    code: { type: "string", description: "The status code as the message gives it (RCS, FOH, OCI, …)" },
+    mapped: { type: "boolean", description: "A gateway milestone (stored and delivered as one)" },
+    milestoneEventId: { ...text, description: "The stored milestone's eventId, when mapped" },
+    reason: { ...text, description: "Why it is not a milestone, when not mapped" },
+    format: { type: "string", enum: ["FSU", "XFSU"] },
+    source: objectSchema<CarrierStatusView["source"]>({
+      description: "Where it was read: the FSU line or the XFSU element, and its text",
+      properties: {
+        line: { type: ["integer", "null"] },
+        element: text,
+        text: { type: "string" },
+      },
+    }),
+    timestamp: {
+      type: ["string", "null"],
+      format: "date-time",
+      description: "When it happened, when the message said",
+    },
+    timeBasis: { ...text, description: "utc, local, day or received (docs/INGESTION.md, Times)" },
+    station: text,
+    flight: text,
+    flightDate: { ...text, description: "The flight's day (MAN, DEP: departure; ARR, RCF, TOA: arrival), YYYY-MM-DD" },
+    carrier: { ...text, description: "RCT, TFD: the carrier received from or transferred to" },
+    discrepancy: { ...text, description: "DIS: the discrepancy code" },
+    toaTimestamp: { type: ["string", "null"], format: "date-time" },
+    quantity: {
+      ...objectSchema<QuantityView>({
+        properties: {
+          shipment: { type: "string", description: "T total, P part, D divided, S split" },
+          pieces: { type: ["integer", "null"] },
+          weight: { type: ["number", "null"] },
+          weightUnit: { ...text, description: "K kilograms, L pounds" },
+          totalPieces: { type: ["integer", "null"] },
+        },
+      }),
+      type: ["object", "null"],
+    },
+    receivedAt: { type: "string", format: "date-time" },
   },
 });
 

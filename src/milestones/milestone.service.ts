@@ -11,6 +11,12 @@ import type { DeliveryHandoff } from "../delivery/delivery.worker";
 import { notificationBody, originOf } from "../delivery/notification";
 import type { MilestoneInput } from "./milestone.validate";
 import { createMilestoneStore, PositionConflict, type StoredMilestone } from "./milestone.store";
+import {
+  type CarrierStatusRow,
+  carrierStatusesOf,
+  recordCarrierStatuses,
+  type StoredCarrierStatus,
+} from "./carrier-status.store";
 
 export type { StoredMilestone } from "./milestone.store";
 
@@ -54,10 +60,20 @@ export function createMilestoneService({
 }) {
   const store = createMilestoneStore(prisma);
 
-  async function ingestOnce(events: MilestoneInput[], keys: string[], receivedAt: Date) {
+  async function ingestOnce(
+    events: MilestoneInput[],
+    keys: string[],
+    receivedAt: Date,
+    statuses: readonly CarrierStatusRow[],
+  ) {
     const lease = { token: randomUUID(), ms: handoff?.leaseMs ?? 0 };
     return prisma.$transaction(
       async (tx) => {
+        if (events.length === 0) {
+          // A carrier message with no gateway status (FOH, customs codes…): its history only.
+          await recordCarrierStatuses(tx, statuses, receivedAt);
+          return { results: [], stored: [], deliveryCount: 0, handedOff: [] };
+        }
         // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
         const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
         const created = await store.insertNumbered(
@@ -139,6 +155,8 @@ export function createMilestoneService({
           room.set(d.origin, left - 1);
         }
         await queueDeliveries(tx, deliveries, lease);
+        // Last, once every stream lock is held: a status key is then never waited for while holding one.
+        await recordCarrierStatuses(tx, statuses, receivedAt);
         const handedOff: ClaimedDelivery[] = deliveries
           .filter((d) => d.leased)
           .map((d) => ({
@@ -161,13 +179,21 @@ export function createMilestoneService({
   }
 
   return {
-    async ingest(events: MilestoneInput[], receivedAt = new Date()): Promise<IngestResult[]> {
+    /**
+     * Stores the milestones and, in the same transaction, the carrier statuses they were read from
+     * (with those that are no milestones): a message's history is recorded whole or not at all.
+     */
+    async ingest(
+      events: MilestoneInput[],
+      receivedAt = new Date(),
+      statuses: readonly CarrierStatusRow[] = [],
+    ): Promise<IngestResult[]> {
       const keys = events.map(dedupeKeyOf);
       for (let attempt = 1; ; attempt++) {
         try {
           // The lease clock starts before the transaction (whose now() sets the leases' end).
           const claimStartedAt = performance.now();
-          const { results, stored, deliveryCount, handedOff } = await ingestOnce(events, keys, receivedAt);
+          const { results, stored, deliveryCount, handedOff } = await ingestOnce(events, keys, receivedAt, statuses);
           if (handedOff.length > 0) handoff?.take(handedOff, claimStartedAt);
           if (stored.length > 0) onCommitted(stored, deliveryCount - handedOff.length);
           return results;
@@ -191,15 +217,25 @@ export function createMilestoneService({
 
     /** The stored milestones of an AWB (any accepted spelling), in the order they happened; at most 1,000. */
     async history(awbInput: unknown): Promise<StoredMilestone[]> {
-      const parsed = typeof awbInput === "string" ? parseAwb(awbInput) : null;
-      if (!parsed) throw validationError([{ field: "awb", message: "is required: an AWB such as 020-12345675" }]);
       return prisma.statusEvent.findMany({
-        where: { awb: parsed.canonical },
+        where: { awb: awbOf(awbInput) },
         orderBy: [{ occurredAt: "asc" }, { position: "asc" }],
         take: 1_000,
       });
     },
+
+    /** The statuses carrier messages reported for an AWB (any accepted spelling), mapped or not; at most 1,000. */
+    async carrierStatuses(awbInput: unknown): Promise<StoredCarrierStatus[]> {
+      return carrierStatusesOf(prisma, awbOf(awbInput));
+    },
   };
+}
+
+/** The canonical AWB of a read's argument, or VALIDATION_FAILED naming `awb`. */
+function awbOf(awbInput: unknown): string {
+  const parsed = typeof awbInput === "string" ? parseAwb(awbInput) : null;
+  if (!parsed) throw validationError([{ field: "awb", message: "is required: an AWB such as 020-12345675" }]);
+  return parsed.canonical;
 }
 
 export type MilestoneService = ReturnType<typeof createMilestoneService>;

@@ -1,0 +1,164 @@
+import type { Prisma } from "../db/database";
+
+/**
+ * A status a carrier message reported, as the AWB's history records it (table carrier_status): every
+ * status of an FSU or XFSU, a gateway milestone or not, with what the message said beyond the
+ * milestone (pieces, weight, flight date, discrepancy…). The parsers' records become these rows in
+ * ingestion/carrier-message.ts (`statusRowsOf`).
+ */
+export interface CarrierStatusRow {
+  /** The content-derived event id ("fsu:…", "xfsu:…"); for a mapped status, its milestone's eventId. */
+  statusKey: string;
+  awb: string;
+  code: string;
+  mapped: boolean;
+  /** Why it is not a milestone; null when mapped. */
+  reason: string | null;
+  format: "FSU" | "XFSU";
+  sourceLine: number | null;
+  sourceElement: string | null;
+  sourceText: string;
+  occurredAt: Date | null;
+  timeBasis: string | null;
+  station: string | null;
+  flight: string | null;
+  flightDate: string | null;
+  carrierCode: string | null;
+  discrepancy: string | null;
+  toaTimestamp: Date | null;
+  shipment: string | null;
+  pieces: number | null;
+  weight: number | null;
+  weightUnit: string | null;
+  totalPieces: number | null;
+}
+
+/** A recorded status, with when it was received and, for a mapped one, its stored milestone's id. */
+export interface StoredCarrierStatus extends CarrierStatusRow {
+  id: string;
+  receivedAt: Date;
+  /** The status_event stored for it (the milestone's eventId), or null for an unmapped status. */
+  milestoneId: string | null;
+}
+
+type Tx = Pick<Prisma, "$executeRawUnsafe">;
+
+/** The columns written, with their SQL types (the jsonb record below is read with them). */
+const FIELDS = [
+  ["status_key", "text"],
+  ["awb", "text"],
+  ["code", "text"],
+  ["mapped", "boolean"],
+  ["reason", "text"],
+  ["format", "text"],
+  ["source_line", "int"],
+  ["source_element", "text"],
+  ["source_text", "text"],
+  ["occurred_at", "timestamptz"],
+  ["time_basis", "text"],
+  ["station", "text"],
+  ["flight", "text"],
+  ["flight_date", "text"],
+  ["carrier_code", "text"],
+  ["discrepancy", "text"],
+  ["toa_timestamp", "timestamptz"],
+  ["shipment", "text"],
+  ["pieces", "int"],
+  ["weight", "double precision"],
+  ["weight_unit", "text"],
+  ["total_pieces", "int"],
+] as const;
+const RECORD = FIELDS.map(([name, type]) => `${name} ${type}`).join(", ");
+const COLUMNS = FIELDS.map(([name]) => name).join(", ");
+
+/**
+ * Records the statuses whose key is not recorded yet, in the caller's transaction; returns how many
+ * were new. Rows go in key order, so two transactions recording overlapping statuses wait for each
+ * other in one order instead of deadlocking.
+ */
+export async function recordCarrierStatuses(
+  tx: Tx,
+  rows: readonly CarrierStatusRow[],
+  receivedAt: Date,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  // One jsonb parameter instead of an array per column: the rows' nulls and numbers survive as they are.
+  const records = rows.map((r) => ({
+    status_key: r.statusKey,
+    awb: r.awb,
+    code: r.code,
+    mapped: r.mapped,
+    reason: r.reason,
+    format: r.format,
+    source_line: r.sourceLine,
+    source_element: r.sourceElement,
+    source_text: r.sourceText,
+    occurred_at: r.occurredAt?.toISOString() ?? null,
+    time_basis: r.timeBasis,
+    station: r.station,
+    flight: r.flight,
+    flight_date: r.flightDate,
+    carrier_code: r.carrierCode,
+    discrepancy: r.discrepancy,
+    toa_timestamp: r.toaTimestamp?.toISOString() ?? null,
+    shipment: r.shipment,
+    pieces: r.pieces,
+    weight: r.weight,
+    weight_unit: r.weightUnit,
+    total_pieces: r.totalPieces,
+  }));
+  return tx.$executeRawUnsafe(
+    `INSERT INTO carrier_status (id, received_at, ${COLUMNS})
+     SELECT gen_random_uuid(), $2::timestamptz, ${COLUMNS}
+     FROM (SELECT DISTINCT ON (status_key) * FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD}) ORDER BY status_key) r
+     ORDER BY status_key
+     ON CONFLICT (status_key) DO NOTHING`,
+    JSON.stringify(records),
+    receivedAt.toISOString(),
+  );
+}
+
+/** The most statuses an AWB's history answers with. */
+export const MAX_CARRIER_STATUSES = 1_000;
+
+/**
+ * An AWB's recorded statuses in the order they happened (a status without a time when it was
+ * received), then in message order; at most MAX_CARRIER_STATUSES.
+ */
+export async function carrierStatusesOf(prisma: Prisma, awb: string): Promise<StoredCarrierStatus[]> {
+  const rows = await prisma.$queryRawUnsafe<Array<Record<string, unknown>>>(
+    `SELECT c.id::text AS id, c.received_at, e.id::text AS milestone_id, ${FIELDS.map(([name]) => `c.${name}`).join(", ")}
+     FROM carrier_status c LEFT JOIN status_event e ON e.dedupe_key = 'id:' || c.status_key
+     WHERE c.awb = $1
+     ORDER BY coalesce(c.occurred_at, c.received_at), c.received_at, c.source_line, c.source_element, c.id
+     LIMIT ${MAX_CARRIER_STATUSES}`,
+    awb,
+  );
+  return rows.map((r) => ({
+    id: r.id as string,
+    receivedAt: r.received_at as Date,
+    milestoneId: (r.milestone_id as string | null) ?? null,
+    statusKey: r.status_key as string,
+    awb: r.awb as string,
+    code: r.code as string,
+    mapped: r.mapped as boolean,
+    reason: r.reason as string | null,
+    format: r.format as "FSU" | "XFSU",
+    sourceLine: r.source_line as number | null,
+    sourceElement: r.source_element as string | null,
+    sourceText: r.source_text as string,
+    occurredAt: r.occurred_at as Date | null,
+    timeBasis: r.time_basis as string | null,
+    station: r.station as string | null,
+    flight: r.flight as string | null,
+    flightDate: r.flight_date as string | null,
+    carrierCode: r.carrier_code as string | null,
+    discrepancy: r.discrepancy as string | null,
+    toaTimestamp: r.toa_timestamp as Date | null,
+    shipment: r.shipment as string | null,
+    pieces: r.pieces as number | null,
+    weight: r.weight as number | null,
+    weightUnit: r.weight_unit as string | null,
+    totalPieces: r.total_pieces as number | null,
+  }));
+}
