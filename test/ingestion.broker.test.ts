@@ -196,13 +196,15 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     expect(pdf!.properties.headers!["x-rejection-reason"]).toMatch(/^UNSUPPORTED_MEDIA_TYPE: /);
   }, 60_000);
 
-  it("dead-letters a message the database refuses instead of handing it back for ever", async () => {
+  it("dead-letters a message the database refuses instead of handing it back for ever, into a dead-letter queue deleted meanwhile", async () => {
     const before = { stored: await metric("stored"), dead: await metric("dead_lettered") };
     // Read fine, refused by PostgreSQL: a rule of this test's own database (SQLSTATE 23514, check_violation).
     await app.database.prisma.$executeRawUnsafe(
       `ALTER TABLE status_event ADD CONSTRAINT refuses_of_test CHECK (awb <> '020-30000014')`,
     );
     const refused = { awb: "020-30000014", state: "RCS", station: "FRA", eventId: `refused-${queue}` };
+    // The dead-letter queue deleted by mistake meanwhile: the dead letter must not vanish with it.
+    await channel.deleteQueue(deadLetterQueue);
     await publish(JSON.stringify(refused), "application/json");
     await publish(depFsu(30000003), "text/plain");
     await until(async () => (await history("020-30000003")).length === 1, { what: "the good message after" });

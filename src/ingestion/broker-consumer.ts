@@ -138,6 +138,8 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       "x-rejected-from": queue,
       "x-rejected-at": new Date().toISOString(),
     };
+    // Declared again first: a message published to a queue someone deleted would be confirmed, and dropped.
+    await s.channel.assertQueue(deadLetterQueue, { durable: true });
     await new Promise<void>((resolve, reject) => {
       s.channel.sendToQueue(
         deadLetterQueue,
