@@ -13,6 +13,7 @@ import type { Principal } from "../src/clients/client.service";
 import { Checker } from "../src/domain/checker";
 import { type AppError, type FieldError, validationError } from "../src/errors";
 import { parseMilestones } from "../src/milestones/milestone.validate";
+import { carrierStatusView } from "../src/milestones/carrier-status.view";
 import { milestoneView } from "../src/milestones/milestone.view";
 import { readSubscriptionBody } from "../src/subscriptions/subscription.validate";
 import { subscriptionView } from "../src/subscriptions/subscription.view";
@@ -152,6 +153,7 @@ describe("the REST contract", () => {
         "GET /carrier/stations/products/{IATACode}",
         "POST /carrier/handling/shipment/events",
         "GET /carrier/handling/shipment/events",
+        "GET /carrier/handling/shipment/carrier-statuses",
         "POST /carrier/handling/shipment/subscribe",
         "GET /carrier/handling/shipment/subscribe",
         "GET /carrier/handling/shipment/subscribe/{id}",
@@ -282,6 +284,16 @@ describe("the REST contract", () => {
     const history = await call("GET", `${shipment}/events?awb=${AWB}`);
     expect(history.text).toBe(JSON.stringify((await app.services.milestones.history(AWB)).map(milestoneView)));
     expect((await call("GET", `${shipment}/events`)).status).toBe(400);
+    // The statuses carrier messages reported: an FSU's, as its view, byte for byte.
+    const fsu = `FSU/14\n${AWB}FRAJFK/T1K10\nFOH/16OCT1317/FRA/T1K10\n`;
+    expect((await call("POST", `${shipment}/events`, { raw: fsu, type: "text/plain" })).status).toBe(202);
+    const statuses = await call("GET", `${shipment}/carrier-statuses?awb=${AWB}`);
+    expect(statuses.status).toBe(200);
+    expect(statuses.text).toBe(
+      JSON.stringify((await app.services.milestones.carrierStatuses(AWB)).map(carrierStatusView)),
+    );
+    expect(JSON.parse(statuses.text)).toHaveLength(1);
+    expect((await call("GET", `${shipment}/carrier-statuses?awb=x`)).status).toBe(400);
     expect(
       (await call("GET", `${shipment}/events?awb=1`, { headers: { authorization: "Bearer cgw_nope" } })).status,
     ).toBe(401);
