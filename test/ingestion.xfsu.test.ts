@@ -271,4 +271,22 @@ describe("XFSU milestones and event ids", () => {
       [expect.stringMatching(/^line \d+$/), "is not well-formed XML: it holds the NUL character (U+0000)"],
     ]);
   });
+
+  it("reads numeric character references as the characters they name, and refuses those naming none", () => {
+    const plain = parseXfsu(fixture("dep-with-offset.xml"), options());
+    const referenced = fixture("dep-with-offset.xml").replace(
+      "<ram:ReasonCode>DEP</ram:ReasonCode>",
+      "<ram:ReasonCode>&#68;&#x45;P</ram:ReasonCode>",
+    );
+    expect(parseXfsu(referenced, options()).statuses.map((s) => s.code)).toEqual(plain.statuses.map((s) => s.code));
+    for (const reference of ["&#0;", "&#xD800;", "&#x110000;"]) {
+      const text = fixture("dep-with-offset.xml").replace("<ram:ReasonCode>DEP", `<ram:ReasonCode>DEP${reference}`);
+      expect(problemsOfParse(reference, () => parseXfsu(text, options()))).toEqual([
+        [
+          expect.stringMatching(/^line \d+$/),
+          `is not well-formed XML: the character reference ${reference} names no XML character`,
+        ],
+      ]);
+    }
+  });
 });

@@ -139,6 +139,22 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
         "timestamp",
       ],
       [
+        "30 February (which JavaScript's Date would move to 2 March)",
+        { awb: "176-10000003", state: "DEP", timestamp: "2026-02-30T10:00:00Z" },
+        "timestamp",
+      ],
+      [
+        "an offset past ±14:00",
+        { awb: "176-10000003", state: "DEP", timestamp: "2026-11-21T10:00:00+15:00" },
+        "timestamp",
+      ],
+      [
+        "an instant past 9999 (PostgreSQL refuses its offset: it was a 500)",
+        { awb: "176-10000003", state: "DEP", timestamp: "9999-12-31T23:59:00-01:00" },
+        "timestamp",
+      ],
+      ["a year before 1900", { awb: "176-10000003", state: "DEP", timestamp: "1899-12-31T23:00:00Z" }, "timestamp"],
+      [
         "toaTimestamp on DEP",
         { awb: "176-10000003", state: "DEP", toaTimestamp: "2026-11-21T10:00:00Z" },
         "toaTimestamp",

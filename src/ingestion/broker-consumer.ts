@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from "amqplib";
 import type { Logger } from "pino";
 import { isDatabaseUnavailable, sqlStateOf } from "../db/availability";
@@ -67,6 +68,8 @@ interface Session {
   alive: boolean;
   batch: Pending[];
   flushing: boolean;
+  /** Dead letters the broker returned as unroutable (their x-dead-letter-id): not kept, so not acked. */
+  returned: Set<string>;
 }
 
 /**
@@ -138,14 +141,18 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       "x-rejected-from": queue,
       "x-rejected-at": new Date().toISOString(),
     };
-    // Declared again first: a message published to a queue someone deleted would be confirmed, and dropped.
+    // Declared again first, so a dead-letter queue deleted by mistake comes back; published mandatory,
+    // so one deleted in between returns the message instead of the broker confirming and dropping it.
     await s.channel.assertQueue(deadLetterQueue, { durable: true });
+    const id = randomUUID();
+    headers["x-dead-letter-id"] = id;
     await new Promise<void>((resolve, reject) => {
       s.channel.sendToQueue(
         deadLetterQueue,
         message.content,
         {
           persistent: true,
+          mandatory: true,
           headers,
           // The original properties, so the message can be published again as it was once mended.
           ...definedOnly({
@@ -158,7 +165,11 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
             appId: props.appId as string | undefined,
           }),
         },
-        (failure) => (failure ? reject(failure instanceof Error ? failure : new Error(String(failure))) : resolve()),
+        (failure) => {
+          if (failure) reject(failure instanceof Error ? failure : new Error(String(failure)));
+          else if (s.returned.delete(id)) reject(new Error(`the dead-letter queue ${deadLetterQueue} is gone`));
+          else resolve();
+        },
       );
     });
     return reason;
@@ -334,6 +345,7 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       alive: true,
       batch: [],
       flushing: false,
+      returned: new Set(),
     };
     // Without listeners an 'error' event would end the process; the 'close' that follows reconnects.
     connection.on("error", (error: Error) => log.debug({ err: error }, "broker connection error"));
@@ -343,6 +355,11 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       s.channel = await connection.createConfirmChannel();
       s.channel.on("error", (error: Error) => log.debug({ err: error }, "broker channel error"));
       s.channel.on("close", () => lost(s, "channel closed"));
+      // A mandatory publish nobody routes comes back here, before its confirm (AMQP 0-9-1).
+      s.channel.on("return", (returned: ConsumeMessage) => {
+        const id = returned.properties.headers?.["x-dead-letter-id"] as unknown;
+        if (typeof id === "string") s.returned.add(id);
+      });
       await s.channel.assertQueue(queue, { durable: true });
       await s.channel.assertQueue(deadLetterQueue, { durable: true });
       await s.channel.prefetch(prefetch);

@@ -3,6 +3,7 @@
  * when a date-time has no offset), dates without a year (Cargo-IMP's "16OCT"). Pure: the station's
  * time zone and the reference instant are arguments.
  */
+import { isRealDate } from "../domain/instant";
 
 export const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"] as const;
 
@@ -121,11 +122,6 @@ export function endOfLocalDay(date: { year: number; month: number; day: number }
     timeZone,
   );
   return start && new Date(start.getTime() - 1);
-}
-
-export function isRealDate(year: number, month: number, day: number): boolean {
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /**

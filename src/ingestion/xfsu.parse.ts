@@ -16,7 +16,8 @@ import {
   type TimeBasis,
   type UnmappedStatus,
 } from "./carrier-message";
-import { isKnownTimeZone, isRealDate, zonedInstant } from "./message-time";
+import { INSTANT_RANGE, isAcceptedInstant, isRealDate, offsetMinutes } from "../domain/instant";
+import { isKnownTimeZone, zonedInstant } from "./message-time";
 import { unmappedReason } from "./status-codes";
 import { attributeOf, child, children, readXml, textAt, textOf } from "./xml-tree";
 
@@ -340,13 +341,19 @@ function placer(station: string | null, stationText: string | null, options: Par
       return null;
     }
     const local = { year, month, day, hour, minute, second, millisecond };
+    const accepted = (at: Date) => {
+      if (isAcceptedInstant(at)) return true;
+      fail(element, text, `is outside the instants accepted, ${INSTANT_RANGE}`);
+      return false;
+    };
     if (offset !== undefined) {
-      const minutes =
-        offset === "Z"
-          ? 0
-          : (offset.startsWith("-") ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4)));
-      const wall = Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
-      return { at: new Date(wall - minutes * 60_000), basis: "utc" };
+      const minutes = offsetMinutes(offset);
+      if (minutes === null) {
+        fail(element, text, "has an offset beyond ±14:00");
+        return null;
+      }
+      const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millisecond) - minutes * 60_000);
+      return accepted(at) ? { at, basis: "utc" } : null;
     }
     if (zone === undefined) {
       zone = null;
@@ -366,6 +373,6 @@ function placer(station: string | null, stationText: string | null, options: Par
       else zone = found;
     }
     const at = zone === null ? null : zonedInstant(local, zone);
-    return at && { at, basis: "local" };
+    return at && accepted(at) ? { at, basis: "local" } : null;
   };
 }

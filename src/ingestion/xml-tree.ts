@@ -38,7 +38,8 @@ export interface XmlProblem {
   reason: string;
 }
 
-export function readXml(text: string): XmlRead {
+export function readXml(source: string): XmlRead {
+  let text = source;
   const doctype = /<!DOCTYPE/i.exec(text);
   if (doctype)
     return {
@@ -53,6 +54,9 @@ export function readXml(text: string): XmlRead {
     return {
       problem: { line: lineAt(text, nul), reason: "is not well-formed XML: it holds the NUL character (U+0000)" },
     };
+  const decoded = withCharacterReferencesDecoded(text);
+  if (typeof decoded !== "string") return { problem: decoded };
+  text = decoded;
   try {
     const valid = XMLValidator.validate(text);
     if (valid !== true)
@@ -63,6 +67,55 @@ export function readXml(text: string): XmlRead {
   } catch (error) {
     return { problem: { line: null, reason: `could not be read as XML: ${(error as Error).message}` } };
   }
+}
+
+const CHARACTER_REFERENCE = /&#(?:x([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g;
+/** Characters that would be read as markup if written out: kept as the predefined entity instead. */
+const MARKUP: Readonly<Record<string, string>> = {
+  "<": "&lt;",
+  "&": "&amp;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+};
+
+/** XML 1.0's Char production. */
+function isXmlCharacter(code: number): boolean {
+  return (
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
+  );
+}
+
+/**
+ * The text with its numeric character references (`&#68;`, `&#x44;`) replaced by the characters
+ * they name, as XML requires (the parser, set up without HTML entities, leaves them as they are and
+ * drops `&#0;`); or the problem of the first one naming no XML character. Markup characters stay
+ * escaped (`&#60;` becomes `&lt;`, which the parser then reads as "<"). Not told apart: a reference
+ * inside a comment or a CDATA section, which XML leaves unread — Cargo-XML messages put none there.
+ */
+function withCharacterReferencesDecoded(text: string): string | XmlProblem {
+  let problem: XmlProblem | undefined;
+  const decoded = text.replace(
+    CHARACTER_REFERENCE,
+    (reference, hex: string | undefined, decimal: string | undefined, at: number) => {
+      const code = hex !== undefined ? parseInt(hex, 16) : Number(decimal);
+      if (!isXmlCharacter(code)) {
+        problem ??= {
+          line: lineAt(text, at),
+          reason: `is not well-formed XML: the character reference ${reference} names no XML character`,
+        };
+        return reference;
+      }
+      const character = String.fromCodePoint(code);
+      return MARKUP[character] ?? character;
+    },
+  );
+  return problem ?? decoded;
 }
 
 function lineAt(text: string, index: number): number {

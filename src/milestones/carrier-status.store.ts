@@ -67,6 +67,7 @@ const FIELDS = [
   ["weight", "double precision"],
   ["weight_unit", "text"],
   ["total_pieces", "int"],
+  ["ordinal", "int"],
 ] as const;
 const RECORD = FIELDS.map(([name, type]) => `${name} ${type}`).join(", ");
 const COLUMNS = FIELDS.map(([name]) => name).join(", ");
@@ -83,7 +84,7 @@ export async function recordCarrierStatuses(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   // One jsonb parameter instead of an array per column: the rows' nulls and numbers survive as they are.
-  const records = rows.map((r) => ({
+  const records = rows.map((r, ordinal) => ({
     status_key: r.statusKey,
     awb: r.awb,
     code: r.code,
@@ -106,11 +107,12 @@ export async function recordCarrierStatuses(
     weight: r.weight,
     weight_unit: r.weightUnit,
     total_pieces: r.totalPieces,
+    ordinal,
   }));
   return tx.$executeRawUnsafe(
     `INSERT INTO carrier_status (id, received_at, ${COLUMNS})
      SELECT gen_random_uuid(), $2::timestamptz, ${COLUMNS}
-     FROM (SELECT DISTINCT ON (status_key) * FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD}) ORDER BY status_key) r
+     FROM (SELECT DISTINCT ON (status_key) * FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD}) ORDER BY status_key, ordinal) r
      ORDER BY status_key
      ON CONFLICT (status_key) DO NOTHING`,
     JSON.stringify(records),
@@ -123,14 +125,17 @@ export const MAX_CARRIER_STATUSES = 1_000;
 
 /**
  * An AWB's recorded statuses in the order they happened (a status without a time when it was
- * received), then in message order; at most MAX_CARRIER_STATUSES.
+ * received), then in the order they were stored (message order; queue order within a broker batch);
+ * the first MAX_CARRIER_STATUSES. The join keeps to the AWB and to mapped statuses: a JSON caller's
+ * eventId of the same text ("fsu:…", one namespace) links to nothing here.
  */
 export async function carrierStatusesOf(prisma: Prisma, awb: string): Promise<StoredCarrierStatus[]> {
   const rows = await prisma.$queryRawUnsafe<Array<Record<string, unknown>>>(
     `SELECT c.id::text AS id, c.received_at, e.id::text AS milestone_id, ${FIELDS.map(([name]) => `c.${name}`).join(", ")}
-     FROM carrier_status c LEFT JOIN status_event e ON e.dedupe_key = 'id:' || c.status_key
+     FROM carrier_status c
+       LEFT JOIN status_event e ON c.mapped AND e.dedupe_key = 'id:' || c.status_key AND e.awb = c.awb
      WHERE c.awb = $1
-     ORDER BY coalesce(c.occurred_at, c.received_at), c.received_at, c.source_line, c.source_element, c.id
+     ORDER BY coalesce(c.occurred_at, c.received_at), c.received_at, c.ordinal, c.id
      LIMIT ${MAX_CARRIER_STATUSES}`,
     awb,
   );

@@ -31,8 +31,12 @@ export interface IngestResult {
 }
 
 const MAX_INGEST_ATTEMPTS = 3;
-/** 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation failure. */
-const isRetryable = (error: unknown) => ["40P01", "40001"].includes(sqlStateOf(error) ?? "");
+/**
+ * 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation
+ * failure; 23503: a subscription read for its deliveries was deleted before they were inserted (the
+ * next attempt no longer finds it).
+ */
+const isRetryable = (error: unknown) => ["40P01", "40001", "23503"].includes(sqlStateOf(error) ?? "");
 
 /** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
 export function dedupeKeyOf(event: MilestoneInput): string {
@@ -155,7 +159,7 @@ export function createMilestoneService({
           room.set(d.origin, left - 1);
         }
         await queueDeliveries(tx, deliveries, lease);
-        // Last, once every stream lock is held: a status key is then never waited for while holding one.
+        // Last, once every stream lock is held: no stream lock is then waited for while a status key is held.
         await recordCarrierStatuses(tx, statuses, receivedAt);
         const handedOff: ClaimedDelivery[] = deliveries
           .filter((d) => d.leased)

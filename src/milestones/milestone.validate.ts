@@ -2,14 +2,13 @@ import { parseAwb } from "../domain/awb";
 import { Checker, join } from "../domain/checker";
 import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
+import { readIsoInstant } from "../domain/instant";
 import { isStatusCode, STATUS_CODES, type StatusCode } from "../domain/status";
 import { validationError } from "../errors";
 
 /** CONTRACT §10: at most 1,000 events per ingestion call. */
 export const MAX_EVENTS_PER_CALL = 1_000;
 const EVENT_KEYS = ["eventId", "awb", "state", "timestamp", "toaTimestamp", "station", "flight"] as const;
-/** ISO 8601 date-time with an explicit offset (Z or ±hh:mm). */
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 export interface MilestoneInput {
   /** The caller's id for the event; makes a retry of the same call idempotent. */
@@ -24,16 +23,13 @@ export interface MilestoneInput {
 
 function timestamp(check: Checker, value: unknown, field: string): Date | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || !ISO_WITH_OFFSET.test(value)) {
-    check.fail(
-      field,
-      `must be an ISO 8601 date-time with an offset, e.g. "2026-11-21T10:15:30Z", got ${JSON.stringify(value)}`,
-    );
+  const read = typeof value === "string" ? readIsoInstant(value) : null;
+  if (read === null || "problem" in read) {
+    const why = read === null ? "must be an ISO 8601 date-time with an offset" : read.problem;
+    check.fail(field, `${why}, e.g. "2026-11-21T10:15:30Z", got ${JSON.stringify(value)}`);
     return null;
   }
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) check.fail(field, `is not a real date-time: ${value}`);
-  return date;
+  return read.at;
 }
 
 /**

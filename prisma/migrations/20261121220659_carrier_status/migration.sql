@@ -24,6 +24,7 @@ CREATE TABLE "carrier_status" (
     "weight_unit" TEXT,
     "total_pieces" INTEGER,
     "received_at" TIMESTAMPTZ(3) NOT NULL,
+    "ordinal" INTEGER NOT NULL,
 
     CONSTRAINT "carrier_status_pkey" PRIMARY KEY ("id")
 );
@@ -33,3 +34,6 @@ CREATE UNIQUE INDEX "carrier_status_status_key_key" ON "carrier_status"("status_
 
 -- CreateIndex
 CREATE INDEX "carrier_status_awb_received_at_idx" ON "carrier_status"("awb", "received_at");
+
+-- CreateIndex
+CREATE INDEX "carrier_status_received_at_idx" ON "carrier_status"("received_at");
