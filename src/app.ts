@@ -8,6 +8,9 @@ import type { Services } from "./services";
 import { type BeforeStep, buildServices, type Core } from "./composition/build-services";
 import { DisposerStack } from "./composition/disposer-stack";
 import { mountTransports } from "./composition/mount-transports";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { traceHttpServer } from "./tracing/http-server";
+import { startTracing } from "./tracing/tracing";
 
 export interface App {
   readonly http: FastifyInstance;
@@ -17,6 +20,8 @@ export interface App {
   readonly services: Services;
   /** The delivery worker of this process, unless DELIVERY_WORKER=false. */
   readonly worker: RunningDeliveryWorker | undefined;
+  /** Retention: deletes what outlived its age (runOnce runs it now). */
+  readonly retention: Core["retention"];
   /** The URL the server listens on, once started. */
   url(): string;
   listen(): Promise<string>;
@@ -31,6 +36,8 @@ export interface App {
 export interface AppOptions {
   /** Called before each start step (`START_STEPS`); a throw fails the start there. For tests. */
   beforeStep?: BeforeStep;
+  /** With tracing on (config.tracing): spans go to this exporter as they end, not over OTLP. For tests. */
+  spanExporter?: SpanExporter;
 }
 
 /**
@@ -45,8 +52,14 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
   let core: Core;
   let http: FastifyInstance;
   try {
+    // First, so that it is stopped last: the spans of everything else's stop are still sent.
+    if (config.tracing) {
+      const tracing = startTracing(config.tracing, log, options.spanExporter);
+      stack.defer("tracing", () => tracing.stop());
+    }
     core = await buildServices(config, log, stack, beforeStep);
     ({ http } = await mountTransports(core, config, log, stack, beforeStep));
+    traceHttpServer(http); // with tracing on: a span per request
   } catch (error) {
     await stack.dispose().catch(() => {}); // each failure is logged; the start's own error is the one to report
     throw error;
@@ -64,6 +77,7 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
     database: core.database,
     services: core.services,
     worker: core.worker,
+    retention: core.retention,
     url,
     async listen() {
       await http.listen({ port: config.port, host: config.host });

@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { RetentionAges } from "./domain/retention";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./domain/retry-schedule";
 import { MIN_LEASE_MS, SEND_BUDGET_MS } from "./domain/delivery-timing";
 
@@ -6,6 +7,12 @@ import { MIN_LEASE_MS, SEND_BUDGET_MS } from "./domain/delivery-timing";
  * which hands the environment to `loadConfig`; the result is validated, frozen and passed down. */
 export interface Config {
   readonly port: number;
+  /** What is deleted after how many days (0: kept), how often, in batches of how many rows (retention/). */
+  readonly retention: {
+    readonly ages: RetentionAges;
+    readonly intervalMs: number;
+    readonly batchSize: number;
+  };
   /** `npm run worker`: where the standalone worker serves /healthz, /readyz and /metrics (0: any free port). */
   readonly workerPort: number;
   readonly host: string;
@@ -59,10 +66,14 @@ export interface Config {
   /** Per client address: failed authentications a second on average and at once (0: no limit). */
   readonly authFailureLimitPerSecond: number;
   readonly authFailureLimitBurst: number;
+  /** With REDIS_URL: how long a limit waits for Redis before this instance decides alone (docs/SECURITY.md "Limits across instances"). */
+  readonly limitsRedisTimeoutMs: number;
   /** Matching events a live subscription may have waiting before it is closed as a slow consumer (4429). */
   readonly liveMaxQueuedEvents: number;
-  /** Open websockets one API key may hold on this instance. */
+  /** Open websockets one API key may hold (on this instance; with REDIS_URL, across all of them). */
   readonly liveMaxConnectionsPerKey: number;
+  /** With REDIS_URL: how long a websocket's slot under that cap outlives an instance that died without giving it back. */
+  readonly liveConnectionLeaseMs: number;
   /** How often the key behind each websocket is looked up again; a revoked key\'s sockets close within it. */
   readonly liveKeyRecheckMs: number;
   /** Operations one websocket may run at once. */
@@ -79,6 +90,20 @@ export interface Config {
     /** Milliseconds to wait before each retry. */
     readonly retrySchedule: readonly number[];
   };
+  /**
+   * OpenTelemetry traces exported over OTLP/HTTP (docs/OPERATIONS.md "Tracing"). Undefined (no
+   * endpoint set, or OTEL_SDK_DISABLED=true): off, and nothing of OpenTelemetry is registered.
+   */
+  readonly tracing: TracingSettings | undefined;
+}
+
+export interface TracingSettings {
+  /** The URL spans are POSTed to: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT + "v1/traces". */
+  readonly endpoint: string;
+  /** OTEL_SERVICE_NAME: the `service.name` of every span. */
+  readonly serviceName: string;
+  /** The share of traces started here that are recorded, 0 to 1; a trace continued from a caller follows its sampled flag. */
+  readonly sampleRatio: number;
 }
 
 export class ConfigError extends Error {
@@ -172,6 +197,42 @@ function amqp(env: Env): Config["amqp"] {
   });
 }
 
+/** A number from 0 to 1 (a share). */
+function ratio(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d*\.?\d+$|^\d+\.$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 1)) throw new ConfigError(name, `must be a number from 0 to 1, got "${raw}"`);
+  return value;
+}
+
+/**
+ * On when an OTLP endpoint is set, with the variables' standard meanings (the OpenTelemetry SDK
+ * environment specification): the traces endpoint is used as given, the general one gets
+ * "v1/traces" appended. Sampling is always parent-based: a caller's sampled flag decides for the
+ * traces it continues, the ratio for those started here.
+ */
+function tracing(env: Env): Config["tracing"] {
+  if (boolean(env, "OTEL_SDK_DISABLED", false)) return undefined;
+  const tracesEndpoint = url(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ["http:", "https:"]);
+  const baseEndpoint = url(env, "OTEL_EXPORTER_OTLP_ENDPOINT", ["http:", "https:"]);
+  if (tracesEndpoint === undefined && baseEndpoint === undefined) return undefined;
+  const endpoint = tracesEndpoint ?? `${baseEndpoint!.endsWith("/") ? baseEndpoint : `${baseEndpoint}/`}v1/traces`;
+  const sampler = oneOf(
+    env,
+    "OTEL_TRACES_SAMPLER",
+    ["parentbased_traceidratio", "parentbased_always_on", "parentbased_always_off"] as const,
+    "parentbased_traceidratio",
+  );
+  const sampleRatio =
+    sampler === "parentbased_always_on"
+      ? 1
+      : sampler === "parentbased_always_off"
+        ? 0
+        : ratio(env, "OTEL_TRACES_SAMPLER_ARG", 1);
+  return Object.freeze({ endpoint, serviceName: text(env, "OTEL_SERVICE_NAME") ?? "cargo-gateway", sampleRatio });
+}
+
 /** `memory://` keeps the embedded database in memory only (nothing survives a restart). */
 export const IN_MEMORY_DATA_DIR = "memory://";
 
@@ -256,8 +317,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
     authFailureLimitPerSecond: integer(env, "AUTH_FAILURE_LIMIT_PER_SECOND", 10, 0, 1_000_000),
     authFailureLimitBurst: integer(env, "AUTH_FAILURE_LIMIT_BURST", 20, 1, 1_000_000),
+    limitsRedisTimeoutMs: integer(env, "LIMITS_REDIS_TIMEOUT_MS", 250, 10, 10_000),
     liveMaxQueuedEvents: integer(env, "LIVE_MAX_QUEUED_EVENTS", 10_000, 10, 10_000_000),
     liveMaxConnectionsPerKey: integer(env, "LIVE_MAX_CONNECTIONS_PER_KEY", 50, 1, 1_000_000),
+    liveConnectionLeaseMs: integer(env, "LIVE_CONNECTION_LEASE_MS", 30_000, 1_000, 3_600_000),
     liveKeyRecheckMs: integer(env, "LIVE_KEY_RECHECK_MS", 5_000, 100, 3_600_000),
     liveMaxSubscriptionsPerSocket: integer(env, "LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1, 100_000),
     deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
@@ -270,6 +333,18 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       leaseMs: integer(env, "DELIVERY_LEASE_MS", 30_000, MIN_LEASE_MS, 3_600_000),
       sendBudgetMs: SEND_BUDGET_MS,
       retrySchedule: Object.freeze(schedule(env, "DELIVERY_RETRY_SCHEDULE")),
+    }),
+    tracing: tracing(env),
+    retention: Object.freeze({
+      ages: Object.freeze({
+        delivered_deliveries: integer(env, "RETENTION_DELIVERED_DAYS", 30, 0, 36_500),
+        dead_deliveries: integer(env, "RETENTION_DEAD_DAYS", 90, 0, 36_500),
+        events: integer(env, "RETENTION_EVENTS_DAYS", 365, 0, 36_500),
+        carrier_statuses: integer(env, "RETENTION_EVENTS_DAYS", 365, 0, 36_500),
+        expired_subscriptions: integer(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30, 0, 36_500),
+      }),
+      intervalMs: integer(env, "RETENTION_INTERVAL_MS", 300_000, 0, 86_400_000),
+      batchSize: integer(env, "RETENTION_BATCH_SIZE", 1_000, 1, 100_000),
     }),
   });
 }

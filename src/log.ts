@@ -1,6 +1,7 @@
 import pino, { type DestinationStream, type Logger } from "pino";
 import { Counter, type Registry } from "prom-client";
 import type { Config } from "./config";
+import { activeTraceIds } from "./tracing/spans";
 
 /**
  * How many bytes of log lines may wait in memory for stdout. Past it (stdout blocked: a supervisor
@@ -18,11 +19,18 @@ let droppedLines = 0;
  * Structured JSON logs; secrets in headers never reach them. Lines are written to stdout
  * asynchronously (the request that logs does not wait for the write), several per write under load;
  * what is buffered is written out synchronously when the process exits, SIGTERM's stop included.
+ * `traceIds` (tracing on): a line written while a sampled span is active carries its `traceId` and
+ * `spanId`; without it no line looks for a span.
  */
-export function createLogger(level: Config["logLevel"], destination: DestinationStream = stdout()): Logger {
+export function createLogger(
+  level: Config["logLevel"],
+  destination: DestinationStream = stdout(),
+  { traceIds = false }: { traceIds?: boolean } = {},
+): Logger {
   return pino(
     {
       level,
+      ...(traceIds ? { mixin: activeTraceIds } : {}),
       base: { service: SERVICE },
       timestamp: isoTime,
       redact: {

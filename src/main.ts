@@ -12,7 +12,7 @@ import { createLogger } from "./log";
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, { traceIds: config.tracing !== undefined });
   // A signal while starting ends the process at once (as Node's default would), but through
   // process.exit, so that the log's buffer is written out; a clean stop needs a started app.
   const exitWhileStarting = (signal: NodeJS.Signals) => {

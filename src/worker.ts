@@ -11,6 +11,7 @@ import { createDeliveryStore } from "./delivery/delivery.store";
 import { DisposerStack } from "./composition/disposer-stack";
 import { createLogger } from "./log";
 import { createGuardedAgent } from "./outbound/guarded-agent";
+import { startTracing } from "./tracing/tracing";
 
 /**
  * `npm run worker`: a delivery worker without the API, for deployments that scale delivery apart
@@ -19,7 +20,7 @@ import { createGuardedAgent } from "./outbound/guarded-agent";
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, { traceIds: config.tracing !== undefined });
   if (!config.databaseUrl) {
     log.error(
       "npm run worker needs DATABASE_URL: the embedded database is served by the gateway process, whose worker delivers",
@@ -29,6 +30,11 @@ async function main(): Promise<void> {
   // Each resource goes on the stack as it opens: a failed start, like a stop, closes what is open.
   const stack = new DisposerStack(log);
   const started = await (async () => {
+    // First, so that it is stopped last: the sends finishing during the stop are still exported.
+    if (config.tracing) {
+      const tracing = startTracing(config.tracing, log);
+      stack.defer("tracing", () => tracing.stop());
+    }
     const database = await openDatabase({ kind: "postgres", url: config.databaseUrl! });
     stack.defer("database", () => database.close());
     const store = createDeliveryStore(database.sql);

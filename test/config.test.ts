@@ -33,8 +33,10 @@ describe("configuration", () => {
       rateLimitBurst: 400,
       authFailureLimitPerSecond: 10,
       authFailureLimitBurst: 20,
+      limitsRedisTimeoutMs: 250,
       liveMaxQueuedEvents: 10000,
       liveMaxConnectionsPerKey: 50,
+      liveConnectionLeaseMs: 30_000,
       liveKeyRecheckMs: 5_000,
       liveMaxSubscriptionsPerSocket: 100,
       deliveryWorker: true,
@@ -47,6 +49,17 @@ describe("configuration", () => {
         retrySchedule: [
           5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000,
         ],
+      },
+      retention: {
+        ages: {
+          delivered_deliveries: 30,
+          dead_deliveries: 90,
+          events: 365,
+          carrier_statuses: 365,
+          expired_subscriptions: 30,
+        },
+        intervalMs: 300_000,
+        batchSize: 1_000,
       },
     });
     expect(Object.isFrozen(config)).toBe(true);

@@ -56,6 +56,10 @@ describe.each(BACKENDS)("subscriptions on %s", (backend) => {
           AWB,
           Callback: `${receiver.url}/ok/create`,
           States: "DEP,ARR,TOA",
+          // This gateway's additions (docs/API.md): never expires, not disabled.
+          expiresAt: null,
+          disabledAt: null,
+          disabledReason: null,
         });
         expect(res.headers.get("location")).toBe(`/carrier/handling/shipment/subscribe/${res.body.subscriptionId}`);
         expect(receiver.optionsCount()).toBe(before + 1);
@@ -372,6 +376,9 @@ describe.each(BACKENDS)("subscriptions on %s", (backend) => {
           AWB: "020-88888881",
           Callback: `${receiver.url}/ok/gql`,
           States: "DEP,TOA",
+          expiresAt: null,
+          disabledAt: null,
+          disabledReason: null,
         });
 
         const page1 = await graphql(

@@ -56,9 +56,12 @@ describeBackend("postgres")("subscription round trips, counted on the wire to Po
     expect((await send("GET", "")).status).toBe(200); // the key is remembered from here on
 
     const create = await counted(() => send("POST", "", { awb: AWB, callback: `${receiver.url}/ok/rt`, states: "*" }));
-    // The checks before the callback's OPTIONS (one statement), then the capped insert (one script).
+    // The checks before the callback's OPTIONS (one statement), then the capped insert (one script,
+    // which first takes the place of an expired subscription of the same AWB and callback).
     expect(create).toMatchObject({ status: 201, roundTrips: 2 });
-    expect(create.statements[1]).toMatch(/^SELECT 1 FROM client .* FOR NO KEY UPDATE;\s*WITH counted/s);
+    expect(create.statements[1]).toMatch(
+      /^SELECT 1 FROM client .* FOR NO KEY UPDATE;\s*UPDATE delivery .*DELETE FROM subscription .*WITH counted/s,
+    );
     const id = ((await send("GET", "")).body as Array<{ subscriptionId: string }>)[0]!.subscriptionId;
 
     expect(await counted(() => send("GET", `/${id}`))).toMatchObject({ status: 200, roundTrips: 1 });

@@ -12,6 +12,9 @@ const OTHER_AWB = "020-12345686";
  * apply, reads after a delete, refused input writing nothing, and text that must reach the
  * database as it was sent.
  */
+/** The fields this gateway adds to the view (docs/API.md), for a subscription without expiry, enabled. */
+const NO_ADDITIONS = { expiresAt: null, disabledAt: null, disabledReason: null };
+
 describe.each(BACKENDS)("subscription SQL edges on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
@@ -117,7 +120,13 @@ describe.each(BACKENDS)("subscription SQL edges on %s", (backend) => {
       ).toEqual(
         expect.objectContaining({
           status: 200,
-          body: { subscriptionId: id, AWB: OTHER_AWB, Callback: `${receiver.url}/ok/upd/1`, States: "DEP,ARR" },
+          body: {
+            subscriptionId: id,
+            AWB: OTHER_AWB,
+            Callback: `${receiver.url}/ok/upd/1`,
+            States: "DEP,ARR",
+            ...NO_ADDITIONS,
+          },
         }),
       );
       expect(receiver.optionsCount()).toBe(optionsBefore);

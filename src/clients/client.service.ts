@@ -173,13 +173,13 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
     /**
      * The principal for `Authorization: Bearer <key>`, or null when the key is unknown or revoked.
      * `beforeLookup` runs only when the key is not remembered, before a lookup starts or is joined:
-     * what it throws is thrown instead, and the database is not read.
+     * what it throws (or rejects with) is thrown instead, and the database is not read.
      */
-    async authenticate(key: string, beforeLookup?: () => void): Promise<Principal | null> {
+    async authenticate(key: string, beforeLookup?: () => void | Promise<void>): Promise<Principal | null> {
       const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
-      beforeLookup?.();
+      await beforeLookup?.();
       const pending = lookups.get(hash);
       if (pending) return pending;
       const lookup = lookUp(key, hash).finally(() => {

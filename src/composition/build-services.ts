@@ -11,6 +11,9 @@ import { createDeliveryStore, type DeliveryStore } from "../delivery/delivery.st
 import { createHealthService } from "../health/health.service";
 import { type BrokerConsumer, startBrokerConsumer } from "../ingestion/broker-consumer";
 import { readBrokerMessage } from "../ingestion/broker-message";
+import { createRetentionMetrics } from "../retention/retention.metrics";
+import { createRetentionStore } from "../retention/retention.store";
+import { type RetentionWorker, startRetentionWorker } from "../retention/retention.worker";
 import { createBrokerMetrics } from "../ingestion/broker.metrics";
 import { createLiveEvents, type LiveEvents } from "../live/live-events";
 import { createMilestoneService } from "../milestones/milestone.service";
@@ -32,6 +35,7 @@ export const START_STEPS = [
   "live-events",
   "delivery-worker",
   "broker",
+  "retention",
   "http",
   "live-streams",
   "websocket",
@@ -51,6 +55,8 @@ export interface Core {
   readonly callbackAgent: Dispatcher;
   /** The delivery worker of this process, unless DELIVERY_WORKER=false. */
   readonly worker: RunningDeliveryWorker | undefined;
+  /** Deletes what outlived its retention, every RETENTION_INTERVAL_MS. */
+  readonly retention: RetentionWorker;
 }
 
 /**
@@ -167,5 +173,19 @@ export async function buildServices(
     stack.defer("broker", () => consumer.close());
     await consumer.started;
   }
-  return { database, services, bootstrap, live, metrics, deliveryStore, callbackAgent, worker };
+
+  await beforeStep("retention");
+  const retentionMetrics = createRetentionMetrics(metrics.registry);
+  const retentionStore = createRetentionStore(database.prisma);
+  const retention = startRetentionWorker({
+    ...config.retention,
+    pruneBatch: (kind, before, limit) => retentionStore.pruneBatch(kind, before, limit),
+    expirePendingBatch: (limit) => retentionStore.expirePendingBatch(limit),
+    onExpired: (rows) => retentionMetrics.expired(rows),
+    onPruned: (kind, rows) => retentionMetrics.deleted(kind, rows),
+    onRun: (outcome) => retentionMetrics.run(outcome),
+    log,
+  });
+  stack.defer("retention", () => retention.stop());
+  return { database, services, bootstrap, live, metrics, deliveryStore, callbackAgent, worker, retention };
 }

@@ -11,12 +11,15 @@ import { createResponseCache, registerResponseCacheMetrics } from "../graphql/re
 import { buildGatewaySchema } from "../graphql/schema";
 import { registerHealthRoutes, registerMetricsRoute } from "../health/health.routes";
 import { authenticate } from "../http/auth";
-import { createAuthFailureBudget } from "../http/auth-failures";
+import { createAuthFailureBudget, createSharedAuthFailureBudget } from "../http/auth-failures";
+import { registerLimitMetrics } from "../http/limits.metrics";
 import { registerOpenApi } from "../http/openapi";
-import { createRateLimiter } from "../http/rate-limit";
+import { createRateLimiter, createSharedRateLimiter } from "../http/rate-limit";
+import { openSharedLimitStore } from "../http/shared-limits";
 import { registerLogMetrics } from "../log";
 import { createHttpServer } from "../http/server";
 import { createAwbStreams } from "../live/awb-streams";
+import { createConnectionCap } from "../live/connection-cap";
 import { attachGraphQLWebsocket, type GraphQLWebsocket } from "../live/graphql-websocket";
 import { registerLiveMetrics } from "../live/live.metrics";
 import { createWebsocketKeyCheck } from "../live/websocket-keys";
@@ -44,11 +47,20 @@ export async function mountTransports(
   beforeStep: BeforeStep,
 ): Promise<{ http: FastifyInstance; websocket: GraphQLWebsocket }> {
   const { services, database, live, metrics } = core;
-  const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
-  const failures = createAuthFailureBudget({
-    perSecond: config.authFailureLimitPerSecond,
-    burst: config.authFailureLimitBurst,
-  });
+  // With REDIS_URL the limits are counted in Redis, one budget for all instances, each instance's own
+  // while Redis is unavailable (docs/SECURITY.md "Limits across instances").
+  const sharedLimits = config.redisUrl
+    ? openSharedLimitStore({ redisUrl: config.redisUrl, timeoutMs: config.limitsRedisTimeoutMs, log })
+    : undefined;
+  if (sharedLimits) stack.defer("shared-limits", () => sharedLimits.close());
+  const requestRate = { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst };
+  const failureRate = { perSecond: config.authFailureLimitPerSecond, burst: config.authFailureLimitBurst };
+  const limiter = sharedLimits
+    ? createSharedRateLimiter({ ...requestRate, store: sharedLimits })
+    : createRateLimiter(requestRate);
+  const failures = sharedLimits
+    ? createSharedAuthFailureBudget({ ...failureRate, store: sharedLimits })
+    : createAuthFailureBudget(failureRate);
   // REST, GraphQL over HTTP and a websocket's connection_init hand the caller's address, so their
   // failed authentications spend its budget; without an address (none so far) none applies.
   const authenticateHeader = (header: string | undefined, address: string | undefined) =>
@@ -64,6 +76,7 @@ export async function mountTransports(
   registerHealthRoutes(http, services.health);
   registerMetricsRoute(http, metrics.registry);
   registerLogMetrics(metrics.registry);
+  registerLimitMetrics(metrics.registry, sharedLimits);
   registerStationRoutes(http, { stations: services.stations, carrier });
   await registerMilestoneRoutes(http, {
     milestones: services.milestones,
@@ -118,6 +131,11 @@ export async function mountTransports(
 
   await beforeStep("websocket");
   const keys = createWebsocketKeyCheck({ authenticate: authenticateHeader, clients: services.clients });
+  const connections = createConnectionCap({
+    max: config.liveMaxConnectionsPerKey,
+    ...(sharedLimits ? { shared: { store: sharedLimits, leaseMs: config.liveConnectionLeaseMs } } : {}),
+  });
+  stack.defer("connection-cap", () => connections.close());
   let websocketSeq = 0;
   const websocket = attachGraphQLWebsocket({
     httpServer: http.server,
@@ -125,9 +143,9 @@ export async function mountTransports(
     policy,
     log,
     limits: {
-      maxConnectionsPerKey: config.liveMaxConnectionsPerKey,
+      connections,
       maxSubscriptionsPerSocket: config.liveMaxSubscriptionsPerSocket,
-      takeMessageToken: (keyId) => limiter.take(keyId),
+      takeMessageToken: (keyId) => limiter.takeWithoutWaiting(keyId),
     },
     createContext: (socket, connectionParams, subscriptionId) => {
       const authorization = connectionParams?.authorization;

@@ -15,6 +15,8 @@ export interface ClaimedDelivery {
   /** Attempts made before this one. */
   attemptCount: number;
   eventReceivedAt: Date;
+  /** The W3C traceparent of the ingestion that queued it, when tracing was on there: the send continues that trace. */
+  traceParent?: string | null;
 }
 
 export interface AttemptOutcome {
@@ -46,8 +48,9 @@ export interface NewDelivery {
 type Tx = Pick<Prisma, "$queryRawUnsafe">;
 
 /**
- * Rows per insert. The rows travel as eleven array parameters whatever their number, so this bounds
- * the size of one statement's arrays (memory on both sides), not a bind-parameter count.
+ * Rows per insert. The rows travel as eight array parameters (beside four scalars) whatever their
+ * number, so this bounds the size of one statement's arrays (memory on both sides), not a
+ * bind-parameter count.
  */
 const INSERT_CHUNK = 2_000;
 
@@ -66,20 +69,22 @@ const INSERT_CHUNK = 2_000;
  * claimed, under `leaseToken`, for this process's worker to send after the commit without a claim
  * query; if the process dies first, their lease runs out and any worker claims them. Workers of
  * other processes LISTENing on DELIVERY_CHANNEL are told at commit when unleased rows were queued.
+ * `traceParent`: the ingestion's trace, stored with every row (null with tracing off).
  */
 export async function queueDeliveries(
   tx: Tx,
   deliveries: readonly NewDelivery[],
   lease: { token: string; ms: number },
+  traceParent: string | null = null,
 ): Promise<void> {
   for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
     const chunk = deliveries.slice(i, i + INSERT_CHUNK);
     const notify = chunk.some((d) => !d.leased);
     await tx.$queryRawUnsafe(
       `WITH ins AS (
-           INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, lease_until, lease_token)
+           INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, lease_until, lease_token, trace_parent)
            SELECT i::uuid, e::uuid, s::uuid, c::uuid, cb, o, p,
-                  CASE WHEN l THEN now() + ($8::int * interval '1 millisecond') END, CASE WHEN l THEN $9::uuid END
+                  CASE WHEN l THEN now() + ($8::int * interval '1 millisecond') END, CASE WHEN l THEN $9::uuid END, $12::text
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $10::boolean[]) AS v(i, e, s, c, cb, o, p, l)
            RETURNING 1
          ), notified AS (SELECT pg_notify('${DELIVERY_CHANNEL}', '') FROM (SELECT count(*) FROM ins) n WHERE $11::boolean)
@@ -95,6 +100,7 @@ export async function queueDeliveries(
       lease.token,
       chunk.map((d) => d.leased),
       notify,
+      traceParent,
     );
   }
 }
@@ -102,7 +108,8 @@ export async function queueDeliveries(
 export function createDeliveryStore(sql: SqlExecutor) {
   return {
     /**
-     * Up to `limit` due deliveries, at most `perOrigin` for any one origin, none for `excludeOrigins`.
+     * Up to `limit` due deliveries, at most `perOrigin` for any one origin, none for `excludeOrigins`,
+     * none of an expired or disabled subscription.
      * FOR UPDATE SKIP LOCKED lets concurrent workers claim disjoint sets without waiting on each other.
      */
     async claimDue({
@@ -125,12 +132,17 @@ export function createDeliveryStore(sql: SqlExecutor) {
         payload: string;
         attempt_count: number;
         received_at: Date;
+        trace_parent: string | null;
       }>(
         `WITH candidates AS (
            SELECT id, origin, next_attempt_at FROM delivery
            WHERE status = 'PENDING' AND next_attempt_at <= now()
              AND (lease_until IS NULL OR lease_until < now())
              AND NOT (origin = ANY($1::text[]))
+             -- Parked: nothing is sent for an expired subscription (retention marks these dead) or a
+             -- disabled one (sent once its owner enables it again).
+             AND NOT EXISTS (SELECT 1 FROM subscription s WHERE s.id = delivery.subscription_id
+                             AND (s.expires_at <= now() OR s.disabled_at IS NOT NULL))
            ORDER BY next_attempt_at
            LIMIT $2
            FOR UPDATE SKIP LOCKED
@@ -142,7 +154,7 @@ export function createDeliveryStore(sql: SqlExecutor) {
          UPDATE delivery d SET lease_until = now() + ($4::int * interval '1 millisecond'), lease_token = $6::uuid
          FROM chosen, status_event e
          WHERE d.id = chosen.id AND e.id = d.event_id
-         RETURNING d.id, d.client_id, d.callback, d.origin, d.payload, d.attempt_count, e.received_at`,
+         RETURNING d.id, d.client_id, d.callback, d.origin, d.payload, d.attempt_count, e.received_at, d.trace_parent`,
         [excludeOrigins, limit * 2, perOrigin, leaseMs, limit, leaseToken],
       );
       return rows.map((r) => ({
@@ -154,6 +166,7 @@ export function createDeliveryStore(sql: SqlExecutor) {
         payload: r.payload,
         attemptCount: r.attempt_count,
         eventReceivedAt: new Date(r.received_at),
+        traceParent: r.trace_parent,
       }));
     },
 

@@ -4,6 +4,7 @@ import { parseRetryAfter } from "./backoff";
 import type { ClaimedDelivery } from "./delivery.store";
 import type { SendResult } from "./delivery.worker";
 import { webhookSignatures } from "./notification";
+import { endWebhookSpan, startWebhookSpan } from "../tracing/webhook-span";
 
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery-timing";
 
@@ -14,7 +15,8 @@ export type { SendResult };
 
 /**
  * POSTs one signed notification, signed with each of `secrets` (the client's secrets valid now,
- * newest first). Never throws: every failure is described in the result.
+ * newest first). Never throws: every failure is described in the result. With tracing on, the POST
+ * is a span continuing the ingestion's trace, and carries it to the receiver in `traceparent`.
  */
 export async function sendNotification(
   delivery: ClaimedDelivery,
@@ -24,13 +26,11 @@ export async function sendNotification(
   const startedAt = new Date();
   const started = performance.now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
-  const done = (statusCode: number | null, error: string | null, retryAfterMs: number | null = null): SendResult => ({
-    startedAt,
-    durationMs: Math.round(performance.now() - started),
-    statusCode,
-    error,
-    retryAfterMs,
-  });
+  const traced = startWebhookSpan(delivery);
+  const done = (statusCode: number | null, error: string | null, retryAfterMs: number | null = null): SendResult => {
+    if (traced) endWebhookSpan(traced.span, statusCode, error);
+    return { startedAt, durationMs: Math.round(performance.now() - started), statusCode, error, retryAfterMs };
+  };
   try {
     assertHostAllowed(new URL(delivery.callback), allowPrivate);
     const response = await request(delivery.callback, {
@@ -43,6 +43,7 @@ export async function sendNotification(
         "webhook-id": delivery.id,
         "webhook-timestamp": String(timestamp),
         "webhook-signature": webhookSignatures(secrets, delivery.id, timestamp, delivery.payload),
+        ...traced?.headers,
       },
       headersTimeout: DELIVERY_TIMEOUT_MS,
       bodyTimeout: DELIVERY_TIMEOUT_MS,

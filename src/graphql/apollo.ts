@@ -15,6 +15,7 @@ import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
 import type { CachedResponse, GraphQLRequestBody, ResponseCache } from "./response-cache";
 import { parseJsonBodyInto } from "../http/json-body";
+import { executeInSpan, traceResolvers } from "../tracing/graphql";
 
 /**
  * Apollo Server at /graphql on the Fastify instance. It stops when the Fastify instance closes, after
@@ -32,6 +33,8 @@ export async function mountApollo(options: {
   browserPage?: { wants(request: FastifyRequest): boolean; send(reply: FastifyReply): FastifyReply };
 }): Promise<ApolloServer<GraphQLContext>> {
   const { app, schema, log, policy, createContext, responseCache, browserPage } = options;
+  // With tracing on: before any operation runs, so that every compiled query calls the wrappers.
+  traceResolvers(schema);
   const apollo = new ApolloServer<GraphQLContext>({
     gateway: compiledGateway(schema),
     introspection: policy.introspection,
@@ -104,16 +107,18 @@ function compiledGateway(schema: GraphQLSchema): Gateway {
     async load() {
       announce?.({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
       return {
-        executor: async ({ document, source, request, context }) =>
-          executor.execute(
-            {
-              schema,
-              document,
-              operationName: request.operationName,
-              variableValues: request.variables,
-              contextValue: context,
-            },
-            source,
+        executor: async ({ document, source, request, context, operation }) =>
+          executeInSpan(operation, () =>
+            executor.execute(
+              {
+                schema,
+                document,
+                operationName: request.operationName,
+                variableValues: request.variables,
+                contextValue: context,
+              },
+              source,
+            ),
           ),
       };
     },

@@ -1,6 +1,8 @@
 import ipaddr from "ipaddr.js";
 import { AppError } from "../errors";
 import { createTokenBuckets } from "./rate-limit";
+import { createSharedBuckets } from "./shared-buckets";
+import type { SharedLimitStore } from "./shared-limits";
 
 /** Client addresses whose budgets are kept; past it the least recently used is dropped. */
 const MAX_ADDRESSES = 100_000;
@@ -16,6 +18,14 @@ export function budgetNameOf(address: string): string {
   if (ip.kind() === "ipv4") return ip.toString();
   const [a, b, c, d] = (ip as ipaddr.IPv6).parts;
   return `${[a, b, c, d].map((part) => part!.toString(16)).join(":")}::/64`;
+}
+
+/** What authentication needs of a budget of failed authentications per client address. */
+export interface AuthFailureBudget {
+  /** Spends one attempt of the address's budget, or throws (rejects with) RATE_LIMITED when none is left. */
+  spend(address: string): void | Promise<void>;
+  /** Gives back an attempt spent on a key that turned out valid. */
+  refund(address: string): void;
 }
 
 /**
@@ -37,14 +47,7 @@ export function createAuthFailureBudget({
   return {
     /** Spends one attempt of the address's budget, or throws RATE_LIMITED when none is left. */
     spend(address: string): void {
-      const retryAfterSeconds = buckets.take(budgetNameOf(address));
-      if (retryAfterSeconds > 0) {
-        throw new AppError(
-          "RATE_LIMITED",
-          `Too many failed authentications from this address (at most ${perSecond} a second); retry in ${retryAfterSeconds} s`,
-          { retryAfterSeconds },
-        );
-      }
+      refuseIfWaiting(buckets.take(budgetNameOf(address)), perSecond);
     },
     /** Gives back an attempt spent on a key that turned out valid. */
     refund(address: string): void {
@@ -55,4 +58,39 @@ export function createAuthFailureBudget({
   };
 }
 
-export type AuthFailureBudget = ReturnType<typeof createAuthFailureBudget>;
+/**
+ * The same budget counted in Redis, one for every instance (shared-buckets.ts says how the bucket
+ * becomes a window there); this instance's own buckets decide while Redis is unavailable.
+ */
+export function createSharedAuthFailureBudget({
+  perSecond,
+  burst,
+  store,
+}: {
+  perSecond: number;
+  burst: number;
+  store: SharedLimitStore;
+}): AuthFailureBudget {
+  const buckets = createSharedBuckets({
+    store,
+    limit: "auth_failures",
+    keyPrefix: "cgw:limits:auth-failures",
+    perSecond,
+    burst,
+    local: createTokenBuckets({ perSecond, burst, maxNames: MAX_ADDRESSES }),
+  });
+  return {
+    spend: async (address) => refuseIfWaiting(await buckets.take(budgetNameOf(address)), perSecond),
+    refund: (address) => buckets.giveBack(budgetNameOf(address)),
+  };
+}
+
+function refuseIfWaiting(retryAfterSeconds: number, perSecond: number): void {
+  if (retryAfterSeconds > 0) {
+    throw new AppError(
+      "RATE_LIMITED",
+      `Too many failed authentications from this address (at most ${perSecond} a second); retry in ${retryAfterSeconds} s`,
+      { retryAfterSeconds },
+    );
+  }
+}

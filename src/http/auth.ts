@@ -45,15 +45,15 @@ export async function authenticate(
   try {
     key = bearerKey(header);
   } catch (error) {
-    from?.failures.spend(from.address); // RATE_LIMITED instead, once the budget is spent
+    await from?.failures.spend(from.address); // RATE_LIMITED instead, once the budget is spent
     throw error;
   }
   if (key === undefined) return null;
   let refund: (() => void) | undefined; // set once an attempt is spent on this key
   const spend =
     from &&
-    (() => {
-      from.failures.spend(from.address);
+    (async () => {
+      await from.failures.spend(from.address);
       refund = () => from.failures.refund(from.address);
     });
   let principal: Principal | null;
@@ -65,7 +65,7 @@ export async function authenticate(
   }
   if (!principal) throw unknownKey();
   refund?.();
-  limiter.take(principal.keyId);
+  await limiter.take(principal.keyId);
   return principal;
 }
 

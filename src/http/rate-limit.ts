@@ -1,4 +1,6 @@
 import { AppError } from "../errors";
+import { createSharedBuckets } from "./shared-buckets";
+import type { SharedLimitStore } from "./shared-limits";
 
 /**
  * Token buckets by name, in this process's memory: each name may spend `perSecond` tokens a second
@@ -60,25 +62,67 @@ export function createTokenBuckets({
 /** API keys whose request buckets are kept; past it the least recently used is dropped. */
 const MAX_KEYS = 100_000;
 
+/** A per-key request rate limit, as authentication and the websockets use it. */
+export interface RateLimiter {
+  /** Takes one token for `key`, or throws (rejects with) RATE_LIMITED with the seconds until one is free. */
+  take(key: string): void | Promise<void>;
+  /** The same without waiting for anything (a websocket's messages); a shared limit may refuse a round trip late. */
+  takeWithoutWaiting(key: string): void;
+}
+
 /**
- * A token bucket per API key: each key may make `perSecond` requests a second on average and
- * `burst` at once. With several instances each enforces its own share.
+ * A token bucket per API key, in this process's memory: each key may make `perSecond` requests a
+ * second on average and `burst` at once. With several instances each enforces its own share
+ * (`createSharedRateLimiter` shares one budget through Redis).
  */
-export function createRateLimiter({ perSecond, burst, now }: { perSecond: number; burst: number; now?: () => number }) {
+export function createRateLimiter({
+  perSecond,
+  burst,
+  now,
+}: {
+  perSecond: number;
+  burst: number;
+  now?: () => number;
+}): RateLimiter & { take(key: string): void } {
   const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS, ...(now ? { now } : {}) });
+  const take = (key: string) => refuseIfWaiting(buckets.take(key), perSecond);
+  return { take, takeWithoutWaiting: take };
+}
+
+/**
+ * The per-key request rate limit counted in Redis, one budget for every instance (shared-buckets.ts
+ * says how the bucket becomes a window there); this instance's own buckets decide while Redis is
+ * unavailable.
+ */
+export function createSharedRateLimiter({
+  perSecond,
+  burst,
+  store,
+}: {
+  perSecond: number;
+  burst: number;
+  store: SharedLimitStore;
+}): RateLimiter {
+  const buckets = createSharedBuckets({
+    store,
+    limit: "requests",
+    keyPrefix: "cgw:limits:requests",
+    perSecond,
+    burst,
+    local: createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS }),
+  });
   return {
-    /** Takes one token for `key`, or throws RATE_LIMITED with the seconds until one is free. */
-    take(key: string): void {
-      const retryAfterSeconds = buckets.take(key);
-      if (retryAfterSeconds > 0) {
-        throw new AppError(
-          "RATE_LIMITED",
-          `This API key is over its limit of ${perSecond} requests a second; retry in ${retryAfterSeconds} s`,
-          { retryAfterSeconds },
-        );
-      }
-    },
+    take: async (key) => refuseIfWaiting(await buckets.take(key), perSecond),
+    takeWithoutWaiting: (key) => refuseIfWaiting(buckets.takeWithoutWaiting(key), perSecond),
   };
 }
 
-export type RateLimiter = ReturnType<typeof createRateLimiter>;
+function refuseIfWaiting(retryAfterSeconds: number, perSecond: number): void {
+  if (retryAfterSeconds > 0) {
+    throw new AppError(
+      "RATE_LIMITED",
+      `This API key is over its limit of ${perSecond} requests a second; retry in ${retryAfterSeconds} s`,
+      { retryAfterSeconds },
+    );
+  }
+}

@@ -1,12 +1,15 @@
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { Bindings, ChildLoggerOptions, Logger } from "pino";
 import { destinationOf, isoTime, SERVICE } from "../log";
+import { serverTraceIds } from "../tracing/http-server";
+import { tracingOn } from "../tracing/spans";
 
 /**
  * One access line per request, written when the answer has been sent: request id, method, URL, the
- * route that matched, the client's address, status and time taken. (Fastify's default is two lines,
- * one on arrival and one on completion.) At debug, a line on arrival as well ("request received"),
- * for following requests that never complete.
+ * route that matched, the client's address, status and time taken, and with tracing on the ids of
+ * the request's span when its trace is sampled. (Fastify's default is two lines, one on arrival and
+ * one on completion.) At debug, a line on arrival as well ("request received"), for following
+ * requests that never complete.
  */
 export class AccessLog extends LogController {
   private readonly arrivals: boolean;
@@ -44,8 +47,9 @@ export class AccessLog extends LogController {
     // The line pino would write for these fields, written by hand: this runs once per request, and
     // pino's general serialiser (nested objects through safe-stable-stringify) was most of its cost.
     // The URL is the one the client sent (the allow-list may rewrite request.url before this runs).
+    const ids = tracingOn() ? serverTraceIds(request.raw) : undefined; // hex: nothing to escape
     this.writeLine?.(
-      `{"level":30${isoTime()},"service":"${SERVICE}","reqId":${JSON.stringify(request.id)},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.originalUrl)}${route === undefined ? "" : `,"route":${JSON.stringify(route)}`}${ip === undefined ? "" : `,"remoteAddress":${JSON.stringify(ip)}`}},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
+      `{"level":30${isoTime()},"service":"${SERVICE}","reqId":${JSON.stringify(request.id)}${ids === undefined ? "" : `,"traceId":"${ids.traceId}","spanId":"${ids.spanId}"`},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.originalUrl)}${route === undefined ? "" : `,"route":${JSON.stringify(route)}`}${ip === undefined ? "" : `,"remoteAddress":${JSON.stringify(ip)}`}},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
     );
   }
 }

@@ -26,6 +26,7 @@ import { rawProblemResponse } from "../http/problem";
 import type { AwbStreams } from "./awb-streams";
 import { LiveFeed } from "./live-feed";
 import type { LiveMilestone } from "./live-events";
+import type { ConnectionCap } from "./connection-cap";
 import { createLiveOperations } from "./live-operations";
 
 export const GRAPHQL_PATH = "/graphql";
@@ -56,6 +57,8 @@ interface SocketState {
   alive: boolean;
   authorization: unknown;
   keyId: string | undefined;
+  /** Gives back the socket's slot under its key's connection cap (set once it has one). */
+  releaseSlot: (() => void) | undefined;
   /** The client's address, for the per-address budget of failed authentications. */
   address: string | undefined;
 }
@@ -97,7 +100,8 @@ export function attachGraphQLWebsocket(options: {
   };
   /** Per key and per socket (docs/API.md "Limits"); over a limit the socket closes with 4429 or the operation gets RATE_LIMITED. */
   limits: {
-    maxConnectionsPerKey: number;
+    /** Open sockets per key (connection-cap.ts: this instance's, or shared through Redis). */
+    connections: ConnectionCap;
     maxSubscriptionsPerSocket: number;
     /** Takes one of the key's rate-limit tokens for an incoming message; throws RATE_LIMITED when none is left. */
     takeMessageToken: (keyId: string) => void;
@@ -105,7 +109,6 @@ export function attachGraphQLWebsocket(options: {
 }): GraphQLWebsocket {
   const { httpServer, schema, policy, log, createContext, authorize, recheck, recheckMs, live, limits } = options;
   const states = new Map<WebSocket, SocketState>();
-  const connectionsByKey = new Map<string, number>();
   const tooMany = ERROR_TABLE.RATE_LIMITED.close;
   const wss = new WebSocketServer({
     noServer: true,
@@ -170,15 +173,20 @@ export function attachGraphQLWebsocket(options: {
         socket.close(verdict.code, verdict.reason);
         return false;
       }
-      const open = connectionsByKey.get(verdict.keyId) ?? 0;
-      if (open >= limits.maxConnectionsPerKey) {
+      const slot = await limits.connections.acquire(verdict.keyId);
+      if ("refused" in slot) {
         socket.close(
           tooMany,
-          `This API key already has ${open} open websockets (at most ${limits.maxConnectionsPerKey})`,
+          `This API key already has ${slot.refused.open} open websockets (at most ${limits.connections.max})`,
         );
         return false;
       }
-      connectionsByKey.set(verdict.keyId, open + 1);
+      // Closed while the slot was taken: its close handler has run, so the slot goes back here.
+      if (socket.readyState !== socket.OPEN) {
+        slot.release();
+        return false;
+      }
+      state.releaseSlot = slot.release;
       state.authorization = authorization;
       state.keyId = verdict.keyId;
       return true;
@@ -276,7 +284,13 @@ export function attachGraphQLWebsocket(options: {
   httpServer.on("upgrade", onUpgrade);
 
   function onConnection(socket: WebSocket, address: string | undefined): void {
-    const state: SocketState = { alive: true, authorization: undefined, keyId: undefined, address };
+    const state: SocketState = {
+      alive: true,
+      authorization: undefined,
+      keyId: undefined,
+      releaseSlot: undefined,
+      address,
+    };
     states.set(socket, state);
     socket.on("pong", () => (state.alive = true));
     socket.on("error", (error) => log.debug({ err: error }, "websocket error"));
@@ -321,11 +335,7 @@ export function attachGraphQLWebsocket(options: {
     });
     socket.once("close", (code: number, reason: Buffer) => {
       states.delete(socket);
-      if (state.keyId !== undefined) {
-        const left = (connectionsByKey.get(state.keyId) ?? 1) - 1;
-        if (left > 0) connectionsByKey.set(state.keyId, left);
-        else connectionsByKey.delete(state.keyId);
-      }
+      state.releaseSlot?.();
       void closed(code, reason.toString()).catch((error: unknown) =>
         log.warn({ err: error }, "closing a websocket's operations failed"),
       );

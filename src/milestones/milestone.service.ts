@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { type ClaimedDelivery, type NewDelivery, queueDeliveries } from "../delivery/delivery.store";
 import type { DeliveryHandoff } from "../delivery/delivery.worker";
 import { notificationBody, originOf } from "../delivery/notification";
+import { activeTraceParent, inSpan } from "../tracing/spans";
 import type { MilestoneInput } from "./milestone.validate";
 import { createMilestoneStore, PositionConflict, type StoredMilestone } from "./milestone.store";
 import {
@@ -64,13 +65,30 @@ export function createMilestoneService({
 }) {
   const store = createMilestoneStore(prisma);
 
-  async function ingestOnce(
+  /** One attempt at the transaction, in a span of its own (a retry is another): docs/OPERATIONS.md "Tracing". */
+  function ingestOnce(...args: Parameters<typeof transactionOnce>) {
+    const [events, , , statuses] = args;
+    const attributes = { "cargo.ingest.events": events.length, "cargo.ingest.carrier_statuses": statuses.length };
+    return inSpan("ingest transaction", attributes, (span) =>
+      transactionOnce(...args).then((outcome) => {
+        span?.setAttributes({
+          "cargo.ingest.stored": outcome.stored.length,
+          "cargo.ingest.deliveries": outcome.deliveryCount,
+        });
+        return outcome;
+      }),
+    );
+  }
+
+  async function transactionOnce(
     events: MilestoneInput[],
     keys: string[],
     receivedAt: Date,
     statuses: readonly CarrierStatusRow[],
   ) {
     const lease = { token: randomUUID(), ms: handoff?.leaseMs ?? 0 };
+    // Stored with the deliveries: their sends continue this trace, in whichever process claims them.
+    const traceParent = activeTraceParent() ?? null;
     return prisma.$transaction(
       async (tx) => {
         if (events.length === 0) {
@@ -111,7 +129,12 @@ export function createMilestoneService({
           awbs.length === 0
             ? []
             : await tx.subscription.findMany({
-                where: { awb: { in: awbs } },
+                // Expired and disabled subscriptions match nothing (docs/RELIABILITY.md, "Retention", "Failing receivers").
+                where: {
+                  awb: { in: awbs },
+                  disabledAt: null,
+                  OR: [{ expiresAt: null }, { expiresAt: { gt: receivedAt } }],
+                },
                 select: { id: true, clientId: true, callback: true, states: true, awb: true },
               });
         const byAwb = groupBy(subscriptions, (s) => s.awb);
@@ -158,7 +181,7 @@ export function createMilestoneService({
           d.leased = left > 0;
           room.set(d.origin, left - 1);
         }
-        await queueDeliveries(tx, deliveries, lease);
+        await queueDeliveries(tx, deliveries, lease, traceParent);
         // Last, once every stream lock is held: no stream lock is then waited for while a status key is held.
         await recordCarrierStatuses(tx, statuses, receivedAt);
         const handedOff: ClaimedDelivery[] = deliveries
@@ -172,6 +195,7 @@ export function createMilestoneService({
             payload: d.payload,
             attemptCount: 0,
             eventReceivedAt: receivedAt,
+            traceParent,
           }));
         return { results, stored: created, deliveryCount: deliveries.length, handedOff };
       },

@@ -14,6 +14,7 @@ const asInput = (input: SubscriptionInputType) => ({
   awb: input.awb,
   callback: input.callback,
   states: input.states.map(toStoredCode),
+  expiresAt: input.expiresAt?.toISOString() ?? null,
 });
 
 @Resolver(() => SubscriptionType)

@@ -18,6 +18,18 @@ export const subscriptionSchema = objectSchema<ReturnType<typeof subscriptionVie
       description: 'The codes, comma-separated in the canonical order, or "*"',
       examples: ["DEP,ARR,TOA"],
     },
+    expiresAt: {
+      type: ["string", "null"],
+      format: "date-time",
+      description: "After this nothing is sent and the subscription no longer counts toward the cap; null: never",
+    },
+    disabledAt: {
+      type: ["string", "null"],
+      format: "date-time",
+      description:
+        "When delivery disabled it, every attempt having failed for DELIVERY_DISABLE_AFTER; null: enabled. Enable it again with POST …/subscribe/{id}/enable",
+    },
+    disabledReason: { type: ["string", "null"], description: "Why it was disabled" },
   },
 });
 
@@ -42,6 +54,12 @@ const states = {
     { type: "array", items: { type: "string" }, examples: [["DEP", "ARR", "TOA"]] },
   ],
 } as const;
+const expiresAt = {
+  type: ["string", "null"],
+  description:
+    "Optional: an ISO 8601 date-time with offset, in the future, after which nothing is sent and the subscription no longer counts; null or absent: never (an update without it clears it)",
+  examples: ["2027-01-31T00:00:00Z"],
+} as const;
 
 /** Exactly one of two spellings of a field. */
 const oneOf = (lower: string, upper: string) => ({ oneOf: [{ required: [lower] }, { required: [upper] }] });
@@ -62,6 +80,8 @@ export function subscriptionBody({ withId }: { withId: boolean }): JsonSchema {
       Callback: callback,
       states,
       States: states,
+      expiresAt,
+      ExpiresAt: expiresAt,
     },
     allOf: [oneOf("awb", "AWB"), oneOf("callback", "Callback"), oneOf("states", "States")],
   };

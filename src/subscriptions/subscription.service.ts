@@ -1,6 +1,7 @@
 import type { Principal } from "../clients/client.service";
 import type { SqlExecutor } from "../db/database";
 import { parseAwb } from "../domain/awb";
+import { readIsoInstant } from "../domain/instant";
 import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { normaliseStates, type StateSelection, STATES_HINT } from "../domain/status";
 import { AppError, type FieldError, validationError } from "../errors";
@@ -15,6 +16,11 @@ export interface Subscription {
   states: StateSelection;
   createdAt: Date;
   updatedAt: Date;
+  /** After this nothing is sent and it no longer counts toward the cap; null: never. */
+  expiresAt: Date | null;
+  /** Set when delivery disabled it (every attempt failed for DELIVERY_DISABLE_AFTER); its owner enables it again. */
+  disabledAt: Date | null;
+  disabledReason: string | null;
 }
 
 /** What both transports hand in: REST after reading its body, GraphQL from its input type. */
@@ -23,6 +29,8 @@ export interface SubscriptionInput {
   callback: unknown;
   /** Status codes (any case) or "*". */
   states: unknown;
+  /** ISO 8601 instant with offset, in the future; absent or null: never expires. */
+  expiresAt?: unknown;
 }
 
 export interface SubscriptionPage {
@@ -67,7 +75,12 @@ export function createSubscriptionService(deps: {
   const store = createSubscriptionStore(sql);
 
   /** Field-level validation of an input, all problems at once (400). */
-  function validate(input: SubscriptionInput): { awb: string; callback: string; states: StateSelection } {
+  function validate(input: SubscriptionInput): {
+    awb: string;
+    callback: string;
+    states: StateSelection;
+    expiresAt: Date | null;
+  } {
     const problems: FieldError[] = [];
     let awb = "";
     if (typeof input.awb !== "string")
@@ -102,8 +115,19 @@ export function createSubscriptionService(deps: {
         problems.push({ field: "states", message: "must name at least one status code, or *" });
       states = result.states;
     }
+    let expiresAt: Date | null = null;
+    if (input.expiresAt !== undefined && input.expiresAt !== null) {
+      const read = typeof input.expiresAt === "string" ? readIsoInstant(input.expiresAt) : null;
+      if (read === null || "problem" in read)
+        problems.push({
+          field: "expiresAt",
+          message: `${read === null ? "must be an ISO 8601 date-time with an offset" : read.problem}, e.g. "2027-01-31T00:00:00Z", or null`,
+        });
+      else if (read.at.getTime() <= Date.now()) problems.push({ field: "expiresAt", message: "must be in the future" });
+      else expiresAt = read.at;
+    }
     if (problems.length > 0) throw validationError(problems);
-    return { awb, callback: (input.callback as string).trim(), states };
+    return { awb, callback: (input.callback as string).trim(), states, expiresAt };
   }
 
   const notFound = (id: string) => new AppError("SUBSCRIPTION_NOT_FOUND", `No subscription ${id}`);
@@ -117,7 +141,7 @@ export function createSubscriptionService(deps: {
     validate,
 
     async create(principal: Principal, input: SubscriptionInput): Promise<Subscription> {
-      const { awb, callback: raw, states } = validate(input);
+      const { awb, callback: raw, states, expiresAt } = validate(input);
       const callback = parseCallbackUrl(raw).href;
       const cap = principal.maxSubscriptions;
       // The checks in CONTRACT §2's order: the cheap ones in one statement before the callback check,
@@ -127,7 +151,7 @@ export function createSubscriptionService(deps: {
       if (standing.count >= cap) throw limitReached(standing.count, cap);
       await verifyCallback(callback, { prefixes: principal.callbackPrefixes, allowPrivate: allowPrivateCallbacks });
       for (let attempt = 0; attempt < 3; attempt++) {
-        const inserted = await store.insertWithinCap(principal.clientId, { awb, callback, states }, cap);
+        const inserted = await store.insertWithinCap(principal.clientId, { awb, callback, states, expiresAt }, cap);
         if (inserted.kind === "created") return toSubscription(inserted.row);
         if (inserted.kind === "limit") throw limitReached(inserted.count, cap);
         // A concurrent create of the same (AWB, callback) won: name it (or, if already deleted, try again).
@@ -183,8 +207,8 @@ export function createSubscriptionService(deps: {
     /** Full replacement. The callback is verified again only when it changes. */
     async update(principal: Principal, id: unknown, input: SubscriptionInput): Promise<Subscription> {
       const subscriptionId = parseSubscriptionId(id);
-      const { awb, callback: raw, states } = validate(input);
-      const fields = { awb, callback: parseCallbackUrl(raw).href, states };
+      const { awb, callback: raw, states, expiresAt } = validate(input);
+      const fields = { awb, callback: parseCallbackUrl(raw).href, states, expiresAt };
       // One statement when the callback stays; when it changes, its check comes between that
       // statement (which then writes nothing) and the write.
       let outcome = await store.updateKeepingCallback(principal.clientId, subscriptionId, fields);

@@ -11,6 +11,9 @@ export interface SubscriptionRow {
   states: string[];
   createdAt: Date;
   updatedAt: Date;
+  expiresAt: Date | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
 }
 
 /** What the service writes: the canonical AWB, the normalised callback, the canonical codes. */
@@ -18,6 +21,8 @@ export interface SubscriptionFields {
   awb: string;
   callback: string;
   states: readonly string[];
+  /** Null: it never expires. */
+  expiresAt: Date | null;
 }
 
 /** What a capped insert did: stored the row, found the client at its cap, or met the same (AWB, callback). */
@@ -31,7 +36,10 @@ export type Update =
   | { kind: "duplicate"; existing: string }
   | { kind: "callbackDiffers"; current: string };
 
-const COLUMNS = `id::text AS id, awb, callback, states, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const COLUMNS = `id::text AS id, awb, callback, states, created_at AS "createdAt", updated_at AS "updatedAt",
+  expires_at AS "expiresAt", disabled_at AS "disabledAt", disabled_reason AS "disabledReason"`;
+/** A subscription that still counts: not expired (an expired one is deleted by retention later). */
+const LIVE = "(expires_at IS NULL OR expires_at > now())";
 const UNIQUE_VIOLATION = "23505";
 
 /**
@@ -50,13 +58,22 @@ export function insertWithinCapScript(
   cap: number,
 ): string {
   const client = sqlUuid(clientId);
+  const expiresAt =
+    subscription.expiresAt === null ? "NULL" : `${sqlString(subscription.expiresAt.toISOString())}::timestamptz`;
+  const same = `client_id = ${client} AND awb = ${sqlString(subscription.awb)} AND callback = ${sqlString(subscription.callback)}`;
+  // An expired subscription of the same AWB and callback no longer counts: the new one takes its place.
+  // Its notifications still queued are not sent (as retention would mark them), nor handed to the
+  // new one: a delivery whose subscription is gone would be sent.
   return `SELECT 1 FROM client WHERE id = ${client} FOR NO KEY UPDATE;
-WITH counted AS (SELECT count(*)::int AS n FROM subscription WHERE client_id = ${client}),
+UPDATE delivery SET status = 'DEAD', completed_at = now(), last_error = 'subscription expired before it was sent'
+  WHERE status = 'PENDING' AND subscription_id IN (SELECT id FROM subscription WHERE ${same} AND NOT ${LIVE});
+DELETE FROM subscription WHERE ${same} AND NOT ${LIVE};
+WITH counted AS (SELECT count(*)::int AS n FROM subscription WHERE client_id = ${client} AND ${LIVE}),
      stamp AS (SELECT clock_timestamp() AS at),
      inserted AS (
-       INSERT INTO subscription (id, client_id, awb, callback, states, created_at, updated_at)
+       INSERT INTO subscription (id, client_id, awb, callback, states, created_at, updated_at, expires_at)
        SELECT ${sqlUuid(id)}, ${client}, ${sqlString(subscription.awb)}, ${sqlString(subscription.callback)},
-              ${sqlStringArray(subscription.states)}, stamp.at, stamp.at
+              ${sqlStringArray(subscription.states)}, stamp.at, stamp.at, ${expiresAt}
        FROM counted, stamp WHERE counted.n < ${sqlInteger(cap)}
        ON CONFLICT (client_id, awb, callback) DO NOTHING
        RETURNING ${COLUMNS}
@@ -74,7 +91,7 @@ SELECT counted.n AS count, inserted.* FROM counted LEFT JOIN inserted ON true`;
 export function createSubscriptionStore(sql: SqlExecutor) {
   async function existing(clientId: string, awb: string, callback: string): Promise<string | null> {
     const [row] = await sql.query<{ id: string }>(
-      `SELECT id::text AS id FROM subscription WHERE client_id = $1::uuid AND awb = $2 AND callback = $3`,
+      `SELECT id::text AS id FROM subscription WHERE client_id = $1::uuid AND awb = $2 AND callback = $3 AND ${LIVE}`,
       [clientId, awb, callback],
     );
     return row?.id ?? null;
@@ -102,8 +119,8 @@ export function createSubscriptionStore(sql: SqlExecutor) {
       callback: string,
     ): Promise<{ existing: string | null; count: number }> {
       const [row] = await sql.query<{ existing: string | null; count: number }>(
-        `SELECT (SELECT id::text FROM subscription WHERE client_id = $1::uuid AND awb = $2 AND callback = $3) AS existing,
-                (SELECT count(*)::int FROM subscription WHERE client_id = $1::uuid) AS count`,
+        `SELECT (SELECT id::text FROM subscription WHERE client_id = $1::uuid AND awb = $2 AND callback = $3 AND ${LIVE}) AS existing,
+                (SELECT count(*)::int FROM subscription WHERE client_id = $1::uuid AND ${LIVE}) AS count`,
         [clientId, awb, callback],
       );
       return { existing: row?.existing ?? null, count: row?.count ?? 0 };
@@ -112,7 +129,7 @@ export function createSubscriptionStore(sql: SqlExecutor) {
     /** Inserts the subscription unless the client already has `cap` of them or one for (awb, callback). */
     async insertWithinCap(clientId: string, subscription: SubscriptionFields, cap: number): Promise<CappedInsert> {
       const results = await sql.script(insertWithinCapScript(clientId, randomUUID(), subscription, cap));
-      const row = results[1]?.[0] as ({ count: number } & Partial<SubscriptionRow>) | undefined;
+      const row = results[3]?.[0] as ({ count: number } & Partial<SubscriptionRow>) | undefined;
       if (row?.id != null) return { kind: "created", row: pick(row as SubscriptionRow) };
       const count = row?.count ?? 0;
       return count >= cap ? { kind: "limit", count } : { kind: "duplicate" };
@@ -132,7 +149,7 @@ export function createSubscriptionStore(sql: SqlExecutor) {
      * no such subscription, another one for the new (awb, callback), or a callback that changes.
      */
     async updateKeepingCallback(clientId: string, id: string, subscription: SubscriptionFields): Promise<Update> {
-      const { awb, callback, states } = subscription;
+      const { awb, callback, states, expiresAt } = subscription;
       type Answer = { current: string | null; existing: string | null } & Partial<SubscriptionRow>;
       let row: Answer | undefined;
       try {
@@ -143,13 +160,13 @@ export function createSubscriptionStore(sql: SqlExecutor) {
                   WHERE client_id = $2::uuid AND awb = $3 AND callback = $4 AND id <> $1::uuid
                 ),
                 updated AS (
-                  UPDATE subscription SET awb = $3, states = $5::text[], updated_at = clock_timestamp()
+                  UPDATE subscription SET awb = $3, states = $5::text[], expires_at = $6::timestamptz, updated_at = clock_timestamp()
                   WHERE id = $1::uuid AND client_id = $2::uuid AND callback = $4 AND NOT EXISTS (SELECT 1 FROM taken)
                   RETURNING ${COLUMNS}
                 )
            SELECT (SELECT callback FROM target) AS current, (SELECT id::text FROM taken) AS existing, updated.*
            FROM (SELECT 1) AS one LEFT JOIN updated ON true`,
-          [id, clientId, awb, callback, [...states]],
+          [id, clientId, awb, callback, [...states], expiresAt?.toISOString() ?? null],
         );
       } catch (error) {
         return { kind: "duplicate", existing: await takenBy(error, clientId, subscription) };
@@ -167,13 +184,14 @@ export function createSubscriptionStore(sql: SqlExecutor) {
       id: string,
       subscription: SubscriptionFields,
     ): Promise<Exclude<Update, { kind: "callbackDiffers" }>> {
-      const { awb, callback, states } = subscription;
+      const { awb, callback, states, expiresAt } = subscription;
       try {
         const [row] = await sql.query<SubscriptionRow>(
-          `UPDATE subscription SET awb = $3, callback = $4, states = $5::text[], updated_at = clock_timestamp()
+          `UPDATE subscription SET awb = $3, callback = $4, states = $5::text[], expires_at = $6::timestamptz,
+             updated_at = clock_timestamp()
            WHERE id = $1::uuid AND client_id = $2::uuid
            RETURNING ${COLUMNS}`,
-          [id, clientId, awb, callback, [...states]],
+          [id, clientId, awb, callback, [...states], expiresAt?.toISOString() ?? null],
         );
         return row ? { kind: "updated", row } : { kind: "missing" };
       } catch (error) {
@@ -216,11 +234,24 @@ export function createSubscriptionStore(sql: SqlExecutor) {
 
 export type SubscriptionStore = ReturnType<typeof createSubscriptionStore>;
 
-const pick = ({ id, awb, callback, states, createdAt, updatedAt }: SubscriptionRow): SubscriptionRow => ({
+const pick = ({
   id,
   awb,
   callback,
   states,
   createdAt,
   updatedAt,
+  expiresAt,
+  disabledAt,
+  disabledReason,
+}: SubscriptionRow): SubscriptionRow => ({
+  id,
+  awb,
+  callback,
+  states,
+  createdAt,
+  updatedAt,
+  expiresAt,
+  disabledAt,
+  disabledReason,
 });

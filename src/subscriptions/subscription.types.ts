@@ -44,6 +44,9 @@ export class SubscriptionType {
     this.checkDigitValid = checkDigitValid(s.awb.slice(4));
     this.createdAt = s.createdAt;
     this.updatedAt = s.updatedAt;
+    this.expiresAt = s.expiresAt;
+    this.disabledAt = s.disabledAt;
+    this.disabledReason = s.disabledReason;
   }
 
   @Field(() => ID) subscriptionId: string;
@@ -53,6 +56,18 @@ export class SubscriptionType {
   @Field({ description: "Whether the serial's last digit is the first seven digits mod 7." }) checkDigitValid: boolean;
   @Field() createdAt: Date;
   @Field() updatedAt: Date;
+  @Field(() => Date, {
+    nullable: true,
+    description: "After this nothing is sent and it no longer counts toward the cap; null: never.",
+  })
+  expiresAt: Date | null;
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      "When delivery disabled it (every attempt failed for DELIVERY_DISABLE_AFTER); null: enabled. enableSubscription enables it again.",
+  })
+  disabledAt: Date | null;
+  @Field(() => String, { nullable: true, description: "Why it was disabled." }) disabledReason: string | null;
 }
 
 @InputType("SubscriptionInput")
@@ -60,6 +75,12 @@ export class SubscriptionInputType {
   @Field({ description: "020-12345675, 02012345675 or 020 12345675" }) awb!: string;
   @Field({ description: "An http(s) URL whose OPTIONS answer allows POST" }) callback!: string;
   @Field(() => [StatusCode]) states!: StatusCode[];
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      "In the future; after it nothing is sent and it no longer counts. Null: never (an update without it clears it).",
+  })
+  expiresAt?: Date | null;
 }
 
 @ObjectType("DeliveryCounts", { description: "How this subscription's notifications stand." })

@@ -1,0 +1,260 @@
+/**
+ * Data lifecycle over the real server: retention deletes each kind after its own age, in batches,
+ * and keeps what is younger or still needed (a pending notification, an AWB's stream head);
+ * subscriptions with `expiresAt` stop matching, stop counting and stop sending once past it.
+ * Rows are aged with SQL (received_at, completed_at, expires_at moved back) rather than waited for.
+ */
+import type { App } from "../src/app";
+import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { startReceiver } from "./support/receiver";
+import { until } from "./support/webhooks";
+
+const SHIPMENT = "/carrier/handling/shipment";
+
+describe.each(BACKENDS)("retention and subscription expiry on %s", (backend) => {
+  describeBackend(backend)(`on ${backend}`, () => {
+    const disposers = new Disposers();
+    let app: App;
+    let url: string;
+    let receiver: Awaited<ReturnType<typeof startReceiver>>;
+    const headers = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
+
+    beforeAll(async () => {
+      receiver = await startReceiver();
+      disposers.add(() => receiver.close());
+      // No timer (runs are started by the test), and batches of 2 so that every kind takes several.
+      ({ app, url } = await startApp(backend, disposers, {
+        RETENTION_INTERVAL_MS: "0",
+        RETENTION_BATCH_SIZE: "2",
+        DELIVERY_POLL_MS: "50",
+      }));
+    }, 120_000);
+    afterAll(() => disposers.disposeAll());
+
+    const sql = (query: string, ...values: unknown[]) => app.database.prisma.$executeRawUnsafe(query, ...values);
+    const count = async (query: string, ...values: unknown[]) => {
+      const [row] = await app.database.prisma.$queryRawUnsafe<Array<{ n: bigint | number }>>(query, ...values);
+      return Number(row!.n);
+    };
+    const subscribe = (body: Record<string, unknown>) =>
+      fetch(`${url}${SHIPMENT}/subscribe`, { method: "POST", headers, body: JSON.stringify(body) });
+    const ingest = async (events: unknown) => {
+      const answer = await fetch(`${url}${SHIPMENT}/events`, { method: "POST", headers, body: JSON.stringify(events) });
+      expect(answer.status).toBe(202);
+      return ((await answer.json()) as { events: Array<{ eventId: string; matchedSubscriptions: number }> }).events;
+    };
+    const metric = async (name: string, label: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const prefix = label === "" ? `${name} ` : `${name}{${label}}`;
+      const line = text.split("\n").find((l) => l.startsWith(prefix));
+      return line ? Number(line.split(" ").pop()) : 0;
+    };
+
+    it("deletes each kind after its age, in batches, and keeps what is younger or still pending", async () => {
+      const awb = "020-70000003";
+      const created = await subscribe({ awb, callback: `${receiver.url}/ok/retention`, states: "*" });
+      expect(created.status).toBe(201);
+      const { subscriptionId } = (await created.json()) as { subscriptionId: string };
+      const events = await ingest(
+        ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD"].map((state, i) => ({ awb, state, eventId: `retention-${i}` })),
+      );
+      await until(async () => (await count(`SELECT count(*) AS n FROM delivery WHERE status = 'DELIVERED'`)) >= 6, {
+        what: "six deliveries delivered",
+      });
+      const fsu = `FSU/14\n${awb}FRAJFK/T1K10\nFOH/16OCT1317/FRA/T1K10\nOSI/OLD\nOSI/YOUNG\n`;
+      expect(
+        (
+          await fetch(`${url}${SHIPMENT}/events`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "text/plain" },
+            body: fsu,
+          })
+        ).status,
+      ).toBe(202);
+      const ids = events.map((e) => e.eventId);
+      // Events 0–3 a year and a day old; their deliveries: 0, 1 delivered 31 days ago, 2 dead 91 days ago,
+      // 3 dead 80 days ago (younger than RETENTION_DEAD_DAYS: kept, and so its event). 4 is old but its
+      // delivery still pending (kept). 5 is young (kept).
+      await sql(
+        `UPDATE status_event SET received_at = now() - interval '366 days' WHERE id = ANY($1::uuid[])`,
+        ids.slice(0, 5),
+      );
+      await sql(
+        `UPDATE delivery SET completed_at = now() - interval '31 days' WHERE event_id = ANY($1::uuid[])`,
+        ids.slice(0, 2),
+      );
+      await sql(
+        `UPDATE delivery SET status = 'DEAD', completed_at = now() - interval '91 days' WHERE event_id = $1::uuid`,
+        ids[2],
+      );
+      await sql(
+        `UPDATE delivery SET status = 'DEAD', completed_at = now() - interval '80 days' WHERE event_id = $1::uuid`,
+        ids[3],
+      );
+      await sql(
+        `UPDATE delivery SET status = 'PENDING', completed_at = NULL, next_attempt_at = now() + interval '1 day' WHERE event_id = $1::uuid`,
+        ids[4],
+      );
+      await sql(
+        `UPDATE carrier_status SET received_at = now() - interval '366 days' WHERE awb = $1 AND code IN ('FOH', 'OSI') AND source_text <> 'OSI/YOUNG'`,
+        awb,
+      );
+      const attemptsBefore = await count(
+        `SELECT count(*) AS n FROM delivery_attempt a JOIN delivery d ON d.id = a.delivery_id WHERE d.event_id = ANY($1::uuid[])`,
+        ids.slice(0, 2),
+      );
+      expect(attemptsBefore).toBeGreaterThanOrEqual(2);
+
+      const deleted = await app.retention.runOnce();
+      expect(deleted).toMatchObject({ delivered_deliveries: 2, dead_deliveries: 1, events: 3, carrier_statuses: 2 });
+      const left = await app.database.prisma.statusEvent.findMany({ where: { awb }, select: { id: true } });
+      expect(left.map((e) => e.id).sort()).toEqual([ids[3], ids[4], ids[5]].sort());
+      expect(await count(`SELECT count(*) AS n FROM delivery WHERE subscription_id = $1::uuid`, subscriptionId)).toBe(
+        3,
+      );
+      // A delivery's attempts went with it.
+      expect(
+        await count(
+          `SELECT count(*) AS n FROM delivery_attempt a LEFT JOIN delivery d ON d.id = a.delivery_id WHERE d.id IS NULL`,
+        ),
+      ).toBe(0);
+      expect(await count(`SELECT count(*) AS n FROM carrier_status WHERE awb = $1`, awb)).toBe(1);
+      expect(await metric("gateway_retention_deleted_total", 'kind="events"')).toBe(3);
+
+      // The AWB's stream goes on from its head: a new event is not numbered 1 again.
+      await ingest({ awb, state: "DLV", eventId: "retention-after" });
+      const history = (await (await fetch(`${url}${SHIPMENT}/events?awb=${awb}`, { headers })).json()) as Array<{
+        state: string;
+        sequence: string;
+      }>;
+      expect(history.find((m) => m.state === "DLV")?.sequence).toBe("7");
+      // A second run finds nothing more.
+      expect(await app.retention.runOnce()).toMatchObject({ delivered_deliveries: 0, dead_deliveries: 0, events: 0 });
+    });
+
+    it("takes expiresAt on create and update, refusing a past or malformed one, and shows it", async () => {
+      const awb = "020-70000014";
+      const past = await subscribe({
+        awb,
+        callback: `${receiver.url}/ok/expiry-a`,
+        states: "*",
+        expiresAt: "2020-01-01T00:00:00Z",
+      });
+      expect(past.status).toBe(400);
+      expect(((await past.json()) as { errors: Array<{ field: string; message: string }> }).errors).toEqual([
+        { field: "expiresAt", message: "must be in the future" },
+      ]);
+      const malformed = await subscribe({
+        awb,
+        callback: `${receiver.url}/ok/expiry-a`,
+        states: "*",
+        expiresAt: "2027-02-30T00:00:00Z",
+      });
+      expect(malformed.status).toBe(400);
+      const later = new Date(Date.now() + 86_400_000).toISOString();
+      const created = await subscribe({ awb, callback: `${receiver.url}/ok/expiry-a`, states: "*", ExpiresAt: later });
+      expect(created.status).toBe(201);
+      const view = (await created.json()) as {
+        subscriptionId: string;
+        expiresAt: string | null;
+        disabledAt: string | null;
+      };
+      expect(view).toMatchObject({ expiresAt: later, disabledAt: null });
+      // A full replacement without it clears it.
+      const updated = await fetch(`${url}${SHIPMENT}/subscribe/${view.subscriptionId}`, {
+        method: "PUT",
+        headers,
+        body: JSON.stringify({ AWB: awb, Callback: `${receiver.url}/ok/expiry-a`, States: "DEP" }),
+      });
+      expect(updated.status).toBe(200);
+      expect(((await updated.json()) as { expiresAt: string | null }).expiresAt).toBeNull();
+      // GraphQL takes and shows it too.
+      const graphql = await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          query: `mutation($input: SubscriptionInput!) { createSubscription(input: $input) { expiresAt disabledAt } }`,
+          variables: { input: { awb, callback: `${receiver.url}/ok/expiry-b`, states: ["DEP"], expiresAt: later } },
+        }),
+      });
+      const { data, errors } = (await graphql.json()) as {
+        data: { createSubscription: { expiresAt: string } };
+        errors?: unknown;
+      };
+      expect(errors).toBeUndefined();
+      expect(new Date(data.createSubscription.expiresAt).toISOString()).toBe(later);
+    });
+
+    it("once expired: matches nothing, no longer counts toward the cap, sends nothing queued, and is deleted later", async () => {
+      const [awbA, awbB, awbD] = ["020-70000025", "020-70000036", "020-70000040"];
+      const { clientId } = await app.services.clients.createClient({
+        name: `expiry-${backend}`,
+        callbackPrefixes: ["*"],
+        maxSubscriptions: 2,
+      });
+      const { key } = await app.services.clients.issueKey(clientId, ["subscriptions"]);
+      const as = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+      const create = (body: Record<string, unknown>) =>
+        fetch(`${url}${SHIPMENT}/subscribe`, { method: "POST", headers: as, body: JSON.stringify(body) });
+      const later = new Date(Date.now() + 86_400_000).toISOString();
+      const callback = `${receiver.url}/ok/expiry-${backend}`;
+      const ids: string[] = [];
+      for (const awb of [awbA, awbD]) {
+        const created = await create({ awb, callback, states: "*", expiresAt: later });
+        expect(created.status).toBe(201);
+        ids.push(((await created.json()) as { subscriptionId: string }).subscriptionId);
+      }
+      expect((await create({ awb: awbB, callback, states: "*" })).status).toBe(409); // at the cap
+
+      // A notification each, queued while they were live, failing and waiting for a retry.
+      receiver.setPostStatus(500);
+      await ingest([awbA, awbD].map((awb) => ({ awb, state: "RCS", eventId: `expiry-queued-${awb}-${backend}` })));
+      const pendingAfterOneAttempt = () =>
+        count(
+          `SELECT count(*) AS n FROM delivery WHERE subscription_id = ANY($1::uuid[]) AND attempt_count = 1 AND status = 'PENDING'`,
+          ids,
+        );
+      await until(async () => (await pendingAfterOneAttempt()) === 2, { what: "the first attempts" });
+      receiver.setPostStatus(200);
+
+      // They expire: their retries are due at once, yet nothing is sent, and new milestones match neither.
+      await sql(`UPDATE subscription SET expires_at = now() - interval '1 second' WHERE id = ANY($1::uuid[])`, ids);
+      await sql(`UPDATE delivery SET next_attempt_at = now() WHERE subscription_id = ANY($1::uuid[])`, ids);
+      const after = await ingest(
+        [awbA, awbD].map((awb) => ({ awb, state: "MAN", eventId: `expiry-after-${awb}-${backend}` })),
+      );
+      expect(after.map((e) => e.matchedSubscriptions)).toEqual([0, 0]);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // ten worker polls
+      expect(await pendingAfterOneAttempt()).toBe(2);
+
+      // They no longer count toward the cap, and the same AWB and callback may be subscribed to again:
+      // the new subscription replaces the expired one, whose queued notification is then dead, unsent.
+      expect((await create({ awb: awbB, callback, states: "*" })).status).toBe(201);
+      const renewed = await create({ awb: awbA, callback, states: "DEP" });
+      expect(renewed.status).toBe(201);
+      expect(((await renewed.json()) as { subscriptionId: string }).subscriptionId).not.toBe(ids[0]);
+      expect(
+        await count(
+          `SELECT count(*) AS n FROM delivery d JOIN status_event e ON e.id = d.event_id
+           WHERE e.awb = $1 AND d.status = 'DEAD' AND d.attempt_count = 1 AND d.last_error LIKE 'subscription expired%'`,
+          awbA,
+        ),
+      ).toBe(1);
+
+      // Retention marks the other's parked notification dead, and deletes it 30 days after it expired.
+      await app.retention.runOnce();
+      expect(
+        await count(
+          `SELECT count(*) AS n FROM delivery WHERE subscription_id = $1::uuid AND status = 'DEAD' AND attempt_count = 1 AND last_error LIKE 'subscription expired%'`,
+          ids[1],
+        ),
+      ).toBe(1);
+      expect(await metric("gateway_retention_expired_deliveries_total", "")).toBe(1);
+      await sql(`UPDATE subscription SET expires_at = now() - interval '31 days' WHERE id = $1::uuid`, ids[1]);
+      expect(await app.retention.runOnce()).toMatchObject({ expired_subscriptions: 1 });
+      expect(await count(`SELECT count(*) AS n FROM subscription WHERE id = $1::uuid`, ids[1])).toBe(0);
+      // Nothing of theirs was ever sent after the first failing attempts.
+      expect(receiver.posts.filter((p) => p.path === `/ok/expiry-${backend}` && p.body.includes('"MAN"'))).toEqual([]);
+    }, 60_000);
+  });
+});
