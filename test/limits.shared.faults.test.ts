@@ -11,14 +11,7 @@ import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { describeBackend, Disposers, startApp, testEnvironment } from "./support/harness";
 import { freePort, type PrivateService, startPrivateRedis } from "./support/private-services";
-import {
-  type Answer,
-  AT_CAP,
-  freshKey,
-  limitsCountedIn,
-  listSubscriptions,
-  openSocket,
-} from "./support/shared-limits";
+import { type Answer, AT_CAP, freshKey, limitsCountedIn, listSubscriptions, openSocket } from "./support/shared-limits";
 import { metric } from "./support/ws-protocol";
 
 const LIMITS = {
@@ -99,7 +92,9 @@ describeBackend("postgres")("shared limits while Redis is stopped and started ag
     for (const limit of ["requests", "auth_failures", "websockets"]) {
       expect(await metric(a.url, `gateway_rate_limit_fallbacks_total{limit="${limit}"}`)).toBeGreaterThan(0);
     }
-    expect(a.lines).toContainEqual(expect.objectContaining({ level: 40, msg: expect.stringMatching(/^redis unavailable for limits/) }));
+    expect(a.lines).toContainEqual(
+      expect.objectContaining({ level: 40, msg: expect.stringMatching(/^redis unavailable for limits/) }),
+    );
 
     await redis.start();
     await limitsCountedIn(a.url, "redis");

@@ -19,6 +19,8 @@ export interface SharedLimitStore {
    * an error also ends sharing until Redis answers again, so later decisions do not wait for it.
    */
   fellBack(limit: LimitName, error?: unknown): void;
+  /** A command that decides nothing (a renewal) failed: sharing ends until Redis answers again, nothing is counted. */
+  failed(error: unknown): void;
   /** Decisions each limit made alone since the start. */
   fallbacks(): Readonly<Record<LimitName, number>>;
   /** Calls `listener` each time limits are shared again after they were not; returns the function that stops it. */
@@ -106,6 +108,7 @@ export function openSharedLimitStore({
       counts[limit]++;
       if (error !== undefined) toLocal(error);
     },
+    failed: toLocal,
     fallbacks: () => ({ ...counts }),
     onShared(listener) {
       sharedListeners.add(listener);

@@ -98,7 +98,7 @@ export function createConnectionCap({
         return settled.length === 0 ? [] : [commands.cgwRenewSocketSlots(slotsKey(keyId), shared.leaseMs, ...settled)];
       }),
     )
-      .catch((error: unknown) => shared.store.fellBack("websockets", error))
+      .catch((error: unknown) => shared.store.failed(error))
       .finally(() => (renewing = false));
   };
   const renewer = shared ? setInterval(renew, Math.max(1, Math.floor(shared.leaseMs / 3))) : undefined;
