@@ -89,6 +89,10 @@ export interface Config {
     readonly sendBudgetMs: number;
     /** Milliseconds to wait before each retry. */
     readonly retrySchedule: readonly number[];
+    /** Consecutive failures that open an origin's circuit (0: never), and how long it stays open (doubling). */
+    readonly circuit: { readonly failures: number; readonly openMs: number; readonly maxOpenMs: number };
+    /** A subscription every attempt of which has failed for this long is disabled (0: never). */
+    readonly disableAfterHours: number;
   };
   /**
    * OpenTelemetry traces exported over OTLP/HTTP (docs/OPERATIONS.md "Tracing"). Undefined (no
@@ -333,6 +337,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       leaseMs: integer(env, "DELIVERY_LEASE_MS", 30_000, MIN_LEASE_MS, 3_600_000),
       sendBudgetMs: SEND_BUDGET_MS,
       retrySchedule: Object.freeze(schedule(env, "DELIVERY_RETRY_SCHEDULE")),
+      circuit: Object.freeze({
+        failures: integer(env, "DELIVERY_CIRCUIT_FAILURES", 10, 0, 1_000_000),
+        openMs: integer(env, "DELIVERY_CIRCUIT_OPEN_MS", 30_000, 100, 86_400_000),
+        maxOpenMs: integer(env, "DELIVERY_CIRCUIT_MAX_OPEN_MS", 600_000, 100, 86_400_000),
+      }),
+      disableAfterHours: integer(env, "DELIVERY_DISABLE_AFTER_HOURS", 120, 0, 87_600),
     }),
     tracing: tracing(env),
     retention: Object.freeze({

@@ -49,6 +49,8 @@ describe("configuration", () => {
         retrySchedule: [
           5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 36_000_000,
         ],
+        circuit: { failures: 10, openMs: 30_000, maxOpenMs: 600_000 },
+        disableAfterHours: 120,
       },
       retention: {
         ages: {

@@ -160,6 +160,7 @@ describe("the REST contract", () => {
         "PUT /carrier/handling/shipment/subscribe/{id}",
         "DELETE /carrier/handling/shipment/subscribe/{id}",
         "GET /carrier/handling/shipment/subscribe/{id}/deliveries",
+        "POST /carrier/handling/shipment/subscribe/{id}/enable",
         "POST /carrier/handling/shipment/subscribe/{id}/redeliver",
         "POST /carrier/handling/shipment/deliveries/{deliveryId}/redeliver",
       ].sort(),
@@ -329,6 +330,11 @@ describe("the REST contract", () => {
       403,
     );
     expect((await call("GET", `${shipment}/subscribe/${id}/deliveries`, { headers: reader })).status).toBe(403);
+    // Enabling one that is enabled changes nothing and answers it as its view.
+    const enabled = await call("POST", `${shipment}/subscribe/${id}/enable`);
+    expect(enabled.text).toBe(JSON.stringify(subscriptionView(await app.services.subscriptions.get(principal, id))));
+    expect((await call("POST", `${shipment}/subscribe/${UNKNOWN_ID}/enable`)).status).toBe(404);
+    expect((await call("POST", `${shipment}/subscribe/nope/enable`)).status).toBe(400);
 
     expect((await call("DELETE", `${shipment}/subscribe/${id}`, { raw: "x", type: "application/xml" })).status).toBe(
       415,

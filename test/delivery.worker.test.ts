@@ -15,6 +15,7 @@ const OPTIONS: WorkerOptions = {
   leaseMs: 30_000,
   sendBudgetMs: 12_000,
   retrySchedule: [1_000, 2_000],
+  circuit: { failures: 0, openMs: 30_000, maxOpenMs: 600_000 }, // off unless a test turns it on
 };
 
 let serial = 0;
@@ -217,5 +218,111 @@ describe("the delivery worker's policy", () => {
     expect(seen.sent.sort()).toEqual(handed.map((d) => d.id).sort());
     await worker.stop();
     expect(worker.handoff.room("http://a:80")).toBe(0);
+  });
+
+  describe("per-origin circuit breakers", () => {
+    const failing = (statusCode = 503): SendResult => ({ ...ok(statusCode), statusCode });
+    const circuit = { failures: 3, openMs: 1_000, maxOpenMs: 3_000 };
+
+    it("stops sending to an origin after consecutive failures, claims around it, and pushes its backlog back; other origins go on", async () => {
+      // A store in miniature: what is not delivered stays claimable (a failed send's retry is due at once).
+      const pending = new Map<string, ClaimedDelivery>();
+      const leased = new Set<string>();
+      for (const d of [
+        ...Array.from({ length: 6 }, () => delivery("http://bad:80")),
+        ...Array.from({ length: 3 }, () => delivery("http://good:80")),
+      ])
+        pending.set(d.id, d);
+      const excluded: string[][] = [];
+      const { worker, seen } = harness({
+        // One send at a time to an origin, so the fourth is decided after the third has failed.
+        options: { ...OPTIONS, perOrigin: 1, circuit },
+        now: () => 0,
+        claim: (args) => {
+          excluded.push(args.excludeOrigins);
+          const out = [...pending.values()]
+            .filter((d) => !leased.has(d.id) && !args.excludeOrigins.includes(d.origin))
+            .slice(0, args.limit);
+          for (const d of out) leased.add(d.id);
+          return Promise.resolve(out);
+        },
+        release: (claims) => {
+          for (const c of claims) leased.delete(c.id);
+          return Promise.resolve();
+        },
+        record: (outcomes) => {
+          for (const o of outcomes) {
+            leased.delete(o.deliveryId);
+            if (o.status !== "PENDING") pending.delete(o.deliveryId);
+          }
+          seen.recorded.push(...outcomes);
+          return Promise.resolve(outcomes.length);
+        },
+        send: (d) => {
+          seen.sent.push(d.origin);
+          return Promise.resolve(d.origin === "http://bad:80" ? failing() : ok());
+        },
+      });
+      worker.start();
+      await until(
+        () => [...pending.values()].every((d) => d.origin === "http://bad:80"),
+        "the good origin's deliveries",
+      );
+      await until(() => excluded.length > 5 && excluded.at(-1)!.includes("http://bad:80"), "claims leaving it out");
+      await worker.stop();
+      // Three failures opened it: no fourth send, whatever was due; the good origin got all three.
+      expect(seen.sent.filter((o) => o === "http://bad:80")).toHaveLength(3);
+      expect(seen.sent.filter((o) => o === "http://good:80")).toHaveLength(3);
+      expect(seen.deferred).toEqual(["http://bad:80"]);
+      expect(pending.size).toBe(6);
+    });
+
+    it("lets one probe through once the time is up: a success closes it, a failure opens it again for twice as long", async () => {
+      const clock = { t: 0 };
+      let answer = failing();
+      const changes: Array<[string, number | undefined]> = [];
+      const queue: ClaimedDelivery[][] = [];
+      const { worker, seen } = harness({
+        options: { ...OPTIONS, circuit: { ...circuit, failures: 2 } },
+        now: () => clock.t,
+        claim: () => Promise.resolve(queue.shift() ?? []),
+        send: (d) => {
+          seen.sent.push(d.id);
+          return Promise.resolve(answer);
+        },
+        onCircuit: (change) => changes.push([change.change, change.forMs]),
+      });
+      worker.start();
+      queue.push(Array.from({ length: 2 }, () => delivery("http://bad:80")));
+      worker.wake();
+      await until(() => changes.length === 1, "the circuit opening");
+      expect(changes).toEqual([["opened", 1_000]]);
+
+      // Still open: a handed-off delivery finds no room, and one claimed is given back unsent.
+      expect(worker.handoff.room("http://bad:80")).toBe(0);
+      const early = delivery("http://bad:80");
+      worker.handoff.take([early], clock.t);
+      await until(() => seen.released.includes(early.id), "the early one given back");
+      expect(seen.sent).not.toContain(early.id);
+
+      // Time is up: of two, one probe goes; it fails: open again, for 2 s.
+      clock.t = 1_000;
+      const [probe, other] = [delivery("http://bad:80"), delivery("http://bad:80")];
+      worker.handoff.take([probe, other], clock.t);
+      await until(() => changes.length === 2, "the failed probe");
+      expect(changes[1]).toEqual(["opened", 2_000]);
+      expect(seen.sent.filter((id) => id === probe.id || id === other.id)).toEqual([probe.id]);
+
+      // Up again: a probe that succeeds closes it, and the origin takes sends again.
+      clock.t = 3_000;
+      answer = ok();
+      const [second, after] = [delivery("http://bad:80"), delivery("http://bad:80")];
+      worker.handoff.take([second], clock.t);
+      await until(() => changes.length === 3, "the successful probe");
+      expect(changes[2]).toEqual(["closed", undefined]);
+      worker.handoff.take([after], clock.t);
+      await until(() => seen.sent.includes(after.id), "a send after it closed");
+      await worker.stop();
+    });
   });
 });

@@ -50,8 +50,31 @@ export function createDeliveryMetrics(store: DeliveryStore) {
       this.set((await queueStats()).oldestDueAgeSeconds);
     },
   });
+  const circuitsOpen = new Gauge({
+    name: "gateway_delivery_circuits_open",
+    help: "Callback origins this worker sends nothing to now: their circuit is open after consecutive failures",
+    registers: [registry],
+  });
+  const circuitChanges = new Counter({
+    name: "gateway_delivery_circuit_changes_total",
+    help: "Origin circuits opened (after consecutive failures, or a failed probe) and closed (a probe succeeded)",
+    labelNames: ["change"],
+    registers: [registry],
+  });
+  const disabled = new Counter({
+    name: "gateway_subscriptions_disabled_total",
+    help: "Subscriptions disabled because every delivery attempt failed for DELIVERY_DISABLE_AFTER_HOURS",
+    registers: [registry],
+  });
   return {
     registry,
+    recordCircuit(change: "opened" | "closed", openCount: number) {
+      circuitChanges.inc({ change });
+      circuitsOpen.set(openCount);
+    },
+    recordDisabled(count: number) {
+      disabled.inc(count);
+    },
     recordAttempt(outcome: DeliveryOutcome, eventReceivedAt: Date) {
       attempts.inc();
       deliveries.inc({ outcome });

@@ -31,7 +31,18 @@ export function startDeliveryWorker(deps: {
     claim: (options) => store.claimDue(options),
     release: (held) => store.release(held),
     defer: (origin, byMs, limit) => store.deferOrigin(origin, byMs, limit),
-    record: (outcomes) => store.recordOutcomes(outcomes),
+    record: (outcomes) =>
+      store.recordOutcomes(outcomes, {
+        disableAfterHours: config.delivery.disableAfterHours,
+        onDisabled: (subscriptions) => {
+          metrics.recordDisabled(subscriptions.length);
+          for (const s of subscriptions)
+            log.warn(
+              { subscriptionId: s.id, clientId: s.clientId, callback: s.callback, reason: s.reason },
+              "subscription disabled: its deliveries keep failing; its owner can enable it again",
+            );
+        },
+      }),
     send: async (delivery, startBy) => {
       // Every attempt, a retry too, is signed with the secrets valid when it is sent (the client
       // service remembers them per client for SIGNING_SECRETS_CACHE_MS).
@@ -40,6 +51,7 @@ export function startDeliveryWorker(deps: {
       return sendNotification(delivery, secrets, { dispatcher, allowPrivate: config.allowPrivateCallbacks });
     },
     onAttempt: (outcome, delivery) => metrics.recordAttempt(outcome, delivery.eventReceivedAt),
+    onCircuit: (change, openCount) => metrics.recordCircuit(change.change, openCount),
     log: log.child({ component: "delivery-worker" }),
     options: config.delivery,
   });

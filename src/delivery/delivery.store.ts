@@ -105,6 +105,14 @@ export async function queueDeliveries(
   }
 }
 
+/** A subscription that delivery has just disabled (every attempt failed for DELIVERY_DISABLE_AFTER_HOURS). */
+export interface DisabledSubscription {
+  id: string;
+  clientId: string;
+  callback: string;
+  reason: string;
+}
+
 export function createDeliveryStore(sql: SqlExecutor) {
   return {
     /**
@@ -205,10 +213,17 @@ export function createDeliveryStore(sql: SqlExecutor) {
      * Records attempts and their deliveries' new states in one statement. An outcome whose claim no
      * longer holds the delivery is dropped whole (attempt row included); returns how many were recorded.
      */
-    async recordOutcomes(outcomes: AttemptOutcome[]): Promise<number> {
+    async recordOutcomes(
+      outcomes: AttemptOutcome[],
+      failing: {
+        /** A subscription every attempt of which has failed this long is disabled (0: never). */
+        disableAfterHours: number;
+        onDisabled: (subscriptions: DisabledSubscription[]) => void;
+      } = { disableAfterHours: 0, onDisabled: () => {} },
+    ): Promise<number> {
       if (outcomes.length === 0) return 0;
       // One multi-row statement over arrays: Prisma's createMany cost several times more per batch.
-      const rows = await sql.query<{ n: number }>(
+      const rows = await sql.query<{ n: number; disabled: DisabledSubscription[] }>(
         `WITH v AS (
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::int[], $8::int[], $9::text[])
              AS v(id, token, status, next_attempt_at, last_error, started_at, duration_ms, status_code, error)
@@ -222,13 +237,39 @@ export function createDeliveryStore(sql: SqlExecutor) {
              lease_until = NULL,
              lease_token = NULL
            FROM v WHERE d.id = v.id AND d.lease_token = v.token
-           RETURNING d.id
+           RETURNING d.id, d.subscription_id, v.status AS outcome, v.started_at
          ), attempts AS (
            INSERT INTO delivery_attempt (delivery_id, started_at, duration_ms, status_code, error)
            SELECT v.id, v.started_at, v.duration_ms, v.status_code, v.error FROM v JOIN updated USING (id)
            RETURNING 1
+         ), per_subscription AS (
+           SELECT subscription_id AS id, bool_or(outcome = 'DELIVERED') AS ok, min(started_at) AS first_failure
+           FROM updated WHERE subscription_id IS NOT NULL GROUP BY subscription_id
+         ), failing AS (
+           -- A success clears the failing clock; a failure starts it, and disables the subscription once
+           -- it is older than $10 hours. Only changes are written: a failure while the clock runs is not.
+           UPDATE subscription s SET
+             failing_since = CASE WHEN x.ok THEN NULL ELSE coalesce(s.failing_since, x.first_failure) END,
+             disabled_at = CASE WHEN NOT x.ok AND $10::int > 0 AND s.disabled_at IS NULL
+                                     AND s.failing_since < now() - $10::int * interval '1 hour'
+                                THEN now() ELSE s.disabled_at END,
+             disabled_reason = CASE WHEN NOT x.ok AND $10::int > 0 AND s.disabled_at IS NULL
+                                         AND s.failing_since < now() - $10::int * interval '1 hour'
+                                    THEN 'every delivery attempt failed since ' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                                    ELSE s.disabled_reason END
+           FROM per_subscription x
+           WHERE s.id = x.id AND (
+             (x.ok AND s.failing_since IS NOT NULL)
+             OR (NOT x.ok AND s.failing_since IS NULL)
+             OR (NOT x.ok AND $10::int > 0 AND s.disabled_at IS NULL AND s.failing_since < now() - $10::int * interval '1 hour'))
+           RETURNING s.id::text AS id, s.client_id::text AS client_id, s.callback, s.disabled_reason,
+                     -- disabled_at holds milliseconds: now() itself, rounded, when set by this statement
+                     s.disabled_at IS NOT NULL AND abs(extract(epoch FROM s.disabled_at - now())) < 0.001 AS newly_disabled
          )
-         SELECT count(*)::int AS n FROM attempts`,
+         SELECT (SELECT count(*)::int FROM attempts) AS n,
+                (SELECT coalesce(json_agg(json_build_object('id', id, 'clientId', client_id, 'callback', callback,
+                   'reason', disabled_reason)), '[]'::json)
+                 FROM failing WHERE newly_disabled) AS disabled`,
         [
           outcomes.map((o) => o.deliveryId),
           outcomes.map((o) => o.leaseToken),
@@ -243,8 +284,11 @@ export function createDeliveryStore(sql: SqlExecutor) {
           outcomes.map((o) => o.durationMs),
           outcomes.map((o) => o.statusCode),
           outcomes.map((o) => o.error),
+          failing.disableAfterHours,
         ],
       );
+      const disabled = rows[0]?.disabled ?? [];
+      if (disabled.length > 0) failing.onDisabled(disabled);
       return rows[0]?.n ?? 0;
     },
 

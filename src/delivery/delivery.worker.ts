@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { type CircuitChange, type CircuitOptions, createCircuitBreakers } from "./circuit-breaker";
 import { retryDelayMs } from "./backoff";
 import type { DeliveryOutcome } from "./delivery.metrics";
 import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
@@ -28,6 +29,8 @@ export interface WorkerOptions {
   sendBudgetMs: number;
   /** Waits before each retry; a delivery is dead after schedule.length + 1 attempts. */
   retrySchedule: readonly number[];
+  /** Per-origin circuit breakers (circuit-breaker.ts); `failures: 0` turns them off. */
+  circuit: CircuitOptions;
 }
 
 /**
@@ -65,6 +68,8 @@ export interface WorkerDeps {
   /** Records outcomes; returns how many still held their claim (the rest were fenced out). */
   record: (outcomes: AttemptOutcome[]) => Promise<number>;
   onAttempt?: (outcome: DeliveryOutcome, delivery: ClaimedDelivery) => void;
+  /** An origin's circuit opened or closed (for metrics). */
+  onCircuit?: (change: CircuitChange, openCount: number) => void;
   log: Logger;
   options: WorkerOptions;
   /** For tests: the clock the lease arithmetic runs on (monotonic milliseconds). */
@@ -102,7 +107,19 @@ interface Queued {
  * arrives after another worker took the delivery over is dropped by the store (fencing).
  */
 export function createDeliveryWorker(deps: WorkerDeps) {
-  const { claim, release, defer, send, record, onAttempt, log, options, now = () => performance.now() } = deps;
+  const {
+    claim,
+    release,
+    defer,
+    send,
+    record,
+    onAttempt,
+    onCircuit,
+    log,
+    options,
+    now = () => performance.now(),
+  } = deps;
+  const breakers = createCircuitBreakers(options.circuit, now);
   const queues = new Map<string, Queued[]>();
   const inFlight = new Map<string, number>();
   const deferredAt = new Map<string, number>();
@@ -242,6 +259,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         counts.inFlight < options.concurrency &&
         (inFlight.get(origin) ?? 0) < options.perOrigin
       ) {
+        if (!breakers.allows(origin)) {
+          // Open, or its probe under way: what waits for this origin goes back, to be claimed later.
+          for (const { delivery } of queue.splice(0)) {
+            counts.queued--;
+            giveBack(delivery);
+          }
+          break;
+        }
         const { delivery, startBy } = queue.shift()!;
         counts.queued--;
         if (!running || t > startBy) {
@@ -265,6 +290,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         pace.set(delivery.origin, 0.8 * (pace.get(delivery.origin) ?? result.durationMs) + 0.2 * result.durationMs);
         const { outcome, kind } = outcomeOf(delivery, result);
         onAttempt?.(kind, delivery);
+        circuitOutcome(delivery.origin, kind === "delivered");
         unrecorded.push(outcome);
         void recordPending();
       }
@@ -283,6 +309,20 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       if (held(delivery.origin) <= prefetchFor(delivery.origin) / 2) wake();
       notifyIfIdle();
     }
+  }
+
+  /** Counts a send for its origin's circuit; one that opens also pushes the origin's due backlog past it. */
+  function circuitOutcome(origin: string, succeeded: boolean): void {
+    const change = breakers.record(origin, succeeded);
+    if (!change) return;
+    onCircuit?.(change, breakers.openCount());
+    if (change.change === "opened") {
+      log.warn({ origin, openMs: change.forMs }, "callback origin keeps failing: circuit open, sends paused");
+      // Every instance then leaves it alone for that long, not only this one (whose claims skip it).
+      void defer(origin, change.forMs!, 10_000).catch((error: unknown) =>
+        log.warn({ err: error, origin }, "pushing back a failing origin's deliveries failed"),
+      );
+    } else log.info({ origin }, "callback origin answered its probe: circuit closed, sends resumed");
   }
 
   /**
@@ -311,6 +351,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       (origin) => held(origin) >= prefetchFor(origin),
     );
     await deferSaturated(full);
+    full.push(...breakers.closedTo());
     const claimStartedAt = now();
     const claimed = await claim({
       limit: capacity,
@@ -369,7 +410,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const handoff: DeliveryHandoff = {
     leaseMs: options.leaseMs,
     room(origin) {
-      if (!running) return 0;
+      if (!running || breakers.isClosedTo(origin)) return 0;
       const total = options.concurrency * CLAIM_AHEAD - counts.inFlight - counts.queued;
       return Math.max(0, Math.min(total, prefetchFor(origin) - held(origin)));
     },

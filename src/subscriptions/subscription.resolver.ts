@@ -79,4 +79,13 @@ export class SubscriptionResolver {
     const principal = requireScope(await ctx.auth(), "subscriptions");
     return new SubscriptionType(await ctx.services.subscriptions.remove(principal, id));
   }
+
+  @Mutation(() => SubscriptionType, {
+    description:
+      "Enables a subscription that delivery disabled (disabledAt set): it matches milestones again and its parked notifications are sent.",
+  })
+  async enableSubscription(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<SubscriptionType> {
+    const principal = requireScope(await ctx.auth(), "subscriptions");
+    return new SubscriptionType(await ctx.services.subscriptions.enable(principal, id));
+  }
 }

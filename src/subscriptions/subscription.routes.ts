@@ -193,4 +193,21 @@ export function registerSubscriptionRoutes(
       return reply.code(204).send();
     },
   );
+
+  app.post<{ Params: { id: string } }>(
+    `${base}/:id/enable`,
+    {
+      schema: {
+        tags,
+        security,
+        summary:
+          "Enable a subscription that delivery disabled (every attempt failed for DELIVERY_DISABLE_AFTER_HOURS); its parked notifications are sent again",
+        params: subscriptionIdParams,
+        response: { 200: answer, ...problems([...KEYED, 400, 404, ...ALWAYS, ...DATABASE], NOT_FOUND) },
+      },
+      ...auth,
+      config: { explainInvalid: readId },
+    },
+    async (request) => subscriptionView(await subscriptions.enable(callerOf(request), request.params.id)),
+  );
 }

@@ -225,6 +225,14 @@ export function createSubscriptionService(deps: {
       return toSubscription(outcome.row);
     },
 
+    /** Clears what delivery's auto-disable set; enabling an enabled subscription changes nothing. */
+    async enable(principal: Principal, id: unknown): Promise<Subscription> {
+      const subscriptionId = parseSubscriptionId(id);
+      const row = await store.enable(principal.clientId, subscriptionId);
+      if (!row) throw notFound(subscriptionId);
+      return toSubscription(row);
+    },
+
     async remove(principal: Principal, id: unknown): Promise<Subscription> {
       const subscriptionId = parseSubscriptionId(id);
       const row = await store.remove(principal.clientId, subscriptionId);

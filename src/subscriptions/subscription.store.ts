@@ -199,6 +199,19 @@ export function createSubscriptionStore(sql: SqlExecutor) {
       }
     },
 
+    /** Enables it again (clears disabled_at, its reason and the failing clock); null when there is none. */
+    async enable(clientId: string, id: string): Promise<SubscriptionRow | null> {
+      const [row] = await sql.query<SubscriptionRow>(
+        `UPDATE subscription SET
+           updated_at = CASE WHEN disabled_at IS NULL THEN updated_at ELSE clock_timestamp() END,
+           disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+         WHERE id = $1::uuid AND client_id = $2::uuid
+         RETURNING ${COLUMNS}`,
+        [id, clientId],
+      );
+      return row ?? null;
+    },
+
     /** Deletes the subscription and returns it as it was; null when there is none. */
     async remove(clientId: string, id: string): Promise<SubscriptionRow | null> {
       const [row] = await sql.query<SubscriptionRow>(

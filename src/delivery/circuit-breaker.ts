@@ -1,0 +1,103 @@
+/**
+ * Per-origin circuit breakers of one delivery worker. An origin whose sends have failed
+ * `failures` times in a row is "open": nothing is sent to it for `openMs`; then one probe goes
+ * ("half-open"): a success closes it, a failure opens it again for twice as long (up to `maxOpenMs`).
+ * Failing receivers then cost one attempt per period instead of every due retry, and free the
+ * worker's slots for origins that answer. Each worker keeps its own (several instances each probe).
+ */
+
+export interface CircuitOptions {
+  /** Consecutive failed sends that open an origin's circuit (0: never open). */
+  failures: number;
+  /** How long it stays open the first time; doubled at each failed probe. */
+  openMs: number;
+  maxOpenMs: number;
+}
+
+type Circuit =
+  | { state: "closed"; failures: number }
+  | { state: "open"; until: number; openMs: number }
+  | { state: "half-open"; openMs: number };
+
+export interface CircuitChange {
+  origin: string;
+  /** "opened": stopped sending for `forMs`; "closed": a probe succeeded. */
+  change: "opened" | "closed";
+  forMs?: number;
+}
+
+/** Origins tracked at most (those counting failures; open ones are always kept). */
+const MAX_ORIGINS = 10_000;
+
+export function createCircuitBreakers(options: CircuitOptions, now: () => number) {
+  const circuits = new Map<string, Circuit>();
+
+  return {
+    /**
+     * Whether a send to `origin` may start now. An open circuit whose time is up lets exactly one
+     * send through (the probe) and refuses the others until that one's outcome is known.
+     */
+    allows(origin: string): boolean {
+      const circuit = circuits.get(origin);
+      if (!circuit || circuit.state === "closed") return true;
+      if (circuit.state === "half-open") return false;
+      if (now() < circuit.until) return false;
+      circuits.set(origin, { state: "half-open", openMs: circuit.openMs });
+      return true;
+    },
+
+    /** Whether the origin takes no sends now (open, or its probe under way); unlike `allows`, changes nothing. */
+    isClosedTo(origin: string): boolean {
+      const circuit = circuits.get(origin);
+      return circuit?.state === "half-open" || (circuit?.state === "open" && now() < circuit.until);
+    },
+
+    /** Counts a send's outcome; answers the change it made, if any. */
+    record(origin: string, succeeded: boolean): CircuitChange | undefined {
+      const circuit = circuits.get(origin) ?? { state: "closed", failures: 0 };
+      if (succeeded) {
+        circuits.delete(origin);
+        return circuit.state === "closed" ? undefined : { origin, change: "closed" };
+      }
+      if (circuit.state === "half-open") {
+        const openMs = Math.min(options.maxOpenMs, circuit.openMs * 2);
+        circuits.set(origin, { state: "open", until: now() + openMs, openMs });
+        return { origin, change: "opened", forMs: openMs };
+      }
+      // A send that started before the circuit opened and failed after: nothing more to count.
+      if (circuit.state === "open") return undefined;
+      const failures = circuit.failures + 1;
+      if (options.failures > 0 && failures >= options.failures) {
+        circuits.set(origin, { state: "open", until: now() + options.openMs, openMs: options.openMs });
+        return { origin, change: "opened", forMs: options.openMs };
+      }
+      circuits.delete(origin); // re-inserted last: the map's order is then least recently failed first
+      circuits.set(origin, { state: "closed", failures });
+      if (circuits.size > MAX_ORIGINS) {
+        // Bounded: forget the oldest origin that is merely counting failures (it starts again from 0).
+        for (const [known, c] of circuits)
+          if (c.state === "closed") {
+            circuits.delete(known);
+            break;
+          }
+      }
+      return undefined;
+    },
+
+    /** Origins that take no sends now (open, or half-open with the probe under way): not to be claimed. */
+    closedTo(): string[] {
+      const t = now();
+      const origins: string[] = [];
+      for (const [origin, circuit] of circuits)
+        if (circuit.state === "half-open" || (circuit.state === "open" && t < circuit.until)) origins.push(origin);
+      return origins;
+    },
+
+    /** How many origins are open or probing now. */
+    openCount(): number {
+      return this.closedTo().length;
+    },
+  };
+}
+
+export type CircuitBreakers = ReturnType<typeof createCircuitBreakers>;
