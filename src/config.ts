@@ -136,6 +136,16 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+/** A number of days, fractions allowed (0.5: twelve hours), from 0 to 36,500. */
+function days(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d*\.?\d+$|^\d+\.$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 36_500))
+    throw new ConfigError(name, `must be a number of days from 0 to 36500 (fractions allowed), got "${raw}"`);
+  return value;
+}
+
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -279,6 +289,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     }
   }
 
+  const circuitOpenMs = integer(env, "DELIVERY_CIRCUIT_OPEN_MS", 30_000, 100, 86_400_000);
+  const circuitMaxOpenMs = integer(env, "DELIVERY_CIRCUIT_MAX_OPEN_MS", 600_000, 100, 86_400_000);
+  if (circuitMaxOpenMs < circuitOpenMs)
+    throw new ConfigError(
+      "DELIVERY_CIRCUIT_MAX_OPEN_MS",
+      `is ${circuitMaxOpenMs}, less than DELIVERY_CIRCUIT_OPEN_MS (${circuitOpenMs}): the open time only grows`,
+    );
   const deliveryConcurrency = integer(env, "DELIVERY_CONCURRENCY", 64, 1, 10_000);
   const deliveryPerOrigin = integer(env, "DELIVERY_PER_ORIGIN", 8, 1, 1_000);
   if (deliveryPerOrigin > deliveryConcurrency) {
@@ -339,19 +356,19 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       retrySchedule: Object.freeze(schedule(env, "DELIVERY_RETRY_SCHEDULE")),
       circuit: Object.freeze({
         failures: integer(env, "DELIVERY_CIRCUIT_FAILURES", 10, 0, 1_000_000),
-        openMs: integer(env, "DELIVERY_CIRCUIT_OPEN_MS", 30_000, 100, 86_400_000),
-        maxOpenMs: integer(env, "DELIVERY_CIRCUIT_MAX_OPEN_MS", 600_000, 100, 86_400_000),
+        openMs: circuitOpenMs,
+        maxOpenMs: circuitMaxOpenMs,
       }),
       disableAfterHours: integer(env, "DELIVERY_DISABLE_AFTER_HOURS", 120, 0, 87_600),
     }),
     tracing: tracing(env),
     retention: Object.freeze({
       ages: Object.freeze({
-        delivered_deliveries: integer(env, "RETENTION_DELIVERED_DAYS", 30, 0, 36_500),
-        dead_deliveries: integer(env, "RETENTION_DEAD_DAYS", 90, 0, 36_500),
-        events: integer(env, "RETENTION_EVENTS_DAYS", 365, 0, 36_500),
-        carrier_statuses: integer(env, "RETENTION_EVENTS_DAYS", 365, 0, 36_500),
-        expired_subscriptions: integer(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30, 0, 36_500),
+        delivered_deliveries: days(env, "RETENTION_DELIVERED_DAYS", 30),
+        dead_deliveries: days(env, "RETENTION_DEAD_DAYS", 90),
+        events: days(env, "RETENTION_EVENTS_DAYS", 365),
+        carrier_statuses: days(env, "RETENTION_EVENTS_DAYS", 365),
+        expired_subscriptions: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
       }),
       intervalMs: integer(env, "RETENTION_INTERVAL_MS", 300_000, 0, 86_400_000),
       batchSize: integer(env, "RETENTION_BATCH_SIZE", 1_000, 1, 100_000),

@@ -324,5 +324,39 @@ describe("the delivery worker's policy", () => {
       await until(() => seen.sent.includes(after.id), "a send after it closed");
       await worker.stop();
     });
+
+    it("lets the next delivery probe when the probe was given back unsent (its secret came too late)", async () => {
+      const clock = { t: 0 };
+      let declined = false;
+      const changes: string[] = [];
+      const { worker, seen } = harness({
+        options: { ...OPTIONS, circuit: { ...circuit, failures: 1 } },
+        now: () => clock.t,
+        claim: () => Promise.resolve([]),
+        send: (d) => {
+          if (declined) return Promise.resolve(null); // as the runtime does when the secret is late
+          seen.sent.push(d.id);
+          return Promise.resolve(d.id.startsWith("d") && changes.length === 0 ? failing() : ok());
+        },
+        onCircuit: (change) => changes.push(change.change),
+      });
+      worker.start();
+      worker.handoff.take([delivery("http://bad:80")], clock.t);
+      await until(() => changes.length === 1, "the circuit opening");
+      clock.t = 1_000;
+      declined = true;
+      const probe = delivery("http://bad:80");
+      worker.handoff.take([probe], clock.t);
+      await until(() => seen.released.includes(probe.id), "the probe given back");
+      // Not stuck half-open: the origin takes a delivery again, and its probe closes the circuit.
+      declined = false;
+      expect(worker.handoff.room("http://bad:80")).toBeGreaterThan(0);
+      const next = delivery("http://bad:80");
+      worker.handoff.take([next], clock.t);
+      await until(() => changes.length === 2, "the next probe closing it");
+      await worker.stop();
+      expect(changes).toEqual(["opened", "closed"]);
+      expect(seen.sent).toContain(next.id);
+    });
   });
 });

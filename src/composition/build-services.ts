@@ -12,7 +12,7 @@ import { createHealthService } from "../health/health.service";
 import { type BrokerConsumer, startBrokerConsumer } from "../ingestion/broker-consumer";
 import { readBrokerMessage } from "../ingestion/broker-message";
 import { createRetentionMetrics } from "../retention/retention.metrics";
-import { createRetentionStore } from "../retention/retention.store";
+import { createRetentionStore, TABLES_OF } from "../retention/retention.store";
 import { type RetentionWorker, startRetentionWorker } from "../retention/retention.worker";
 import { createBrokerMetrics } from "../ingestion/broker.metrics";
 import { createLiveEvents, type LiveEvents } from "../live/live-events";
@@ -175,15 +175,19 @@ export async function buildServices(
   }
 
   await beforeStep("retention");
-  const retentionMetrics = createRetentionMetrics(metrics.registry);
   const retentionStore = createRetentionStore(database.prisma);
+  const retentionMetrics = createRetentionMetrics(metrics.registry, () => retentionStore.tableSizes());
   const retention = startRetentionWorker({
     ...config.retention,
     pruneBatch: (kind, before, limit) => retentionStore.pruneBatch(kind, before, limit),
-    expirePendingBatch: (limit) => retentionStore.expirePendingBatch(limit),
+    expirePendingBatch: (limit, disabledBefore) => retentionStore.expirePendingBatch(limit, disabledBefore),
     onExpired: (rows) => retentionMetrics.expired(rows),
     onPruned: (kind, rows) => retentionMetrics.deleted(kind, rows),
     onRun: (outcome) => retentionMetrics.run(outcome),
+    // The embedded database runs no autovacuum: retention vacuums what it deleted from. A server has its own.
+    vacuum: config.databaseUrl
+      ? undefined
+      : (kinds) => retentionStore.vacuum([...new Set(kinds.flatMap((kind) => TABLES_OF[kind]))]),
     log,
   });
   stack.defer("retention", () => retention.stop());

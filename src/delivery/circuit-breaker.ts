@@ -52,6 +52,15 @@ export function createCircuitBreakers(options: CircuitOptions, now: () => number
       return circuit?.state === "half-open" || (circuit?.state === "open" && now() < circuit.until);
     },
 
+    /**
+     * A send that `allows` let through did not happen (given back: too little lease left, the worker
+     * stopping, its secret too slow; or it threw): if it was the probe, the next send may probe.
+     */
+    abandon(origin: string): void {
+      const circuit = circuits.get(origin);
+      if (circuit?.state === "half-open") circuits.set(origin, { state: "open", until: now(), openMs: circuit.openMs });
+    },
+
     /** Counts a send's outcome; answers the change it made, if any. */
     record(origin: string, succeeded: boolean): CircuitChange | undefined {
       const circuit = circuits.get(origin) ?? { state: "closed", failures: 0 };

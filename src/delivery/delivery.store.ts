@@ -265,8 +265,15 @@ export function createDeliveryStore(sql: SqlExecutor) {
            RETURNING s.id::text AS id, s.client_id::text AS client_id, s.callback, s.disabled_reason,
                      -- disabled_at holds milliseconds: now() itself, rounded, when set by this statement
                      s.disabled_at IS NOT NULL AND abs(extract(epoch FROM s.disabled_at - now())) < 0.001 AS newly_disabled
+         ), parked AS (
+           -- A subscription just disabled: its other pending deliveries are parked out of the claims'
+           -- way (enable brings them back); a retry just recorded above is skipped by the claims anyway.
+           UPDATE delivery d SET next_attempt_at = 'infinity'
+           WHERE d.subscription_id IN (SELECT id::uuid FROM failing WHERE newly_disabled)
+             AND d.status = 'PENDING' AND d.lease_token IS NULL AND d.id NOT IN (SELECT id FROM updated)
+           RETURNING 1
          )
-         SELECT (SELECT count(*)::int FROM attempts) AS n,
+         SELECT (SELECT count(*)::int FROM attempts) AS n, (SELECT count(*) FROM parked) AS parked,
                 (SELECT coalesce(json_agg(json_build_object('id', id, 'clientId', client_id, 'callback', callback,
                    'reason', disabled_reason)), '[]'::json)
                  FROM failing WHERE newly_disabled) AS disabled`,

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import type { Logger } from "pino";
 import { type CircuitChange, type CircuitOptions, createCircuitBreakers } from "./circuit-breaker";
 import { retryDelayMs } from "./backoff";
@@ -120,6 +121,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     now = () => performance.now(),
   } = deps;
   const breakers = createCircuitBreakers(options.circuit, now);
+  /** Runs a function in the async context the worker was created in (see `handoff.take`). */
+  const inWorkerContext = AsyncResource.bind((run: () => void) => run());
   const queues = new Map<string, Queued[]>();
   const inFlight = new Map<string, number>();
   const deferredAt = new Map<string, number>();
@@ -270,6 +273,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         const { delivery, startBy } = queue.shift()!;
         counts.queued--;
         if (!running || t > startBy) {
+          breakers.abandon(origin);
           giveBack(delivery);
           continue;
         }
@@ -285,8 +289,10 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   async function deliver(delivery: ClaimedDelivery, startBy: number): Promise<void> {
     try {
       const result = await send(delivery, startBy);
-      if (result === null) giveBack(delivery);
-      else {
+      if (result === null) {
+        breakers.abandon(delivery.origin);
+        giveBack(delivery);
+      } else {
         pace.set(delivery.origin, 0.8 * (pace.get(delivery.origin) ?? result.durationMs) + 0.2 * result.durationMs);
         const { outcome, kind } = outcomeOf(delivery, result);
         onAttempt?.(kind, delivery);
@@ -295,6 +301,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         void recordPending();
       }
     } catch (error) {
+      breakers.abandon(delivery.origin);
       log.error(
         { err: error, deliveryId: delivery.id },
         "delivery failed unexpectedly; it will be retried when its lease ends",
@@ -415,8 +422,12 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       return Math.max(0, Math.min(total, prefetchFor(origin) - held(origin)));
     },
     take(deliveries, claimStartedAt) {
-      enqueue(deliveries, claimStartedAt);
-      pump();
+      // In the worker's own async context, not the ingesting request's: the sends this starts (and
+      // those started from their completions) must not carry the request's trace or log context.
+      inWorkerContext(() => {
+        enqueue(deliveries, claimStartedAt);
+        pump();
+      });
     },
   };
 

@@ -34,20 +34,54 @@ const BATCHES: Record<RetentionKind, string> = {
 };
 
 /**
- * The pending deliveries of subscriptions that have expired, marked dead (their notification is not
- * sent: claims skip them already, delivery.store.ts), so they neither linger nor count as pending.
+ * The pending deliveries of subscriptions that have expired, or that delivery disabled more than
+ * `$2` ago (null: never), marked dead (their notifications are not sent: claims skip them already,
+ * delivery.store.ts), so they neither linger nor count as pending; leased ones are left to the next run.
  */
 const EXPIRE_PENDING = `WITH doomed AS (
-    SELECT d.id FROM delivery d JOIN subscription s ON s.id = d.subscription_id
-    WHERE d.status = 'PENDING' AND s.expires_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+    SELECT d.id, s.expires_at <= now() AS expired FROM delivery d JOIN subscription s ON s.id = d.subscription_id
+    WHERE d.status = 'PENDING' AND (s.expires_at <= now() OR s.disabled_at < $2::timestamptz)
+      AND (d.lease_until IS NULL OR d.lease_until < now())
     LIMIT $1::int FOR UPDATE OF d SKIP LOCKED)
-  UPDATE delivery d SET status = 'DEAD', completed_at = now(), last_error = 'subscription expired before it was sent'
+  UPDATE delivery d SET status = 'DEAD', completed_at = now(), next_attempt_at = now(),
+    last_error = CASE WHEN doomed.expired THEN 'subscription expired before it was sent'
+                      ELSE 'subscription disabled for longer than RETENTION_DEAD_DAYS' END
   FROM doomed WHERE d.id = doomed.id`;
+
+/** The tables each kind's deletions leave dead rows in (cascades included). */
+export const TABLES_OF: Record<RetentionKind, readonly string[]> = {
+  delivered_deliveries: ["delivery", "delivery_attempt"],
+  dead_deliveries: ["delivery", "delivery_attempt"],
+  events: ["status_event", "delivery", "delivery_attempt"],
+  carrier_statuses: ["carrier_status"],
+  expired_subscriptions: ["subscription", "delivery"],
+};
+const MEASURED = ["status_event", "carrier_status", "delivery", "delivery_attempt", "subscription", "awb_stream"];
 
 export function createRetentionStore(prisma: Prisma) {
   return {
-    /** Marks one batch of expired subscriptions' pending deliveries dead; answers how many. */
-    expirePendingBatch: (limit: number): Promise<number> => prisma.$executeRawUnsafe(EXPIRE_PENDING, limit),
+    /**
+     * VACUUM (ANALYZE) of the tables: their dead rows' space is reused and their row estimates are
+     * fresh. For the embedded database, which runs no autovacuum (PGlite is PostgreSQL in single-user
+     * mode): without it, deleted rows would keep their space for ever.
+     */
+    vacuum: (tables: readonly string[]): Promise<number> =>
+      prisma.$executeRawUnsafe(`VACUUM (ANALYZE) ${tables.map((t) => `"${t}"`).join(", ")}`),
+
+    /** Each table's size on disk (indexes and TOAST included) and its estimated row count. */
+    async tableSizes(): Promise<Array<{ table: string; bytes: number; rows: number }>> {
+      const rows = await prisma.$queryRawUnsafe<Array<{ table: string; bytes: bigint | number; rows: number }>>(
+        `SELECT c.relname AS table, pg_total_relation_size(c.oid) AS bytes, greatest(c.reltuples, 0)::float8 AS rows
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ANY($1::text[])`,
+        MEASURED,
+      );
+      return rows.map((r) => ({ table: r.table, bytes: Number(r.bytes), rows: Number(r.rows) }));
+    },
+
+    /** Marks one batch of expired (or long disabled) subscriptions' pending deliveries dead; answers how many. */
+    expirePendingBatch: (limit: number, disabledBefore: Date | null): Promise<number> =>
+      prisma.$executeRawUnsafe(EXPIRE_PENDING, limit, disabledBefore?.toISOString() ?? null),
     /** Deletes one batch of `kind` older than `before`; answers how many rows went. */
     pruneBatch: (kind: RetentionKind, before: Date, limit: number): Promise<number> =>
       prisma.$executeRawUnsafe(BATCHES[kind], before.toISOString(), limit),

@@ -9,9 +9,14 @@ export interface RetentionWorkerOptions {
   intervalMs: number;
   /** Deletes one batch of `kind` older than `before`; answers how many rows went (retention.store.ts). */
   pruneBatch: (kind: RetentionKind, before: Date, limit: number) => Promise<number>;
-  /** Marks one batch of expired subscriptions' pending deliveries dead; answers how many (retention.store.ts). */
-  expirePendingBatch: (limit: number) => Promise<number>;
+  /**
+   * Marks one batch of pending deliveries dead: those of expired subscriptions, and those of
+   * subscriptions disabled before `disabledBefore` (null: never); answers how many (retention.store.ts).
+   */
+  expirePendingBatch: (limit: number, disabledBefore: Date | null) => Promise<number>;
   onExpired: (rows: number) => void;
+  /** After a run that deleted rows: VACUUM their tables (the embedded database has no autovacuum). */
+  vacuum?: ((kinds: RetentionKind[]) => Promise<unknown>) | undefined;
   onPruned: (kind: RetentionKind, rows: number) => void;
   onRun: (outcome: "done" | "failed") => void;
   log: Logger;
@@ -62,7 +67,10 @@ export function startRetentionWorker(options: RetentionWorkerOptions): Retention
   }
 
   async function run(): Promise<Partial<Record<RetentionKind, number>>> {
-    const expired = await inBatches(() => expirePendingBatch(batchSize), onExpired);
+    // A disabled subscription's parked notifications are dead once it has been disabled as long as a
+    // dead delivery is kept: then retention deletes them like any dead one.
+    const disabledBefore = ages.dead_deliveries > 0 ? new Date(now().getTime() - ages.dead_deliveries * DAY_MS) : null;
+    const expired = await inBatches(() => expirePendingBatch(batchSize, disabledBefore), onExpired);
     if (expired > 0)
       log.info({ deliveries: expired }, "retention: pending deliveries of expired subscriptions marked dead");
     const deleted: Partial<Record<RetentionKind, number>> = {};
@@ -75,8 +83,12 @@ export function startRetentionWorker(options: RetentionWorkerOptions): Retention
         (rows) => onPruned(kind, rows),
       );
     }
-    const any = Object.values(deleted).some((n) => n > 0);
-    if (any) log.info({ deleted }, "retention: deleted what outlived its retention");
+    const touched = (Object.keys(deleted) as RetentionKind[]).filter((kind) => (deleted[kind] ?? 0) > 0);
+    if (expired > 0 && !touched.includes("expired_subscriptions")) touched.push("expired_subscriptions");
+    if (touched.length > 0) {
+      log.info({ deleted }, "retention: deleted what outlived its retention");
+      if (options.vacuum && !stopped) await options.vacuum(touched);
+    }
     return deleted;
   }
 

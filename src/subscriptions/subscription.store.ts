@@ -43,8 +43,23 @@ const LIVE = "(expires_at IS NULL OR expires_at > now())";
 const UNIQUE_VIOLATION = "23505";
 
 /**
- * The client's cap (CONTRACT §2: past it, create answers 409) as one script of two statements: lock
- * the client's row, then count and insert. Not one statement: a statement reads what had committed
+ * Two statements removing the client's expired subscription of (awb, callback), if any, so that a new
+ * or updated one can take the pair. Its notifications still queued are not sent (as retention would
+ * mark them), nor handed to the new one: a delivery whose subscription is gone would be sent. A send
+ * under way is fenced out (its lease token cleared): its outcome is not recorded over the dead state.
+ */
+function expiredPurgeScript(client: string, awb: string, callback: string): string {
+  const same = `client_id = ${client} AND awb = ${sqlString(awb)} AND callback = ${sqlString(callback)}`;
+  return `UPDATE delivery SET status = 'DEAD', completed_at = now(), last_error = 'subscription expired before it was sent',
+    lease_until = NULL, lease_token = NULL
+  WHERE status = 'PENDING' AND subscription_id IN (SELECT id FROM subscription WHERE ${same} AND NOT ${LIVE});
+DELETE FROM subscription WHERE ${same} AND NOT ${LIVE} RETURNING id`;
+}
+
+/**
+ * The client's cap (CONTRACT §2: past it, create answers 409) as one script: lock the client's row,
+ * remove an expired subscription of the same AWB and callback (expiredPurgeScript), then count and
+ * insert. Not one statement: a statement reads what had committed
  * when it started, so a lock taken inside the statement that counts would wait for a concurrent
  * create and then count without that create's row (both would be admitted at cap − 1). As a script,
  * the second statement starts once the lock is held, and the lock lasts until the script's implicit
@@ -60,14 +75,9 @@ export function insertWithinCapScript(
   const client = sqlUuid(clientId);
   const expiresAt =
     subscription.expiresAt === null ? "NULL" : `${sqlString(subscription.expiresAt.toISOString())}::timestamptz`;
-  const same = `client_id = ${client} AND awb = ${sqlString(subscription.awb)} AND callback = ${sqlString(subscription.callback)}`;
   // An expired subscription of the same AWB and callback no longer counts: the new one takes its place.
-  // Its notifications still queued are not sent (as retention would mark them), nor handed to the
-  // new one: a delivery whose subscription is gone would be sent.
   return `SELECT 1 FROM client WHERE id = ${client} FOR NO KEY UPDATE;
-UPDATE delivery SET status = 'DEAD', completed_at = now(), last_error = 'subscription expired before it was sent'
-  WHERE status = 'PENDING' AND subscription_id IN (SELECT id FROM subscription WHERE ${same} AND NOT ${LIVE});
-DELETE FROM subscription WHERE ${same} AND NOT ${LIVE};
+${expiredPurgeScript(client, subscription.awb, subscription.callback)};
 WITH counted AS (SELECT count(*)::int AS n FROM subscription WHERE client_id = ${client} AND ${LIVE}),
      stamp AS (SELECT clock_timestamp() AS at),
      inserted AS (
@@ -107,6 +117,17 @@ export function createSubscriptionStore(sql: SqlExecutor) {
     const id = await existing(clientId, awb, callback);
     if (id === null) throw error;
     return id;
+  }
+
+  /**
+   * After a unique violation: deletes an expired subscription holding (awb, callback), its queued
+   * notifications marked dead first (as a create does); true when it found one, so the write can run
+   * again. Each call deletes one for good, so the caller's retry cannot loop.
+   */
+  async function purgedExpired(error: unknown, clientId: string, { awb, callback }: SubscriptionFields) {
+    if (sqlStateOf(error) !== UNIQUE_VIOLATION) return false;
+    const results = await sql.script(expiredPurgeScript(sqlUuid(clientId), awb, callback));
+    return (results[1]?.length ?? 0) > 0;
   }
 
   return {
@@ -154,14 +175,14 @@ export function createSubscriptionStore(sql: SqlExecutor) {
       let row: Answer | undefined;
       try {
         [row] = await sql.query<Answer>(
-          `WITH target AS (SELECT callback FROM subscription WHERE id = $1::uuid AND client_id = $2::uuid),
+          `WITH target AS (SELECT callback FROM subscription WHERE id = $1::uuid AND client_id = $2::uuid AND ${LIVE}),
                 taken AS (
                   SELECT id FROM subscription
-                  WHERE client_id = $2::uuid AND awb = $3 AND callback = $4 AND id <> $1::uuid
+                  WHERE client_id = $2::uuid AND awb = $3 AND callback = $4 AND id <> $1::uuid AND ${LIVE}
                 ),
                 updated AS (
                   UPDATE subscription SET awb = $3, states = $5::text[], expires_at = $6::timestamptz, updated_at = clock_timestamp()
-                  WHERE id = $1::uuid AND client_id = $2::uuid AND callback = $4 AND NOT EXISTS (SELECT 1 FROM taken)
+                  WHERE id = $1::uuid AND client_id = $2::uuid AND callback = $4 AND ${LIVE} AND NOT EXISTS (SELECT 1 FROM taken)
                   RETURNING ${COLUMNS}
                 )
            SELECT (SELECT callback FROM target) AS current, (SELECT id::text FROM taken) AS existing, updated.*
@@ -169,6 +190,9 @@ export function createSubscriptionStore(sql: SqlExecutor) {
           [id, clientId, awb, callback, [...states], expiresAt?.toISOString() ?? null],
         );
       } catch (error) {
+        // An expired subscription held the AWB and callback: it gives them up, and this runs again.
+        if (await purgedExpired(error, clientId, subscription))
+          return this.updateKeepingCallback(clientId, id, subscription);
         return { kind: "duplicate", existing: await takenBy(error, clientId, subscription) };
       }
       if (row?.id != null) return { kind: "updated", row: pick(row as SubscriptionRow) };
@@ -189,24 +213,33 @@ export function createSubscriptionStore(sql: SqlExecutor) {
         const [row] = await sql.query<SubscriptionRow>(
           `UPDATE subscription SET awb = $3, callback = $4, states = $5::text[], expires_at = $6::timestamptz,
              updated_at = clock_timestamp()
-           WHERE id = $1::uuid AND client_id = $2::uuid
+           WHERE id = $1::uuid AND client_id = $2::uuid AND ${LIVE}
            RETURNING ${COLUMNS}`,
           [id, clientId, awb, callback, [...states], expiresAt?.toISOString() ?? null],
         );
         return row ? { kind: "updated", row } : { kind: "missing" };
       } catch (error) {
+        if (await purgedExpired(error, clientId, subscription)) return this.replace(clientId, id, subscription);
         return { kind: "duplicate", existing: await takenBy(error, clientId, subscription) };
       }
     },
 
     /** Enables it again (clears disabled_at, its reason and the failing clock); null when there is none. */
     async enable(clientId: string, id: string): Promise<SubscriptionRow | null> {
+      // Its parked notifications (next_attempt_at 'infinity', delivery.store.ts) are due again at once.
       const [row] = await sql.query<SubscriptionRow>(
-        `UPDATE subscription SET
-           updated_at = CASE WHEN disabled_at IS NULL THEN updated_at ELSE clock_timestamp() END,
-           disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
-         WHERE id = $1::uuid AND client_id = $2::uuid
-         RETURNING ${COLUMNS}`,
+        `WITH enabled AS (
+           UPDATE subscription SET
+             updated_at = CASE WHEN disabled_at IS NULL THEN updated_at ELSE clock_timestamp() END,
+             disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+           WHERE id = $1::uuid AND client_id = $2::uuid
+           RETURNING ${COLUMNS}
+         ), resumed AS (
+           UPDATE delivery SET next_attempt_at = now()
+           WHERE subscription_id IN (SELECT id::uuid FROM enabled) AND status = 'PENDING' AND next_attempt_at = 'infinity'
+           RETURNING 1
+         )
+         SELECT * FROM enabled`,
         [id, clientId],
       );
       return row ?? null;
