@@ -139,6 +139,16 @@ describeBackend("postgres")("failed authentications per client address, key read
     throw new Error("20 unknown keys and still no 429");
   }
 
+  it("spends no attempt on requests that join a lookup under way: a burst with one valid key not yet remembered", async () => {
+    // First in this file: the key is not remembered yet. Twenty at once from one address, five attempts.
+    counter.reset();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => getJson(subscriptions, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(keyReads()).toBe(1);
+  });
+
   it("answers a burst of unknown keys 401 up to the budget, then 429 with Retry-After and no read", async () => {
     const started = Date.now();
     const answers = [];

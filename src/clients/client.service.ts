@@ -172,15 +172,18 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
   return {
     /**
      * The principal for `Authorization: Bearer <key>`, or null when the key is unknown or revoked.
-     * `beforeLookup` runs only when the key is not remembered, before a lookup starts or is joined:
-     * what it throws (or rejects with) is thrown instead, and the database is not read.
+     * `beforeLookup` runs only when the key is not remembered and no lookup of it is under way,
+     * before one starts (joining one reads nothing, so it costs nothing): what it throws (or rejects
+     * with) is thrown instead, and the database is not read.
      */
     async authenticate(key: string, beforeLookup?: () => void | Promise<void>): Promise<Principal | null> {
       const hash = hashApiKey(key);
       const cached = cache.get(hash);
       if (cached && cached.until > Date.now()) return cached.principal;
+      const joined = lookups.get(hash);
+      if (joined) return joined;
       await beforeLookup?.();
-      const pending = lookups.get(hash);
+      const pending = lookups.get(hash); // one may have started while beforeLookup waited (Redis)
       if (pending) return pending;
       const lookup = lookUp(key, hash).finally(() => {
         if (lookups.get(hash) === lookup) lookups.delete(hash);
