@@ -126,7 +126,12 @@ describeBackend("postgres")("delivery under faults (real processes, PostgreSQL)"
   it("catches a receiver up when it comes back after being down", async () => {
     const receiver = await startReceiver();
     const port = Number(new URL(receiver.url).port);
-    const { sql, start } = await setup({ DELIVERY_RETRY_SCHEDULE: "300ms,600ms,1s,2s,4s,8s" });
+    // Retries and catch-up alone: with the circuit breaker on, the attempts would stop after ten
+    // failures until its probe (test/failing-receivers.test.ts drives that path).
+    const { sql, start } = await setup({
+      DELIVERY_RETRY_SCHEDULE: "300ms,600ms,1s,2s,4s,8s",
+      DELIVERY_CIRCUIT_FAILURES: "0",
+    });
     const server = await start();
     const awbs = Array.from({ length: 5 }, (_, i) => awbFor(100 + i));
     await subscribeAll(server.url, `${receiver.url}/ok`, awbs);
