@@ -122,7 +122,13 @@ describe.each(BACKENDS)("retention and subscription expiry on %s", (backend) => 
       expect(await metric("gateway_retention_deleted_total", 'kind="events"')).toBe(3);
       // What the operator watches for growth (and, embedded, the run's VACUUM did not fail it).
       expect(await metric("gateway_table_bytes", 'table="status_event"')).toBeGreaterThan(0);
-      expect(await metric("gateway_table_rows_estimate", 'table="status_event"')).toBeGreaterThanOrEqual(0);
+      const metricsText = await (await fetch(`${url}/metrics`)).text();
+      expect(metricsText).toMatch(/^gateway_table_rows_estimate\{table="status_event"\} \d+$/m);
+      if (backend === "pglite") {
+        // The embedded database has no autovacuum: only the run's VACUUM (ANALYZE) makes the estimate exact.
+        const rows = await count(`SELECT count(*) AS n FROM status_event`);
+        expect(await metric("gateway_table_rows_estimate", 'table="status_event"')).toBe(rows);
+      }
 
       // The AWB's stream goes on from its head: a new event is not numbered 1 again.
       await ingest({ awb, state: "DLV", eventId: "retention-after" });
