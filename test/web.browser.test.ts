@@ -248,6 +248,17 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "ide-subscription");
   });
 
+  test("the IDE's example fits its editor at 1280 px: no line runs past the visible width", async () => {
+    // A first visit: no stored key, so the editor shows the example and its comments.
+    const page = await openPage("/graphql");
+    const editor = page.locator(".graphiql-query-editor .CodeMirror-scroll").first();
+    await page
+      .locator(".graphiql-query-editor .CodeMirror-line", { hasText: "Authorization" })
+      .waitFor({ timeout: 10_000 });
+    const widths = await editor.evaluate((scroll) => ({ content: scroll.scrollWidth, visible: scroll.clientWidth }));
+    expect(widths.content).toBeLessThanOrEqual(widths.visible);
+  });
+
   test("the IDE loads the schema (standard introspection passes the limits): its docs explorer shows the types", async () => {
     const consoleErrors: string[] = [];
     // Listening from before the page loads: the schema is fetched as it starts.

@@ -10,8 +10,11 @@ import { bearer, storedApiKey } from "../shared/api-key";
 import { createGatewayFetcher } from "./fetcher";
 import "./ide.css";
 
-const EXAMPLE = `# Station reads need no key. Milestones and subscriptions need an API key:
-# put it in the Headers tab below as {"Authorization": "Bearer cgw_…"}.
+// Lines stay short enough for the editor's width at 1280 px (test/web.browser.test.ts).
+const EXAMPLE = `# Station reads need no key. Milestones and
+# subscriptions need an API key: put it in the
+# Headers tab below as
+# {"Authorization": "Bearer cgw_…"}
 query Station {
   station(code: "FRA") {
     code
@@ -23,7 +26,9 @@ query Station {
 
 # Live milestones of an AWB (scope events:read):
 # subscription Watch {
-#   awbStatusChanged(awb: "020-12345675") { state timestamp station flight }
+#   awbStatusChanged(awb: "020-12345675") {
+#     state timestamp station flight
+#   }
 # }
 `;
 
