@@ -1,12 +1,15 @@
 // npm run admin -- <command> [options]: manage clients, API keys, signing secrets and callback prefixes.
-// Uses the server's configuration (DATABASE_URL, or the embedded database under DATA_DIR; with the
-// embedded database, stop the server first or use the GraphQL admin operations).
+// Uses the server's configuration (DATABASE_URL, or the embedded database under DATA_DIR), and names the
+// database it opened on its first line; with the embedded database, stop the server first or use the
+// GraphQL admin operations. On a new database it creates the first client and shows its credentials once.
 import "reflect-metadata";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { type ClientService, createClientService } from "../src/clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../src/clients/secret-box";
 import { DEFAULT_GRACE_SECONDS } from "../src/clients/signing-secrets";
-import { loadConfigOrExit, printProblems, runCli } from "../src/cli";
+import { loadConfigOrExit, printFirstStart, printProblems, runCli } from "../src/cli";
 import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
@@ -101,6 +104,19 @@ async function run(
 
 class UsageError extends Error {}
 
+function describeDatabase(
+  config: { databaseUrl: string | undefined; dataDir: string },
+  embeddedIsNew: boolean,
+): string {
+  if (config.databaseUrl) {
+    const url = new URL(config.databaseUrl);
+    return `database: PostgreSQL ${url.host}${url.pathname} (DATABASE_URL)`;
+  }
+  return embeddedIsNew
+    ? `database: a NEW embedded database at ${config.dataDir} (DATA_DIR): if your gateway keeps its data elsewhere, run this again with its DATA_DIR or DATABASE_URL`
+    : `database: embedded, at ${config.dataDir} (DATA_DIR)`;
+}
+
 /** What to use instead of a command while the gateway holds the embedded database: its GraphQL API (scope admin). */
 const ADVICE: Record<string, string> = {
   clients: "use its GraphQL query clients",
@@ -137,6 +153,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const config = loadConfigOrExit(process.env);
+  // Said first, so that a command run without the gateway's settings cannot pass for one on its data.
+  const embeddedIsNew = !config.databaseUrl && !existsSync(path.join(config.dataDir, "PG_VERSION"));
+  console.log(describeDatabase(config, embeddedIsNew));
   const database = await openConfiguredDatabase(
     config,
     `stop it and run this again, or ${ADVICE[command] ?? "use its GraphQL API (scope admin)"}`,
@@ -148,7 +167,8 @@ async function main(): Promise<number> {
       secrets: createSecretBox(loadSecretsKey(config).key),
     });
     await clients.prepareSecrets();
-    await clients.ensureBootstrapClient(config.bootstrap);
+    const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
+    if (bootstrap.created) printFirstStart(bootstrap, { byAdminCommand: true });
     await run(command, parsed.values, clients);
     return 0;
   } catch (error) {

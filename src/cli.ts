@@ -1,6 +1,9 @@
 // Helpers for the entry points only (main.ts, worker.ts, scripts/): they print and call process.exit.
 import { type Config, ConfigError, loadConfig } from "./config";
+import type { ClientService } from "./clients/client.service";
 import type { AppError } from "./errors";
+
+type CreatedBootstrap = Extract<Awaited<ReturnType<ClientService["ensureBootstrapClient"]>>, { created: true }>;
 
 /** The configuration, or exit code 2 with the message naming the bad variable. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv): Config {
@@ -30,4 +33,39 @@ export function runCli(main: () => Promise<number>): void {
       process.exit(1);
     },
   );
+}
+
+/**
+ * Shown once, by whichever entry point created the first client (the server's first start, or an
+ * admin command on a new database): later runs find the client and never see the generated values.
+ */
+export function printFirstStart(
+  bootstrap: CreatedBootstrap,
+  where: { url: string } | { notListening: true } | { byAdminCommand: true },
+): void {
+  const line = "─".repeat(72);
+  const after =
+    "url" in where
+      ? [
+          ` Dashboard        ${where.url}/dashboard`,
+          ` GraphQL IDE      ${where.url}/graphql`,
+          ` REST API docs    ${where.url}/docs`,
+        ]
+      : "notListening" in where
+        ? [" (The gateway did not start: see the next line.)"]
+        : [" (Created by this admin command: `npm start` with the same DATA_DIR / DATABASE_URL serves it.)"];
+  const rows = [
+    line,
+    ` First start: created a client with every scope (its id: ${bootstrap.clientId}).`,
+    ...(bootstrap.generated.apiKey ? [` API key          ${bootstrap.generated.apiKey}`] : []),
+    ...(bootstrap.generated.signingSecret
+      ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`]
+      : []),
+    " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
+    `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,admin`,
+    "   (give it the gateway's DATA_DIR or DATABASE_URL)",
+    ...after,
+    line,
+  ];
+  process.stdout.write(`${rows.join("\n")}\n`);
 }

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { type App, createApp } from "./app";
-import { loadConfigOrExit } from "./cli";
+import { loadConfigOrExit, printFirstStart } from "./cli";
 import { CliError } from "./errors";
 import type { Config } from "./config";
 import { createLogger } from "./log";
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   } catch (error) {
     // The first client was created before the port turned out to be taken: show its credentials
     // now, or they would never be shown (later starts find the client and create none).
-    if (app.bootstrap.created) printFirstStart(app.bootstrap, undefined);
+    if (app.bootstrap.created) printFirstStart(app.bootstrap, { notListening: true });
     if (error instanceof CliError) {
       console.error(error.message);
       process.exit(1);
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     throw error;
   }
   log.info({ url, graphql: `${url}/graphql` }, "gateway listening");
-  if (app.bootstrap.created) printFirstStart(app.bootstrap, url);
+  if (app.bootstrap.created) printFirstStart(app.bootstrap, { url });
 
   let signalled = false;
   const shutdown = (signal: string) => {
@@ -94,26 +94,6 @@ async function listenOrExplain(app: App, config: Config): Promise<string> {
       );
     throw error;
   }
-}
-
-/** Shown once, on the start that created the first client: what a new user needs to try it. */
-function printFirstStart(bootstrap: Extract<App["bootstrap"], { created: true }>, url: string | undefined): void {
-  const line = "─".repeat(72);
-  const rows = [
-    line,
-    " First start: created a client with every scope (its id: " + bootstrap.clientId + ").",
-    ...(bootstrap.generated.apiKey ? [` API key          ${bootstrap.generated.apiKey}`] : []),
-    ...(bootstrap.generated.signingSecret
-      ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`]
-      : []),
-    " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
-    `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,admin`,
-    ...(url
-      ? [` Dashboard        ${url}/dashboard`, ` GraphQL IDE      ${url}/graphql`, ` REST API docs    ${url}/docs`]
-      : [" (The gateway did not start: see the next line.)"]),
-    line,
-  ];
-  process.stdout.write(`${rows.join("\n")}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -72,6 +72,44 @@ describe("npm run admin", () => {
     }
   }, 180_000); // a dozen CLI runs and two server starts, each opening the embedded database
 
+  it("on a new data folder, names it as new and shows the first client's key and secret once; the key works", async () => {
+    const fresh = await mkdtemp(path.join(os.tmpdir(), "gw-admin-fresh-"));
+    const folder = path.join(fresh, "data");
+    const inFolder = (...args: string[]) =>
+      spawnSync(process.execPath, [script, ...args], {
+        env: { PATH: process.env.PATH ?? "", DATA_DIR: folder, LOG_LEVEL: "silent" },
+        encoding: "utf8",
+      });
+    try {
+      const first = inFolder("clients");
+      expect(first.status).toBe(0);
+      expect(first.stdout.split("\n")[0]).toBe(
+        `database: a NEW embedded database at ${folder} (DATA_DIR): if your gateway keeps its data elsewhere, run this again with its DATA_DIR or DATABASE_URL`,
+      );
+      const key = /API key {10}(cgw_\S+)/.exec(first.stdout)?.[1];
+      expect(first.stdout).toMatch(/Signing secret {3}whsec_\S+/);
+      expect(key).toBeDefined();
+
+      const again = inFolder("clients");
+      expect(again.stdout.split("\n")[0]).toBe(`database: embedded, at ${folder} (DATA_DIR)`);
+      expect(again.stdout).not.toContain("API key");
+
+      const server = await spawnServer({ DATA_DIR: folder });
+      try {
+        const ok = await getJson(`${server.url}/carrier/handling/shipment/subscribe`, {
+          headers: { authorization: `Bearer ${key!}` },
+        });
+        expect(ok.status).toBe(200);
+        expect(server.output.join("\n")).not.toContain("First start"); // shown by the CLI, not again
+      } finally {
+        server.child.kill("SIGTERM");
+        await server.exited;
+      }
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it("explains its usage and refuses bad input", () => {
     expect(admin().status).toBe(2);
     expect(admin("frobnicate").stderr).toContain('unknown command "frobnicate"');
