@@ -1,4 +1,5 @@
 import path from "node:path";
+import { readCallbackPrefix } from "./domain/callback-prefix";
 import type { RetentionAges } from "./domain/retention";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./domain/retry-schedule";
 import { MIN_LEASE_MS, SEND_BUDGET_MS } from "./domain/delivery-timing";
@@ -281,12 +282,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     .map((p) => p.trim())
     .filter((p) => p !== "");
   for (const prefix of prefixes) {
-    if (prefix !== "*" && !/^https?:\/\/[^\s]+$/.test(prefix)) {
-      throw new ConfigError(
-        "BOOTSTRAP_CALLBACK_PREFIXES",
-        `has "${prefix}", which is neither "*" nor an http(s) URL prefix`,
-      );
-    }
+    const read = readCallbackPrefix(prefix);
+    if ("problem" in read)
+      throw new ConfigError("BOOTSTRAP_CALLBACK_PREFIXES", `has "${prefix}", which ${read.problem}`);
   }
 
   const circuitOpenMs = integer(env, "DELIVERY_CIRCUIT_OPEN_MS", 30_000, 100, 86_400_000);

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/database";
+import { readCallbackPrefix } from "../domain/callback-prefix";
 import { AppError, validationError } from "../errors";
 import {
   generateApiKey,
@@ -65,17 +66,16 @@ export function parseScopes(values: readonly string[]): Scope[] {
   return [...new Set(values)] as Scope[];
 }
 
+/** Registered callback prefixes: "*" or http(s) URLs (domain/callback-prefix.ts), each checked. */
 export function parsePrefixes(values: readonly string[]): string[] {
-  const problems = values.flatMap((p, i) =>
-    p === "*" || /^https?:\/\/[^\s]+$/.test(p)
-      ? []
-      : [
-          {
-            field: `callbackPrefixes[${i}]`,
-            message: `must be "*" or an http(s) URL prefix, got ${JSON.stringify(p)}`,
-          },
-        ],
-  );
+  const problems = values.flatMap((p, i) => {
+    const read = readCallbackPrefix(p);
+    if (!("problem" in read)) return [];
+    const shown = p.length > 200 ? `${JSON.stringify(p.slice(0, 200))}…` : JSON.stringify(p);
+    return [
+      { field: `callbackPrefixes[${i}]`, message: `${read.problem}: must be "*" or an http(s) URL, got ${shown}` },
+    ];
+  });
   if (problems.length > 0) throw validationError(problems);
   if (values.length === 0)
     throw validationError([{ field: "callbackPrefixes", message: 'must name at least one prefix ("*" for any URL)' }]);

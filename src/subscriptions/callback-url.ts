@@ -1,7 +1,5 @@
+import { MAX_CALLBACK_LENGTH, prefixAdmits, readCallbackPrefix } from "../domain/callback-prefix";
 import { AppError } from "../errors";
-
-/** CONTRACT §2: a callback URL is at most this long. */
-const MAX_CALLBACK_LENGTH = 2_048;
 
 /** A callback URL that parses as an absolute http(s) URL without credentials; normalised. */
 export function parseCallbackUrl(value: string): URL {
@@ -21,7 +19,14 @@ export function parseCallbackUrl(value: string): URL {
   return url;
 }
 
-/** Prefixes are compared with the normalised URL; "*" registers any URL. */
+/**
+ * Whether a client's prefixes admit the callback: its origin exactly, its path on segment boundaries
+ * (domain/callback-prefix.ts). Stored prefixes are read here, so those stored before registration
+ * checked them work as before when they are URLs; one that registration would refuse admits nothing.
+ */
 export function isRegistered(url: URL, prefixes: readonly string[]): boolean {
-  return prefixes.some((prefix) => prefix === "*" || url.href.startsWith(prefix));
+  return prefixes.some((text) => {
+    const read = readCallbackPrefix(text);
+    return "prefix" in read && prefixAdmits(read.prefix, url);
+  });
 }
