@@ -27,8 +27,8 @@ export function readCallbackPrefix(text: string): { prefix: CallbackPrefix } | {
     return { problem: `must be an http or https URL, not ${url.protocol}` };
   if (url.hostname === "") return { problem: "is not an absolute URL with a host" };
   if (url.username !== "" || url.password !== "" || /^[a-z]+:\/\/[^/]*@/i.test(text))
-    return { problem: "must not carry credentials (user@host): the host is what follows the @" };
-  if (text.includes("?")) return { problem: "must not have a query (?…): prefixes match origin and path" };
+    return { problem: "must not carry credentials (user@): the host is what follows the @" };
+  if (text.includes("?")) return { problem: "must not have a query (?…): a prefix is an origin and a path" };
   if (text.includes("#")) return { problem: "must not have a fragment (#…)" };
   return { prefix: { origin: url.origin, segments: trimTrailingEmpty(segmentsOf(url.pathname)) } };
 }

@@ -14,12 +14,12 @@ export class MilestoneResolver {
     @Arg("events", () => [StatusEventInputType]) events: StatusEventInputType[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<IngestResultType[]> {
-    requireScope(await ctx.auth(), "events:write");
+    const { clientId } = requireScope(await ctx.auth(), "events:write");
     const plain = events.map((e) =>
       Object.fromEntries(Object.entries({ ...e }).filter(([, v]) => v !== undefined && v !== null)),
     );
     const parsed = parseMilestones(plain, { enforceCheckDigit: ctx.services.enforceCheckDigit, now: new Date() });
-    return ctx.services.milestones.ingest(parsed);
+    return ctx.services.milestones.ingest(parsed, new Date(), [], { clientId });
   }
 
   @Query(() => [StatusEventType], {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Principal } from "../clients/client.service";
-import { keyed } from "../http/auth";
+import { callerOf, keyed } from "../http/auth";
 import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
 import { carrierStatusSchema, historyQuery, ingestAnswer, ingestBody, milestoneSchema } from "./milestone.schemas";
 import { carrierStatusView } from "./carrier-status.view";
@@ -67,7 +67,9 @@ export async function registerMilestoneRoutes(
       },
       async (request, reply) => {
         const { events, statuses } = readEvents(request);
-        const results = await milestones.ingest(events, new Date(), statuses);
+        const results = await milestones.ingest(events, new Date(), statuses, {
+          clientId: callerOf(request).clientId,
+        });
         return reply.code(202).send({ events: results });
       },
     );

@@ -1,7 +1,7 @@
 import { sqlStateOf } from "../db/availability";
 import type { Prisma } from "../db/database";
 import { parseAwb } from "../domain/awb";
-import { clientEventIdOf } from "../domain/event-id";
+import { clientEventIdOf, dedupeKeyOf, type EventSender, legacyKeyOf } from "../domain/event-id";
 import { groupBy } from "../domain/group-by";
 import { matchesState } from "../domain/status";
 import { AppError, validationError } from "../errors";
@@ -11,7 +11,7 @@ import type { DeliveryHandoff } from "../delivery/delivery.worker";
 import { notificationBody, originOf } from "../delivery/notification";
 import { activeTraceParent, inSpan } from "../tracing/spans";
 import type { MilestoneInput } from "./milestone.validate";
-import { createMilestoneStore, PositionConflict, type StoredMilestone } from "./milestone.store";
+import { createMilestoneStore, type NewMilestone, PositionConflict, type StoredMilestone } from "./milestone.store";
 import {
   type CarrierStatusRow,
   carrierStatusesOf,
@@ -39,11 +39,15 @@ const MAX_INGEST_ATTEMPTS = 3;
  */
 const isRetryable = (error: unknown) => ["40P01", "40001", "23503"].includes(sqlStateOf(error) ?? "");
 
-/** The dedupe key: the caller's eventId, or the milestone's identity when it gave none. */
-export function dedupeKeyOf(event: MilestoneInput): string {
-  return event.eventId !== null
-    ? `id:${event.eventId}`
-    : `awb:${event.awb}|${event.state}|${event.occurredAt.toISOString()}`;
+/**
+ * Raised inside an ingestion transaction when a repeated event's original was found by the insert
+ * and is gone at the next statement (retention), and storing the event anew found its key taken
+ * again meanwhile; the transaction is retried.
+ */
+class OriginalMoved extends Error {
+  constructor() {
+    super("a repeated event's original was deleted and its key stored again while the ingestion ran");
+  }
 }
 
 /**
@@ -56,12 +60,19 @@ export function createMilestoneService({
   prisma,
   onCommitted,
   handoff,
+  afterInsert,
 }: {
   prisma: Prisma;
   /** After each commit that stored events; `deliveries`: those queued for any worker to claim. */
   onCommitted: (events: StoredMilestone[], deliveries: number) => void;
   /** This process's delivery worker, when it runs here. */
   handoff?: DeliveryHandoff | undefined;
+  /**
+   * Runs in the ingestion's transaction between the insert of the new events and the read of the
+   * originals of repeated ones: a seam for tests to drive what can happen between those statements
+   * (retention deleting an original). The gateway sets none.
+   */
+  afterInsert?: ((tx: Pick<Prisma, "$executeRawUnsafe" | "$queryRawUnsafe">) => Promise<void>) | undefined;
 }) {
   const store = createMilestoneStore(prisma);
 
@@ -96,33 +107,35 @@ export function createMilestoneService({
           await recordCarrierStatuses(tx, statuses, receivedAt);
           return { results: [], stored: [], deliveryCount: 0, handedOff: [] };
         }
+        const rows: NewMilestone[] = events.map((e, i) => ({
+          dedupeKey: keys[i]!,
+          legacyKey: legacyKeyOf(e),
+          awb: e.awb,
+          state: e.state,
+          occurredAt: e.occurredAt,
+          toaTimestamp: e.toaTimestamp,
+          station: e.station,
+          flight: e.flight,
+        }));
         // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
         const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
-        const created = await store.insertNumbered(
-          tx,
-          events.map((e, i) => ({
-            dedupeKey: keys[i]!,
-            awb: e.awb,
-            state: e.state,
-            occurredAt: e.occurredAt,
-            toaTimestamp: e.toaTimestamp,
-            station: e.station,
-            flight: e.flight,
-          })),
-          receivedAt,
-          heads,
-        );
+        const created = await store.insertNumbered(tx, rows, receivedAt, heads);
         const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
+        const firstOfKeys = [...new Map(rows.map((r) => [r.dedupeKey, r])).values()];
+        const repeated = firstOfKeys.filter((r) => !createdByKey.has(r.dedupeKey));
+        await afterInsert?.(tx);
+        const originals = await store.originalsOf(tx, repeated);
+        const gone = repeated.filter((r) => !originals.has(r.dedupeKey));
+        if (gone.length > 0) {
+          // Retention deleted the original after the insert saw it: its key is free, and the event is
+          // stored as new, as the same event sent a moment later would be (docs/INGESTION.md).
+          const moved = await store.lockStreams(tx, [...new Set(gone.map((r) => r.awb))]);
+          const again = await store.insertNumbered(tx, gone, receivedAt, moved);
+          if (again.length < gone.length) throw new OriginalMoved();
+          created.push(...again);
+          for (const c of again) createdByKey.set(c.dedupeKey, c);
+        }
         const seen = new Set<string>();
-        const repeatedKeys = keys.filter((k) => !createdByKey.has(k));
-        const earlier =
-          repeatedKeys.length === 0
-            ? []
-            : await tx.statusEvent.findMany({
-                where: { dedupeKey: { in: repeatedKeys } },
-                select: { id: true, dedupeKey: true },
-              });
-        const earlierByKey = new Map(earlier.map((e) => [e.dedupeKey, e.id]));
 
         const awbs = [...new Set(created.map((c) => c.awb))];
         const subscriptions =
@@ -145,7 +158,8 @@ export function createMilestoneService({
           const clientEventId = clientEventIdOf(key);
           if (!event || seen.has(key))
             return {
-              eventId: event?.id ?? earlierByKey.get(key)!,
+              // One or the other: a key not stored now had its original found, or was stored again above.
+              eventId: event?.id ?? originals.get(key)!,
               clientEventId,
               duplicate: true,
               matchedSubscriptions: 0,
@@ -210,13 +224,16 @@ export function createMilestoneService({
     /**
      * Stores the milestones and, in the same transaction, the carrier statuses they were read from
      * (with those that are no milestones): a message's history is recorded whole or not at all.
+     * `sender`: whose eventIds these are (a repeat is a duplicate of the same sender's event only,
+     * domain/event-id.ts); the transports name the calling client, the broker consumer the queue.
      */
     async ingest(
       events: MilestoneInput[],
       receivedAt = new Date(),
       statuses: readonly CarrierStatusRow[] = [],
+      sender: EventSender = "broker",
     ): Promise<IngestResult[]> {
-      const keys = events.map(dedupeKeyOf);
+      const keys = events.map((e) => dedupeKeyOf(e, sender));
       for (let attempt = 1; ; attempt++) {
         try {
           // The lease clock starts before the transaction (whose now() sets the leases' end).
@@ -227,7 +244,7 @@ export function createMilestoneService({
           return results;
         } catch (error) {
           // Resolved by running again: the other transaction has ended by then.
-          if (!(error instanceof PositionConflict || isRetryable(error))) throw error;
+          if (!(error instanceof PositionConflict || error instanceof OriginalMoved || isRetryable(error))) throw error;
           if (attempt >= MAX_INGEST_ATTEMPTS)
             throw new AppError(
               "SERVICE_UNAVAILABLE",

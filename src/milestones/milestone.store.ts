@@ -8,7 +8,7 @@ export interface StoredMilestone {
   seq: bigint;
   /** Place in the AWB's stream: 1, 2, 3, … with no gaps, in commit order (see `lockStreams`). */
   position: bigint;
-  /** "id:" + the caller's eventId, or the milestone's identity when it gave none (see dedupeKeyOf). */
+  /** What makes a repeat of it a duplicate (domain/event-id.ts `dedupeKeyOf`). */
   dedupeKey: string;
   awb: string;
   state: string;
@@ -21,6 +21,8 @@ export interface StoredMilestone {
 
 export interface NewMilestone {
   dedupeKey: string;
+  /** The key its eventId had before ids were kept per sender: stored with the same AWB and state, it is this event too. */
+  legacyKey: string | null;
   awb: string;
   state: string;
   occurredAt: Date;
@@ -67,8 +69,9 @@ export function createMilestoneStore(prisma: Prisma) {
     },
 
     /**
-     * Inserts the events whose dedupe key is not stored yet (the first of repeats within the call),
-     * numbering each AWB's after its locked head, and moves the heads. Returns what was stored.
+     * Inserts the events whose dedupe key is not stored yet, nor their legacy key with the same AWB
+     * and state (the first of repeats within the call), numbering each AWB's after its locked head,
+     * and moves the heads. Returns what was stored.
      * MUST run after `lockStreams` for every AWB of `events`, in the same transaction.
      */
     async insertNumbered(
@@ -79,9 +82,12 @@ export function createMilestoneStore(prisma: Prisma) {
     ): Promise<StoredMilestone[]> {
       const created = await tx.$queryRawUnsafe<StoredMilestone[]>(
         `WITH v AS (
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS v(k, a, s, o, t, st, f, i)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::text[], $7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS v(k, a, s, o, t, st, f, l, i)
          ), fresh AS (
-           SELECT DISTINCT ON (k) * FROM v WHERE NOT EXISTS (SELECT 1 FROM status_event e WHERE e.dedupe_key = v.k) ORDER BY k, i
+           SELECT DISTINCT ON (k) * FROM v
+           WHERE NOT EXISTS (SELECT 1 FROM status_event e WHERE e.dedupe_key = v.k)
+             AND NOT EXISTS (SELECT 1 FROM status_event e WHERE e.dedupe_key = v.l AND e.awb = v.a AND e.state = v.s)
+           ORDER BY k, i
          ), numbered AS (
            SELECT fresh.*, h.last_position + row_number() OVER (PARTITION BY fresh.a ORDER BY fresh.i) AS position
            FROM fresh JOIN awb_stream h ON h.awb = fresh.a
@@ -102,6 +108,7 @@ export function createMilestoneStore(prisma: Prisma) {
         events.map((e) => e.toaTimestamp?.toISOString() ?? null),
         events.map((e) => e.station),
         events.map((e) => e.flight),
+        events.map((e) => e.legacyKey),
       );
       // ON CONFLICT skips a row whose key another transaction (on another AWB, so not serialised
       // with this one by the stream lock) stored after this statement's snapshot. That would leave a
@@ -113,6 +120,26 @@ export function createMilestoneStore(prisma: Prisma) {
         if (positions.some((p, i) => p !== head + BigInt(i + 1))) throw new PositionConflict(awb);
       }
       return created.map((c) => ({ ...c, position: BigInt(c.position), seq: BigInt(c.seq) }));
+    },
+
+    /**
+     * The stored event each of `events` repeats (by its dedupe key, or its legacy key with the same
+     * AWB and state), by dedupe key; an event whose original is not stored (any more) is left out.
+     */
+    async originalsOf(tx: Tx, events: readonly NewMilestone[]): Promise<Map<string, string>> {
+      if (events.length === 0) return new Map();
+      const rows = await tx.$queryRawUnsafe<Array<{ k: string; id: string }>>(
+        `SELECT v.k, coalesce(e.id, l.id)::text AS id
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(k, l, a, s)
+         LEFT JOIN status_event e ON e.dedupe_key = v.k
+         LEFT JOIN status_event l ON l.dedupe_key = v.l AND l.awb = v.a AND l.state = v.s
+         WHERE e.id IS NOT NULL OR l.id IS NOT NULL`,
+        events.map((e) => e.dedupeKey),
+        events.map((e) => e.legacyKey),
+        events.map((e) => e.awb),
+        events.map((e) => e.state),
+      );
+      return new Map(rows.map((r) => [r.k, r.id]));
     },
 
     /** The stored events of one AWB after `position`, in stream order, at most `limit`. */

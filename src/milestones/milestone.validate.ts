@@ -3,6 +3,7 @@ import { Checker, join } from "../domain/checker";
 import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
 import { readIsoInstant } from "../domain/instant";
+import { DERIVED_EVENT_ID_PREFIXES, derivedPrefixOf } from "../domain/event-id";
 import { isStatusCode, STATUS_CODES, type StatusCode } from "../domain/status";
 import { validationError } from "../errors";
 
@@ -11,8 +12,16 @@ export const MAX_EVENTS_PER_CALL = 1_000;
 const EVENT_KEYS = ["eventId", "awb", "state", "timestamp", "toaTimestamp", "station", "flight"] as const;
 
 export interface MilestoneInput {
-  /** The caller's id for the event; makes a retry of the same call idempotent. */
+  /**
+   * The caller's id for the event (makes a retry of the same call idempotent), or one a carrier
+   * message's reader derived from the message (its prefix reserved: domain/event-id.ts).
+   */
   eventId: string | null;
+  /**
+   * An event of a broker message with neither eventId nor timestamp: the message's identity and the
+   * event's place in it, so that the message delivered again is the same event (domain/event-id.ts).
+   */
+  messageKey?: string | undefined;
   awb: string;
   state: StatusCode;
   occurredAt: Date;
@@ -38,7 +47,16 @@ function timestamp(check: Checker, value: unknown, field: string): Date | null {
  */
 export function parseMilestones(
   body: unknown,
-  { enforceCheckDigit, now }: { enforceCheckDigit: boolean; now: Date },
+  {
+    enforceCheckDigit,
+    now,
+    messageId,
+  }: {
+    enforceCheckDigit: boolean;
+    now: Date;
+    /** The identity of the broker message the body came in (broker-message.ts `messageIdentityOf`). */
+    messageId?: string | undefined;
+  },
 ): MilestoneInput[] {
   const check = new Checker();
   const list = Array.isArray(body) ? body : [body];
@@ -63,6 +81,12 @@ export function parseMilestones(
       event.eventId === undefined || event.eventId === null
         ? null
         : check.string(event.eventId, at("eventId"), { maxLength: 200 });
+    const derived = eventId === null ? undefined : derivedPrefixOf(eventId);
+    if (derived !== undefined)
+      check.fail(
+        at("eventId"),
+        `must not start with "${derived}": ${DERIVED_EVENT_ID_PREFIXES.join(", ")} are reserved for the ids the gateway derives from carrier messages`,
+      );
     let awb = "";
     if (typeof event.awb !== "string") check.fail(at("awb"), "is required: an AWB such as 020-12345675");
     else {
@@ -105,7 +129,17 @@ export function parseMilestones(
         check.fail(at("flight"), `must be a flight designator such as LH8160, got ${JSON.stringify(event.flight)}`);
       else flight = event.flight;
     }
-    events.push({ eventId, awb, state: state as StatusCode, occurredAt, toaTimestamp, station, flight });
+    const untimed = eventId === null && (event.timestamp === undefined || event.timestamp === null);
+    events.push({
+      eventId,
+      ...(untimed && messageId !== undefined ? { messageKey: `${messageId}:${i}` } : {}),
+      awb,
+      state: state as StatusCode,
+      occurredAt,
+      toaTimestamp,
+      station,
+      flight,
+    });
   });
   if (!check.ok) throw validationError(check.problems);
   return events;
