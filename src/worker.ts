@@ -5,6 +5,8 @@ import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { createClientService } from "./clients/client.service";
 import { loadConfigOrExit } from "./cli";
 import { openDatabase } from "./db/database";
+import { registerInstance } from "./db/instance-registry";
+import { sharedSettings, WORKER_ROLE } from "./composition/shared-settings";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryStore } from "./delivery/delivery.store";
@@ -37,14 +39,18 @@ async function main(): Promise<void> {
     }
     const database = await openDatabase({ kind: "postgres", url: config.databaseUrl! });
     stack.defer("database", () => database.close());
+    const secretsKey = loadSecretsKey(config).key;
+    // Refuses to start with settings that differ from the running instances' (docs/DEPLOYMENT.md).
+    const instance = await registerInstance(database.sql, {
+      kind: "worker",
+      settings: sharedSettings(config, WORKER_ROLE, secretsKey),
+      log,
+    });
+    stack.defer("instances", () => instance.close());
     const store = createDeliveryStore(database.sql);
     const agent = createGuardedAgent({ allowPrivate: config.allowPrivateCallbacks });
     stack.defer("callback-agent", () => agent.close());
-    const clients = createClientService({
-      prisma: database.prisma,
-      log,
-      secrets: createSecretBox(loadSecretsKey(config).key),
-    });
+    const clients = createClientService({ prisma: database.prisma, log, secrets: createSecretBox(secretsKey) });
     await clients.prepareSecrets();
     const metrics = createDeliveryMetrics(store);
     const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log });

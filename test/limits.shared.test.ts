@@ -118,6 +118,8 @@ describeBackend("postgres")("limits shared by two instances through one Redis", 
       DATABASE_URL: a.env.DATABASE_URL!,
       REDIS_URL: redis.url,
       DELIVERY_WORKER: "false",
+      // As the in-process instances (the harness's): instances on one database share it (DEPLOYMENT.md).
+      ALLOW_PRIVATE_CALLBACKS: "true",
       ...LIMITS,
     });
     disposers.add(async () => {

@@ -230,6 +230,18 @@ describeBackend("postgres")("a start that fails at any step closes its PostgreSQ
     return rows[0]!.n;
   };
 
+  it("a started instance is recorded in gateway_instance, and its stop removes the row", async () => {
+    const instances = async () =>
+      (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM gateway_instance")).rows[0]!.n;
+    const app = await createApp(
+      loadConfig({ PORT: "0", LOG_LEVEL: "silent", BOOTSTRAP_API_KEY: ADMIN_KEY, DATABASE_URL: database.url }),
+      silentLogger,
+    );
+    expect(await instances()).toBe(1);
+    await app.stop();
+    expect(await instances()).toBe(0);
+  });
+
   it.each(START_STEPS.filter((step) => step !== "database"))(
     "fails at %s: no connection to the database stays open (pool, LISTEN)",
     async (step) => {
@@ -251,6 +263,8 @@ describeBackend("postgres")("a start that fails at any step closes its PostgreSQ
           },
         }),
       ).rejects.toBe(failure);
+      // The instance recorded at the "instances" step is removed again.
+      expect((await admin.query("SELECT id FROM gateway_instance")).rows).toEqual([]);
       // The server may report a closed backend for a moment after the client has gone.
       const deadline = Date.now() + 5_000;
       while ((await gatewayConnections()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

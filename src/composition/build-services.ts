@@ -4,6 +4,7 @@ import { createClientService, type ClientService } from "../clients/client.servi
 import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
 import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
+import { registerInstance } from "../db/instance-registry";
 import { createDeliveryMetrics, type DeliveryMetrics } from "../delivery/delivery.metrics";
 import { startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
 import { createDeliveryService } from "../delivery/delivery.service";
@@ -25,10 +26,12 @@ import { createStationStore } from "../stations/station.store";
 import { verifyCallback } from "../subscriptions/callback-verifier";
 import { createSubscriptionService } from "../subscriptions/subscription.service";
 import type { DisposerStack } from "./disposer-stack";
+import { gatewayRole, sharedSettings } from "./shared-settings";
 
 /** The named steps of a start, in order (a failure at any of them closes what the earlier ones opened). */
 export const START_STEPS = [
   "database",
+  "instances",
   "stations",
   "secrets",
   "callback-agent",
@@ -80,13 +83,22 @@ export async function buildServices(
     "database ready",
   );
 
+  await beforeStep("instances");
+  const secretsKey = loadSecretsKey(config);
+  // On PostgreSQL other instances may be running: refuse to start with settings that differ from
+  // theirs (docs/DEPLOYMENT.md). The embedded database belongs to this process alone.
+  if (database.kind === "postgres") {
+    const settings = sharedSettings(config, gatewayRole(config), secretsKey.key);
+    const instance = await registerInstance(database.sql, { kind: "gateway", settings, log });
+    stack.defer("instances", () => instance.close());
+  }
+
   await beforeStep("stations");
   const stations = createStationService({ store: createStationStore(database.prisma), log });
   stack.defer("stations", () => stations.stop());
   await stations.start({ refreshIntervalMs: config.stationRefreshMs });
 
   await beforeStep("secrets");
-  const secretsKey = loadSecretsKey(config);
   log.info(
     { source: secretsKey.source, ...(secretsKey.file ? { file: secretsKey.file } : {}) },
     "signing secrets are sealed at rest",
