@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
+import { startReceiver } from "./support/receiver";
 
 const REPO = path.resolve(__dirname, "..");
 const INGESTION = readFileSync(path.join(REPO, "docs/INGESTION.md"), "utf8");
@@ -120,4 +121,35 @@ describe("docs/INGESTION.md's curl examples, sent to a running gateway as the co
       expect(again.events.map((e) => e.duplicate)).toEqual([true]);
     }
   });
+});
+
+describe("README's quick start: callbacks on this machine need ALLOW_PRIVATE_CALLBACKS=true", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+  const readme = readFileSync(path.join(REPO, "README.md"), "utf8");
+  const advice = readme.split("\n- ").find((item) => item.includes("ALLOW_PRIVATE_CALLBACKS=true npm start"));
+
+  it.each([
+    ["false", 422],
+    ["true", 201],
+  ])(
+    "with ALLOW_PRIVATE_CALLBACKS=%s a receiver on 127.0.0.1 is answered %i, as the README says",
+    async (allow, status) => {
+      expect(advice).toBeDefined();
+      const receiver = await startReceiver();
+      disposers.add(() => receiver.close());
+      const { url } = await startApp("pglite", disposers, { ALLOW_PRIVATE_CALLBACKS: allow });
+      const response = await fetch(`${url}/carrier/handling/shipment/subscribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ awb: "020-12345675", callback: `${receiver.url}/ok`, states: "*" }),
+      });
+      expect(response.status).toBe(status);
+      if (status === 422) {
+        const problem = (await response.json()) as { code: string; detail: string };
+        expect(advice).toContain(`${status}\n  \`${problem.code}\``);
+        expect(problem.detail.toLowerCase()).toContain(/"(the callback's address is not allowed)"/.exec(advice!)![1]);
+      }
+    },
+  );
 });
