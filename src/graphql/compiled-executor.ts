@@ -20,6 +20,7 @@ import {
 import { inspect } from "graphql/jsutils/inspect";
 import { type CompiledQuery, compileQuery, isCompiledQuery } from "graphql-jit";
 import { limitFieldsByDeadline } from "./time-limit";
+import { saturatingAdd } from "./walk-budget";
 
 /**
  * Queries run by graphql-jit: a document is compiled into JavaScript specialised to its selections the
@@ -134,7 +135,7 @@ function createCompiledExecutor(schema: GraphQLSchema): CompiledExecutor {
       if (seenOnce.size > MAX_SEEN_ONCE) seenOnce.delete(seenOnce.values().next().value!);
       return "interpret";
     }
-    const fields = fieldsSelected(args.document, operation, MAX_COMPILED_FIELDS);
+    const fields = fieldsSelected(args.document, operation);
     entry = "interpret";
     if (fields <= MAX_COMPILED_FIELDS && variablesCompile(schema, operation)) {
       compilations++;
@@ -185,29 +186,38 @@ function createCompiledExecutor(schema: GraphQLSchema): CompiledExecutor {
 
 /**
  * The fields `operation` selects, each fragment counted wherever it is spread (what graphql-jit
- * compiles code for), counted up to just past `cap`.
+ * compiles code for). Each fragment is counted once and its count reused at every spread, so the
+ * walk is linear in the document; counts stop growing at 2^53 − 1.
  */
-function fieldsSelected(document: DocumentNode, operation: OperationDefinitionNode, cap: number): number {
+function fieldsSelected(document: DocumentNode, operation: OperationDefinitionNode): number {
   const fragments = new Map<string, SelectionSetNode>();
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
-  let count = 0;
-  const walk = (selectionSet: SelectionSetNode, spread: ReadonlySet<string>): void => {
-    for (const selection of selectionSet.selections) {
-      if (count > cap) return;
-      if (selection.kind === Kind.FIELD) {
-        count++;
-        if (selection.selectionSet) walk(selection.selectionSet, spread);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet, spread);
-      else {
-        const fragment = fragments.get(selection.name.value);
-        // A cycle is a validation error; the check keeps a walk of an unvalidated document finite.
-        if (fragment && !spread.has(selection.name.value)) walk(fragment, new Set([...spread, selection.name.value]));
-      }
-    }
+  const counted = new Map<string, number>();
+  // A cycle is a validation error; cutting it keeps a walk of an unvalidated document finite.
+  const open = new Set<string>();
+  const fragmentCount = (name: string): number => {
+    const known = counted.get(name);
+    if (known !== undefined) return known;
+    const fragment = fragments.get(name);
+    if (!fragment || open.has(name)) return 0;
+    open.add(name);
+    const count = countIn(fragment);
+    open.delete(name);
+    counted.set(name, count);
+    return count;
   };
-  walk(operation.selectionSet, new Set());
-  return count;
+  const countIn = (selectionSet: SelectionSetNode): number => {
+    let count = 0;
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD)
+        count = saturatingAdd(count, selection.selectionSet ? 1 + countIn(selection.selectionSet) : 1);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) count = saturatingAdd(count, countIn(selection.selectionSet));
+      else count = saturatingAdd(count, fragmentCount(selection.name.value));
+    }
+    return count;
+  };
+  return countIn(operation.selectionSet);
 }
 
 /**

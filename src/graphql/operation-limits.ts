@@ -17,6 +17,7 @@ import {
   type ValueNode,
 } from "graphql";
 import { AppError } from "../errors";
+import { countText, createWalkBudget, saturatingAdd, saturatingMultiply, WalkOverBudget } from "./walk-budget";
 
 /** What one operation may ask for (configurable; see docs/API.md "GraphQL limits"). */
 export interface OperationLimits {
@@ -99,6 +100,20 @@ function variableValue(variables: Readonly<Record<string, unknown>> | null | und
   return variables && Object.hasOwn(variables, name) ? variables[name] : undefined;
 }
 
+/** What a selection set adds up to: its cost, and the aliases in it (fragments counted at each spread). */
+interface Tally {
+  readonly cost: number;
+  readonly aliases: number;
+}
+
+/**
+ * The operation's cost, aliases and list arguments. Each fragment is measured once per type it is
+ * spread on and per place (the root, or inside an object: lists are sized differently) and its tally
+ * reused at every spread, so the work is linear in the document however often fragments are spread;
+ * every selection visited spends the walk budget. A fragment spread while it is being measured (a
+ * cycle: graphql-js reports it; over websockets this check runs before validation errors are looked
+ * at) counts as nothing.
+ */
 function walkOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -112,7 +127,9 @@ function walkOperation(
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
 
-  let aliases = 0;
+  const budget = createWalkBudget();
+  const measured = new Map<string, Tally>();
+  const open = new Set<string>();
   let listProblem: string | undefined;
 
   const valueOf = (node: ValueNode): unknown =>
@@ -133,23 +150,18 @@ function walkOperation(
     return typeof value === "number" ? value : undefined;
   };
 
-  const fieldCost = (
-    parent: GraphQLCompositeType,
-    field: FieldNode,
-    seen: ReadonlySet<string>,
-    atRoot: boolean,
-  ): number => {
-    if (field.alias) aliases++;
+  const fieldTally = (parent: GraphQLCompositeType, field: FieldNode, atRoot: boolean): Tally => {
+    const aliases = field.alias ? 1 : 0;
     const args = new Map(field.arguments?.map((a) => [a.name.value, a.value]) ?? []);
     for (const [name, value] of args) {
       const length = lengthOf(value);
       if (length !== undefined && length > limits.maxListArgument && !listProblem)
         listProblem = `${field.name.value}(${name}:) has ${length} items; at most ${limits.maxListArgument} are allowed`;
     }
-    if (!field.selectionSet) return 1;
+    if (!field.selectionSet) return { cost: 1, aliases };
     const definition: GraphQLField<unknown, unknown> | undefined =
       isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
-    if (!definition) return 1;
+    if (!definition) return { cost: 1, aliases };
     let size = 1;
     if (isListType(getNullableType(definition.type))) {
       size = atRoot ? UNBOUNDED_LIST_SIZE : NESTED_LIST_SIZE;
@@ -162,42 +174,64 @@ function walkOperation(
       }
     }
     const childType = getNamedType(definition.type) as GraphQLCompositeType;
-    return 1 + size * selectionCost(childType, field.selectionSet, seen, false);
+    const inside = selectionTally(childType, field.selectionSet, false);
+    return {
+      cost: saturatingAdd(1, saturatingMultiply(size, inside.cost)),
+      aliases: saturatingAdd(aliases, inside.aliases),
+    };
   };
 
-  const selectionCost = (
-    parent: GraphQLCompositeType,
-    selectionSet: SelectionSetNode,
-    seen: ReadonlySet<string>,
-    atRoot: boolean,
-  ): number => {
+  const fragmentTally = (parent: GraphQLCompositeType, fragment: FragmentDefinitionNode, atRoot: boolean): Tally => {
+    const type = (schema.getType(fragment.typeCondition.name.value) as GraphQLCompositeType | undefined) ?? parent;
+    const key = `${fragment.name.value}\u0000${type.name}\u0000${atRoot}`;
+    const known = measured.get(key);
+    if (known) return known;
+    if (open.has(key)) return { cost: 0, aliases: 0 };
+    open.add(key);
+    const tally = selectionTally(type, fragment.selectionSet, atRoot);
+    open.delete(key);
+    measured.set(key, tally);
+    return tally;
+  };
+
+  const selectionTally = (parent: GraphQLCompositeType, selectionSet: SelectionSetNode, atRoot: boolean): Tally => {
     let cost = 0;
+    let aliases = 0;
     for (const selection of selectionSet.selections) {
-      if (selection.kind === Kind.FIELD) cost += fieldCost(parent, selection, seen, atRoot);
+      budget.visit();
+      let tally: Tally;
+      if (selection.kind === Kind.FIELD) tally = fieldTally(parent, selection, atRoot);
       else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition
           ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType | undefined)
           : parent;
-        cost += selectionCost(type ?? parent, selection.selectionSet, seen, atRoot);
+        tally = selectionTally(type ?? parent, selection.selectionSet, atRoot);
       } else {
         const fragment = fragments.get(selection.name.value);
-        if (!fragment || seen.has(fragment.name.value)) continue; // cycles are graphql-js's to report
-        const type = (schema.getType(fragment.typeCondition.name.value) as GraphQLCompositeType | undefined) ?? parent;
-        cost += selectionCost(type, fragment.selectionSet, new Set([...seen, fragment.name.value]), atRoot);
+        if (!fragment) continue; // graphql-js reports the unknown fragment
+        tally = fragmentTally(parent, fragment, atRoot);
       }
-      if (cost > limits.maxCost * 1_000) return cost; // far past the limit: stop walking
+      cost = saturatingAdd(cost, tally.cost);
+      aliases = saturatingAdd(aliases, tally.aliases);
     }
-    return cost;
+    return { cost, aliases };
   };
 
-  const cost = selectionCost(rootType, operation.selectionSet, new Set(), true);
+  let tally: Tally;
+  try {
+    tally = selectionTally(rootType, operation.selectionSet, true);
+  } catch (error) {
+    if (error instanceof WalkOverBudget) return new AppError("QUERY_TOO_COMPLEX", error.message);
+    throw error;
+  }
+  const { cost, aliases } = tally;
   const problem =
     listProblem ??
     (aliases > limits.maxAliases
-      ? `The operation uses ${aliases} aliases; at most ${limits.maxAliases} are allowed`
+      ? `The operation uses ${countText(aliases)} aliases; at most ${limits.maxAliases} are allowed`
       : undefined) ??
     (cost > limits.maxCost
-      ? `The operation would cost ${cost} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed`
+      ? `The operation would cost ${countText(cost)} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed`
       : undefined);
   return problem ? new AppError("QUERY_TOO_COMPLEX", problem) : undefined;
 }
