@@ -1,6 +1,8 @@
 import type { App } from "../src/app";
 import { createDeliveryStore, type AttemptOutcome, type ClaimedDelivery } from "../src/delivery/delivery.store";
-import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { createRetentionStore } from "../src/retention/retention.store";
+import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { graphql, postJson } from "./support/http";
 
 /**
  * The outbox's SQL on its own, two claimants on one row: after a lease runs out and another claim
@@ -10,11 +12,12 @@ describe.each(BACKENDS)("the outbox store on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;
+    let url: string;
     let store: ReturnType<typeof createDeliveryStore>;
     let serial = 7_000_000;
     beforeAll(async () => {
       // No worker: the test is the only claimant.
-      ({ app } = await startApp(backend, disposers, { DELIVERY_WORKER: "false" }));
+      ({ app, url } = await startApp(backend, disposers, { DELIVERY_WORKER: "false" }));
       store = createDeliveryStore(app.database.sql);
     });
     afterAll(() => disposers.disposeAll());
@@ -105,6 +108,85 @@ describe.each(BACKENDS)("the outbox store on %s", (backend) => {
       expect(after.attemptCount).toBe(1);
       expect(after.attempts).toHaveLength(1);
       expect(after.leaseToken).toBeNull();
+    });
+
+    describe("a delivery handed back is fenced against the holder it was taken from (issue 23, item 9)", () => {
+      const auth = { authorization: `Bearer ${ADMIN_KEY}` };
+      /**
+       * A holder claims the delivery (its token), stalls past its lease, and meanwhile the delivery's
+       * subscription expires and retention's expiry pass marks it dead: handed back, not sent.
+       */
+      async function expiredUnderAStalledHolder(): Promise<{ id: string; stale: ClaimedDelivery }> {
+        const id = await pendingDelivery();
+        const stale = await claimOnly(id, 30_000);
+        await expireLeases(id);
+        await app.database.prisma.$executeRawUnsafe(
+          `UPDATE subscription SET expires_at = now() - interval '1 second'
+           WHERE id = (SELECT subscription_id FROM delivery WHERE id = $1::uuid)`,
+          id,
+        );
+        const expired = createRetentionStore(app.database.prisma);
+        while ((await expired.expirePendingBatch(100, null)) > 0);
+        expect((await row(id)).status).toBe("DEAD");
+        return { id, stale };
+      }
+
+      it("by retention's expiry pass: the stalled holder's outcome changes nothing", async () => {
+        const { id, stale } = await expiredUnderAStalledHolder();
+        expect(await store.recordOutcomes([outcome(stale, "DELIVERED", 204)])).toBe(0);
+        const after = await row(id);
+        expect(after.status).toBe("DEAD");
+        expect(after.attemptCount).toBe(0);
+        expect(after.attempts).toHaveLength(0);
+        expect(after.leaseToken).toBeNull();
+      });
+
+      it("by redeliver (REST and GraphQL): the holder from before it was dead is fenced out", async () => {
+        const ways = {
+          rest: async (id: string) =>
+            (await postJson(`${url}/carrier/handling/shipment/deliveries/${id}/redeliver`, {}, auth)).body,
+          graphql: async (id: string) =>
+            (
+              await graphql(
+                url,
+                `
+                  mutation ($id: ID!) {
+                    redeliver(deliveryId: $id) {
+                      status
+                    }
+                  }
+                `,
+                { id },
+                auth,
+              )
+            ).data?.redeliver,
+        };
+        for (const redeliver of Object.values(ways)) {
+          const { id, stale } = await expiredUnderAStalledHolder();
+          expect(await redeliver(id)).toMatchObject({ status: "PENDING" });
+          expect(await store.recordOutcomes([outcome(stale, "DEAD", 410)])).toBe(0);
+          const after = await row(id);
+          expect(after.status).toBe("PENDING");
+          expect(after.attemptCount).toBe(0);
+          expect(after.leaseToken).toBeNull();
+        }
+      });
+
+      it("by redeliverDead: the holder from before it was dead is fenced out", async () => {
+        const { id, stale } = await expiredUnderAStalledHolder();
+        const { subscriptionId } = await app.database.prisma.delivery.findUniqueOrThrow({ where: { id } });
+        const answer = await postJson(
+          `${url}/carrier/handling/shipment/subscribe/${subscriptionId}/redeliver`,
+          {},
+          auth,
+        );
+        expect(answer.body).toEqual({ requeued: 1 });
+        expect(await store.recordOutcomes([outcome(stale, "DELIVERED", 204)])).toBe(0);
+        const after = await row(id);
+        expect(after.status).toBe("PENDING");
+        expect(after.attemptCount).toBe(0);
+        expect(after.leaseToken).toBeNull();
+      });
     });
   });
 });

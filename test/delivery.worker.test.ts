@@ -325,6 +325,113 @@ describe("the delivery worker's policy", () => {
       await worker.stop();
     });
 
+    /** A delivery to one path of an origin. */
+    const toPath = (origin: string, path: string): ClaimedDelivery => ({
+      ...delivery(origin),
+      callback: origin + path,
+    });
+    /**
+     * Claims served from a queue in order: what is given back is claimable again, first; what is
+     * recorded is done (a retry is not claimed again here).
+     */
+    function queueOf(deliveries: ClaimedDelivery[]): Pick<WorkerDeps, "claim" | "release"> & { given: string[] } {
+      const waiting = [...deliveries];
+      const given: string[] = [];
+      return {
+        given,
+        claim: ({ limit, excludeOrigins }) => {
+          const out = waiting.filter((d) => !excludeOrigins.includes(d.origin)).slice(0, limit);
+          for (const d of out) waiting.splice(waiting.indexOf(d), 1);
+          return Promise.resolve(out);
+        },
+        release: (claims) => {
+          given.push(...claims.map((c) => c.id));
+          waiting.unshift(...claims);
+          return Promise.resolve();
+        },
+      };
+    }
+
+    it("does not count a 404 or 410 of one callback path against the origin: the circuit stays closed, another path on it keeps receiving (issue 23, item 4)", async () => {
+      const shared = "http://shared:80";
+      const wrong = [...Array.from({ length: 4 }, () => toPath(shared, "/missing")), toPath(shared, "/gone")];
+      const right = toPath(shared, "/right");
+      const changes: string[] = [];
+      const { worker, seen } = harness({
+        // One at a time, in claim order: every wrong-path answer is known before the right path's send.
+        options: { ...OPTIONS, perOrigin: 1, circuit },
+        now: () => 0,
+        ...queueOf([...wrong, right]),
+        send: (d) => {
+          seen.sent.push(d.id);
+          const status = d.callback.endsWith("/missing") ? 404 : d.callback.endsWith("/gone") ? 410 : 204;
+          return Promise.resolve(status === 204 ? ok() : failing(status));
+        },
+        onCircuit: (change) => changes.push(change.change),
+      });
+      worker.start();
+      await until(() => seen.recorded.length === 6, "every outcome");
+      await worker.stop();
+      expect(changes).toEqual([]);
+      expect(seen.sent).toEqual([...wrong, right].map((d) => d.id));
+      expect(seen.deferred).toEqual([]);
+      // Each is still a failed attempt of its own delivery: retried (404) or dead (410).
+      expect(seen.recorded.map((o) => o.status)).toEqual([
+        "PENDING",
+        "PENDING",
+        "PENDING",
+        "PENDING",
+        "DEAD",
+        "DELIVERED",
+      ]);
+    });
+
+    it.each([
+      ["503", failing(503)],
+      ["429", failing(429)],
+      ["no answer", { ...ok(), statusCode: null, error: "ECONNREFUSED" }],
+    ])("counts %s against the origin: the circuit opens", async (_what, answer: SendResult) => {
+      const changes: string[] = [];
+      const { worker, seen } = harness({
+        options: { ...OPTIONS, perOrigin: 1, circuit },
+        now: () => 0,
+        ...queueOf(Array.from({ length: 4 }, () => toPath("http://busy:80", "/cb"))),
+        send: (d) => {
+          seen.sent.push(d.id);
+          return Promise.resolve(answer);
+        },
+        onCircuit: (change) => changes.push(change.change),
+      });
+      worker.start();
+      await until(() => changes.length === 1, "the circuit opening");
+      await worker.stop();
+      expect(changes).toEqual(["opened"]);
+      expect(seen.sent).toHaveLength(3);
+    });
+
+    it("closes an open circuit when its probe is answered 404: the origin answers, its path is the subscription's problem", async () => {
+      const clock = { t: 0 };
+      const changes: string[] = [];
+      const { worker, seen } = harness({
+        options: { ...OPTIONS, circuit: { ...circuit, failures: 1 } },
+        now: () => clock.t,
+        claim: () => Promise.resolve([]),
+        send: (d) => {
+          seen.sent.push(d.id);
+          return Promise.resolve(failing(d.callback.endsWith("/missing") ? 404 : 503));
+        },
+        onCircuit: (change) => changes.push(change.change),
+      });
+      worker.start();
+      worker.handoff.take([toPath("http://flaky:80", "/cb")], clock.t);
+      await until(() => changes.length === 1, "the circuit opening");
+      clock.t = 1_000;
+      worker.handoff.take([toPath("http://flaky:80", "/missing")], clock.t);
+      await until(() => changes.length === 2, "the probe's answer");
+      await worker.stop();
+      expect(changes).toEqual(["opened", "closed"]);
+    });
+
     it("lets the next delivery probe when the probe was given back unsent (its secret came too late)", async () => {
       const clock = { t: 0 };
       let declined = false;

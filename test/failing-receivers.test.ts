@@ -153,3 +153,53 @@ describe.each(BACKENDS)("failing receivers on %s", (backend) => {
     }, 60_000);
   });
 });
+
+/**
+ * Issue 23, item 4: a wrong callback path is one subscription's failure, not its origin's. One
+ * subscription whose path answers 404 shares an origin with a healthy one; the circuit (three
+ * failures, then closed for ten minutes) must not open, so the healthy path keeps receiving.
+ */
+describe.each(BACKENDS)("a wrong callback path on a shared origin, on %s", (backend) => {
+  describeBackend(backend)(`on ${backend}`, () => {
+    const disposers = new Disposers();
+    let url: string;
+    const headers = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
+
+    beforeAll(async () => {
+      ({ url } = await startApp(backend, disposers, {
+        DELIVERY_CIRCUIT_FAILURES: "3",
+        DELIVERY_CIRCUIT_OPEN_MS: "600000",
+        DELIVERY_RETRY_SCHEDULE: "100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms",
+        DELIVERY_POLL_MS: "50",
+      }));
+    }, 120_000);
+    afterAll(() => disposers.disposeAll());
+
+    const metric = async (line: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const found = text.split("\n").find((l) => l.startsWith(`${line} `));
+      return found ? Number(found.split(" ").pop()) : 0;
+    };
+    const send = async (path: string, body: unknown) => {
+      const answer = await fetch(`${url}${SHIPMENT}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      expect(answer.status).toBeLessThan(300);
+    };
+
+    it("keeps the origin's circuit closed through 404s from one path, and the healthy path on it receives", async () => {
+      const receiver = await startReceiver();
+      disposers.add(() => receiver.close());
+      await send("/subscribe", { awb: "020-80000023", callback: `${receiver.url}/ok/missing/hook`, states: "*" });
+      await send("/subscribe", { awb: "020-80000034", callback: `${receiver.url}/ok/right`, states: "*" });
+      const toPath = (prefix: string) => receiver.posts.filter((p) => p.path.startsWith(prefix)).length;
+
+      await send("/events", { awb: "020-80000023", state: "RCS", eventId: `wrong-path-${backend}` });
+      // More 404s than the circuit's threshold: with 404 counted against the origin, the fourth
+      // attempt would wait out the ten minutes.
+      await until(() => toPath("/ok/missing") >= 5, { what: "five attempts to the wrong path" });
+      await send("/events", { awb: "020-80000034", state: "RCS", eventId: `right-path-${backend}` });
+      await until(() => toPath("/ok/right") === 1, { what: "the healthy path's notification" });
+      expect(await metric('gateway_delivery_circuit_changes_total{change="opened"}')).toBe(0);
+      expect(await metric("gateway_delivery_circuits_open")).toBe(0);
+    }, 60_000);
+  });
+});

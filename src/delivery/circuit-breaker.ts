@@ -2,6 +2,7 @@
  * Per-origin circuit breakers of one delivery worker. An origin whose sends have failed
  * `failures` times in a row is "open": nothing is sent to it for `openMs`; then one probe goes
  * ("half-open"): a success closes it, a failure opens it again for twice as long (up to `maxOpenMs`).
+ * Success and failure are the origin's (`originAnswered`), not the delivery's.
  * Failing receivers then cost one attempt per period instead of every due retry, and free the
  * worker's slots for origins that answer. Each worker keeps its own (several instances each probe).
  */
@@ -24,6 +25,17 @@ export interface CircuitChange {
   /** "opened": stopped sending for `forMs`; "closed": a probe succeeded. */
   change: "opened" | "closed";
   forMs?: number;
+}
+
+/**
+ * Whether a send's result counts for its origin's circuit as a success. Only no answer (a connection
+ * error, a timeout, an address refused), 429 and 5xx count against the origin. Any other answer, a
+ * 404 or 410 included, shows the origin answering: what it says about one callback path is that
+ * subscription's own failure (its retries and its auto-disable clock), not a reason to stop sending
+ * to every subscription on the origin.
+ */
+export function originAnswered(statusCode: number | null): boolean {
+  return statusCode !== null && statusCode !== 429 && statusCode < 500;
 }
 
 /** Origins tracked at most (those counting failures; open ones are always kept). */
@@ -61,10 +73,10 @@ export function createCircuitBreakers(options: CircuitOptions, now: () => number
       if (circuit?.state === "half-open") circuits.set(origin, { state: "open", until: now(), openMs: circuit.openMs });
     },
 
-    /** Counts a send's outcome; answers the change it made, if any. */
-    record(origin: string, succeeded: boolean): CircuitChange | undefined {
+    /** Counts a send's outcome for its origin (`originAnswered`); answers the change it made, if any. */
+    record(origin: string, answered: boolean): CircuitChange | undefined {
       const circuit = circuits.get(origin) ?? { state: "closed", failures: 0 };
-      if (succeeded) {
+      if (answered) {
         circuits.delete(origin);
         return circuit.state === "closed" ? undefined : { origin, change: "closed" };
       }

@@ -22,7 +22,8 @@ export function createDeliveryCountsLoader(prisma: Pick<Prisma, "delivery">): Da
     for (const group of groups) {
       const entry = group.subscriptionId ? counts.get(group.subscriptionId) : undefined;
       if (!entry) continue;
-      if (group.status === "PENDING") entry.pending = group._count._all;
+      // Parked ones (a disabled subscription's) are not sent yet: they count as pending.
+      if (group.status === "PENDING" || group.status === "PARKED") entry.pending += group._count._all;
       else if (group.status === "DELIVERED") entry.delivered = group._count._all;
       else entry.dead = group._count._all;
     }

@@ -21,7 +21,8 @@ export class DeliveryResolver {
   }
 
   @Mutation(() => DeliveryType, {
-    description: "Sends a dead or delivered notification again, with the same webhook-id.",
+    description:
+      "Sends a dead or delivered notification again, with the same webhook-id (PARKED while its subscription is disabled).",
   })
   async redeliver(@Arg("deliveryId", () => ID) deliveryId: string, @Ctx() ctx: GraphQLContext): Promise<DeliveryType> {
     const principal = requireScope(await ctx.auth(), "subscriptions");

@@ -6,7 +6,7 @@
 import { objectSchema, PATTERNS } from "../http/schema";
 import type { DeliveryAttemptView, DeliveryView } from "./delivery.service";
 
-export const DELIVERY_STATUSES = ["PENDING", "DELIVERED", "DEAD"] as const;
+export const DELIVERY_STATUSES = ["PENDING", "DELIVERED", "DEAD", "PARKED"] as const;
 /** The messages of delivery.service.ts for what the schemas refuse before it runs. */
 export const DELIVERY_MESSAGES = {
   deliveryId: "must be a delivery id (a UUID)",
@@ -24,9 +24,14 @@ export const deliverySchema = objectSchema<DeliveryView>({
     eventId: { type: "string", format: "uuid" },
     clientEventId: { type: ["string", "null"], description: "The eventId the ingesting caller gave, or null" },
     callback: { type: "string" },
-    status: { type: "string", enum: DELIVERY_STATUSES },
+    status: {
+      type: "string",
+      enum: DELIVERY_STATUSES,
+      description:
+        "PARKED: its subscription is disabled; not attempted until its owner enables it, then PENDING and due at once",
+    },
     attemptCount: { type: "integer" },
-    nextAttemptAt: { ...nullableInstant, description: "PENDING only: when the next attempt is due" },
+    nextAttemptAt: { ...nullableInstant, description: "PENDING only: when the next attempt is due (null when PARKED)" },
     lastError: { type: ["string", "null"] },
     createdAt: instant,
     completedAt: nullableInstant,

@@ -3,6 +3,7 @@ import type { Prisma } from "../db/database";
 import { clientEventIdOf } from "../domain/event-id";
 import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { AppError, validationError } from "../errors";
+import { subscriptionDisabled } from "./delivery.store";
 
 export interface DeliveryAttemptView {
   startedAt: Date;
@@ -18,8 +19,10 @@ export interface DeliveryView {
   /** The eventId the ingesting caller gave, or null. */
   clientEventId: string | null;
   callback: string;
-  status: "PENDING" | "DELIVERED" | "DEAD";
+  /** PARKED: its subscription is disabled; PENDING again, due at once, when its owner enables it. */
+  status: "PENDING" | "DELIVERED" | "DEAD" | "PARKED";
   attemptCount: number;
+  /** When the next attempt is due: PENDING only (null for a parked one, which waits for the enable). */
   nextAttemptAt: Date | null;
   lastError: string | null;
   createdAt: Date;
@@ -28,7 +31,17 @@ export interface DeliveryView {
   attempts: DeliveryAttemptView[];
 }
 
-const STATUSES = ["PENDING", "DELIVERED", "DEAD"] as const;
+const STATUSES = ["PENDING", "DELIVERED", "DEAD", "PARKED"] as const;
+
+/**
+ * Requeues finished (DEAD or DELIVERED) deliveries from a fresh schedule: PENDING, or PARKED while
+ * their subscription is disabled. A handed-back delivery carries no lease token: the holder of its
+ * last claim, if it is still running, is fenced out (delivery.store.ts).
+ */
+const REQUEUE = `UPDATE delivery d SET
+    status = (CASE WHEN ${subscriptionDisabled("d.subscription_id")} THEN 'PARKED' ELSE 'PENDING' END)::delivery_status,
+    attempt_count = 0, next_attempt_at = now(), completed_at = NULL, lease_until = NULL, lease_token = NULL
+  WHERE d.status IN ('DEAD', 'DELIVERED')`;
 
 function parseInstant(value: unknown, field: string): Date | undefined {
   if (value === undefined || value === null || value === "") return undefined;
@@ -102,19 +115,18 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
       return rows.map(toView);
     },
 
-    /** Sends a dead or delivered notification again (same webhook-id), from a fresh attempt schedule. */
+    /**
+     * Sends a dead or delivered notification again (same webhook-id), from a fresh attempt schedule
+     * (parked while its subscription is disabled). A pending or parked one is answered as it is.
+     */
     async redeliver(principal: Principal, deliveryId: unknown): Promise<DeliveryView> {
       if (typeof deliveryId !== "string" || !UUID_PATTERN.test(deliveryId))
         throw validationError([{ field: "deliveryId", message: "must be a delivery id (a UUID)" }]);
       const row = await prisma.delivery.findUnique({ where: { id: deliveryId.toLowerCase() } });
       if (!row || row.clientId !== principal.clientId)
         throw new AppError("DELIVERY_NOT_FOUND", `No delivery ${deliveryId}`);
-      if (row.status !== "PENDING") {
-        await prisma.delivery.updateMany({
-          where: { id: row.id, status: { not: "PENDING" } },
-          data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null },
-        });
-        onRequeued();
+      if (row.status === "DEAD" || row.status === "DELIVERED") {
+        if ((await prisma.$executeRawUnsafe(`${REQUEUE} AND d.id = $1::uuid`, row.id)) > 0) onRequeued();
       }
       const updated = await prisma.delivery.findUniqueOrThrow({
         where: { id: row.id },
@@ -123,7 +135,7 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
       return toView(updated);
     },
 
-    /** Requeues every dead delivery of a subscription, optionally only those created in [from, to). */
+    /** Requeues every dead delivery of a subscription, optionally only those created in [from, to) (parked while it is disabled). */
     async redeliverDead(
       principal: Principal,
       subscriptionId: unknown,
@@ -132,15 +144,15 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
       const id = await ownSubscription(principal, subscriptionId);
       const from = parseInstant(window.from, "from");
       const to = parseInstant(window.to, "to");
-      const { count } = await prisma.delivery.updateMany({
-        where: {
-          subscriptionId: id,
-          clientId: principal.clientId,
-          status: "DEAD",
-          ...(from || to ? { createdAt: { ...(from ? { gte: from } : {}), ...(to ? { lt: to } : {}) } } : {}),
-        },
-        data: { status: "PENDING", attemptCount: 0, nextAttemptAt: new Date(), completedAt: null, leaseUntil: null },
-      });
+      const count = await prisma.$executeRawUnsafe(
+        `${REQUEUE} AND d.status = 'DEAD' AND d.subscription_id = $1::uuid AND d.client_id = $2::uuid
+           AND ($3::timestamptz IS NULL OR d.created_at >= $3::timestamptz)
+           AND ($4::timestamptz IS NULL OR d.created_at < $4::timestamptz)`,
+        id,
+        principal.clientId,
+        from?.toISOString() ?? null,
+        to?.toISOString() ?? null,
+      );
       if (count > 0) onRequeued();
       return count;
     },

@@ -48,6 +48,18 @@ export interface NewDelivery {
 type Tx = Pick<Prisma, "$queryRawUnsafe">;
 
 /**
+ * SQL: whether the subscription `ref` names is disabled, read under a key-share lock on its row.
+ * Every statement that parks a delivery decides with it, and enabling a subscription first locks its
+ * row FOR UPDATE (subscription.store.ts), which that lock conflicts with: a parking statement either
+ * waits for an enable under way and then reads the subscription enabled (and parks nothing), or holds
+ * the enable back until it has committed, so that the enable's next statement sees what it parked.
+ * No delivery is left parked under an enabled subscription. (Key-share does not conflict with the
+ * no-key updates of delivery's failing clock.)
+ */
+export const subscriptionDisabled = (ref: string) =>
+  `EXISTS (SELECT 1 FROM subscription s WHERE s.id = ${ref} AND s.disabled_at IS NOT NULL FOR KEY SHARE OF s)`;
+
+/**
  * Rows per insert. The rows travel as eight array parameters (beside four scalars) whatever their
  * number, so this bounds the size of one statement's arrays (memory on both sides), not a
  * bind-parameter count.
@@ -62,7 +74,10 @@ const INSERT_CHUNK = 2_000;
  * take the delivery; after that (its worker died or stalled) another claim may, with a new token.
  * Every write after a claim matches the token (graphile-worker's `locked_by`), so a holder whose
  * lease was taken over writes nothing: it cannot overwrite the new holder's outcome, count an attempt
- * twice or clear the new lease. A crash loses nothing: the delivery is claimable when its lease ends.
+ * twice or clear the new lease. Every statement that hands a delivery back without a new claim (a
+ * give-back, a recorded outcome, parking; a redelivery, delivery.service.ts; retention's expiry pass)
+ * clears the token, so no holder's token can match again afterwards. A crash loses nothing: the
+ * delivery is claimable when its lease ends.
  */
 /**
  * Queues deliveries inside an ingestion's transaction. Rows marked `leased` are written already
@@ -114,10 +129,30 @@ export interface DisabledSubscription {
 }
 
 export function createDeliveryStore(sql: SqlExecutor) {
+  /**
+   * Parks every pending delivery of these subscriptions that no live lease holds, while they are
+   * disabled; a lease that ran out is cleared with it (its stale holder is fenced out). A delivery
+   * under a live lease is left to its holder: if it records a retry, a claim parks it when due.
+   */
+  async function parkPending(subscriptionIds: readonly string[]): Promise<number> {
+    const rows = await sql.query<{ n: number }>(
+      `WITH parked AS (
+         UPDATE delivery d SET status = 'PARKED', lease_until = NULL, lease_token = NULL
+         WHERE d.subscription_id = ANY($1::uuid[]) AND d.status = 'PENDING'
+           AND (d.lease_until IS NULL OR d.lease_until < now()) AND ${subscriptionDisabled("d.subscription_id")}
+         RETURNING 1
+       ) SELECT count(*)::int AS n FROM parked`,
+      [subscriptionIds],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   return {
     /**
      * Up to `limit` due deliveries, at most `perOrigin` for any one origin, none for `excludeOrigins`,
-     * none of an expired or disabled subscription.
+     * none of an expired or disabled subscription. A due delivery of a disabled subscription (queued
+     * by an ingestion that raced the disable, or retried by a send under way when it came) is parked
+     * here, so no later claim scans it again.
      * FOR UPDATE SKIP LOCKED lets concurrent workers claim disjoint sets without waiting on each other.
      */
     async claimDue({
@@ -143,19 +178,24 @@ export function createDeliveryStore(sql: SqlExecutor) {
         trace_parent: string | null;
       }>(
         `WITH candidates AS (
-           SELECT id, origin, next_attempt_at FROM delivery
+           SELECT id, origin, next_attempt_at, ${subscriptionDisabled("delivery.subscription_id")} AS disabled
+           FROM delivery
            WHERE status = 'PENDING' AND next_attempt_at <= now()
              AND (lease_until IS NULL OR lease_until < now())
              AND NOT (origin = ANY($1::text[]))
-             -- Parked: nothing is sent for an expired subscription (retention marks these dead) or a
-             -- disabled one (sent once its owner enables it again).
-             AND NOT EXISTS (SELECT 1 FROM subscription s WHERE s.id = delivery.subscription_id
-                             AND (s.expires_at <= now() OR s.disabled_at IS NOT NULL))
+             -- Nothing is sent for an expired subscription (retention marks these dead).
+             AND NOT EXISTS (SELECT 1 FROM subscription s WHERE s.id = delivery.subscription_id AND s.expires_at <= now())
            ORDER BY next_attempt_at
            LIMIT $2
            FOR UPDATE SKIP LOCKED
+         ), parked AS (
+           -- Sent once its owner enables the subscription again; a stale holder's token goes with it.
+           UPDATE delivery d SET status = 'PARKED', lease_until = NULL, lease_token = NULL
+           FROM candidates c WHERE d.id = c.id AND c.disabled
+           RETURNING 1
          ), ranked AS (
-           SELECT id, next_attempt_at, row_number() OVER (PARTITION BY origin ORDER BY next_attempt_at) AS n FROM candidates
+           SELECT id, next_attempt_at, row_number() OVER (PARTITION BY origin ORDER BY next_attempt_at) AS n
+           FROM candidates WHERE NOT disabled
          ), chosen AS (
            SELECT id FROM ranked WHERE n <= $3 ORDER BY next_attempt_at LIMIT $5
          )
@@ -265,15 +305,8 @@ export function createDeliveryStore(sql: SqlExecutor) {
            RETURNING s.id::text AS id, s.client_id::text AS client_id, s.callback, s.disabled_reason,
                      -- disabled_at holds milliseconds: now() itself, rounded, when set by this statement
                      s.disabled_at IS NOT NULL AND abs(extract(epoch FROM s.disabled_at - now())) < 0.001 AS newly_disabled
-         ), parked AS (
-           -- A subscription just disabled: its other pending deliveries are parked out of the claims'
-           -- way (enable brings them back); a retry just recorded above is skipped by the claims anyway.
-           UPDATE delivery d SET next_attempt_at = 'infinity'
-           WHERE d.subscription_id IN (SELECT id::uuid FROM failing WHERE newly_disabled)
-             AND d.status = 'PENDING' AND d.lease_token IS NULL AND d.id NOT IN (SELECT id FROM updated)
-           RETURNING 1
          )
-         SELECT (SELECT count(*)::int FROM attempts) AS n, (SELECT count(*) FROM parked) AS parked,
+         SELECT (SELECT count(*)::int FROM attempts) AS n,
                 (SELECT coalesce(json_agg(json_build_object('id', id, 'clientId', client_id, 'callback', callback,
                    'reason', disabled_reason)), '[]'::json)
                  FROM failing WHERE newly_disabled) AS disabled`,
@@ -295,7 +328,12 @@ export function createDeliveryStore(sql: SqlExecutor) {
         ],
       );
       const disabled = rows[0]?.disabled ?? [];
-      if (disabled.length > 0) failing.onDisabled(disabled);
+      if (disabled.length > 0) {
+        failing.onDisabled(disabled);
+        // A statement writes a row once, so the retries it just recorded are parked by a second one.
+        // Should this one fail, the claims park these deliveries as they come due.
+        await parkPending(disabled.map((d) => d.id));
+      }
       return rows[0]?.n ?? 0;
     },
 

@@ -18,9 +18,14 @@ export class DeliveryType {
   @Field(() => String, { nullable: true, description: "The eventId the ingesting caller gave, or null." })
   clientEventId!: string | null;
   @Field() callback!: string;
-  @Field({ description: "PENDING, DELIVERED or DEAD" }) status!: string;
+  @Field({
+    description:
+      "PENDING, DELIVERED, DEAD or PARKED (its subscription is disabled: not attempted until its owner enables it, then PENDING and due at once)",
+  })
+  status!: string;
   @Field(() => Int) attemptCount!: number;
-  @Field(() => Date, { nullable: true }) nextAttemptAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: "PENDING only: when the next attempt is due" })
+  nextAttemptAt!: Date | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field() createdAt!: Date;
   @Field(() => Date, { nullable: true }) completedAt!: Date | null;

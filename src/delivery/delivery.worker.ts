@@ -1,6 +1,6 @@
 import { AsyncResource } from "node:async_hooks";
 import type { Logger } from "pino";
-import { type CircuitChange, type CircuitOptions, createCircuitBreakers } from "./circuit-breaker";
+import { type CircuitChange, type CircuitOptions, createCircuitBreakers, originAnswered } from "./circuit-breaker";
 import { retryDelayMs } from "./backoff";
 import type { DeliveryOutcome } from "./delivery.metrics";
 import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
@@ -296,7 +296,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         pace.set(delivery.origin, 0.8 * (pace.get(delivery.origin) ?? result.durationMs) + 0.2 * result.durationMs);
         const { outcome, kind } = outcomeOf(delivery, result);
         onAttempt?.(kind, delivery);
-        circuitOutcome(delivery.origin, kind === "delivered");
+        circuitOutcome(delivery.origin, originAnswered(result.statusCode));
         unrecorded.push(outcome);
         void recordPending();
       }
@@ -319,8 +319,8 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   }
 
   /** Counts a send for its origin's circuit; one that opens also pushes the origin's due backlog past it. */
-  function circuitOutcome(origin: string, succeeded: boolean): void {
-    const change = breakers.record(origin, succeeded);
+  function circuitOutcome(origin: string, answered: boolean): void {
+    const change = breakers.record(origin, answered);
     if (!change) return;
     onCircuit?.(change, breakers.openCount());
     if (change.change === "opened") {

@@ -34,19 +34,26 @@ const BATCHES: Record<RetentionKind, string> = {
 };
 
 /**
- * The pending deliveries of subscriptions that have expired, or that delivery disabled more than
- * `$2` ago (null: never), marked dead (their notifications are not sent: claims skip them already,
- * delivery.store.ts), so they neither linger nor count as pending; leased ones are left to the next run.
+ * The pending and parked deliveries of subscriptions that have expired, or that delivery disabled
+ * more than `$2` ago (null: never), and the parked ones whose subscription was deleted (nothing will
+ * enable them), marked dead (their notifications are not sent: claims skip them already,
+ * delivery.store.ts), so they neither linger nor count as pending; leased ones are left to the next
+ * run. Their lease token is cleared: a holder that stalled past its lease is fenced out.
  */
 const EXPIRE_PENDING = `WITH doomed AS (
-    SELECT d.id, s.expires_at <= now() AS expired FROM delivery d JOIN subscription s ON s.id = d.subscription_id
-    WHERE d.status = 'PENDING' AND (s.expires_at <= now() OR s.disabled_at < $2::timestamptz)
+    SELECT d.id, CASE WHEN s.expires_at <= now() THEN 'subscription expired before it was sent'
+                      ELSE 'subscription disabled for longer than RETENTION_DEAD_DAYS' END AS reason
+    FROM delivery d JOIN subscription s ON s.id = d.subscription_id
+    WHERE d.status IN ('PENDING', 'PARKED') AND (s.expires_at <= now() OR s.disabled_at < $2::timestamptz)
       AND (d.lease_until IS NULL OR d.lease_until < now())
-    LIMIT $1::int FOR UPDATE OF d SKIP LOCKED)
-  UPDATE delivery d SET status = 'DEAD', completed_at = now(), next_attempt_at = now(),
-    last_error = CASE WHEN doomed.expired THEN 'subscription expired before it was sent'
-                      ELSE 'subscription disabled for longer than RETENTION_DEAD_DAYS' END
-  FROM doomed WHERE d.id = doomed.id`;
+    LIMIT $1::int FOR UPDATE OF d SKIP LOCKED
+  ), orphaned AS (
+    SELECT id, 'subscription deleted while disabled' AS reason FROM delivery
+    WHERE status = 'PARKED' AND subscription_id IS NULL
+    LIMIT $1::int FOR UPDATE SKIP LOCKED)
+  UPDATE delivery d SET status = 'DEAD', completed_at = now(), next_attempt_at = now(), last_error = x.reason,
+    lease_until = NULL, lease_token = NULL
+  FROM (SELECT * FROM doomed UNION ALL SELECT * FROM orphaned) x WHERE d.id = x.id`;
 
 /** The tables each kind's deletions leave dead rows in (cascades included). */
 export const TABLES_OF: Record<RetentionKind, readonly string[]> = {

@@ -52,7 +52,7 @@ function expiredPurgeScript(client: string, awb: string, callback: string): stri
   const same = `client_id = ${client} AND awb = ${sqlString(awb)} AND callback = ${sqlString(callback)}`;
   return `UPDATE delivery SET status = 'DEAD', completed_at = now(), last_error = 'subscription expired before it was sent',
     lease_until = NULL, lease_token = NULL
-  WHERE status = 'PENDING' AND subscription_id IN (SELECT id FROM subscription WHERE ${same} AND NOT ${LIVE});
+  WHERE status IN ('PENDING', 'PARKED') AND subscription_id IN (SELECT id FROM subscription WHERE ${same} AND NOT ${LIVE});
 DELETE FROM subscription WHERE ${same} AND NOT ${LIVE} RETURNING id`;
 }
 
@@ -224,25 +224,27 @@ export function createSubscriptionStore(sql: SqlExecutor) {
       }
     },
 
-    /** Enables it again (clears disabled_at, its reason and the failing clock); null when there is none. */
+    /**
+     * Enables it again (clears disabled_at, its reason and the failing clock) and makes its parked
+     * notifications due at once; null when there is none. Three statements in one transaction: the
+     * row is locked FOR UPDATE first, which waits for every statement parking a delivery of it to
+     * commit (they read it under a key-share lock, delivery.store.ts `subscriptionDisabled`) and keeps
+     * new ones waiting until this commits; the last statement then reads every delivery they parked.
+     */
     async enable(clientId: string, id: string): Promise<SubscriptionRow | null> {
-      // Its parked notifications (next_attempt_at 'infinity', delivery.store.ts) are due again at once.
-      const [row] = await sql.query<SubscriptionRow>(
-        `WITH enabled AS (
-           UPDATE subscription SET
-             updated_at = CASE WHEN disabled_at IS NULL THEN updated_at ELSE clock_timestamp() END,
-             disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
-           WHERE id = $1::uuid AND client_id = $2::uuid
-           RETURNING ${COLUMNS}
-         ), resumed AS (
-           UPDATE delivery SET next_attempt_at = now()
-           WHERE subscription_id IN (SELECT id::uuid FROM enabled) AND status = 'PENDING' AND next_attempt_at = 'infinity'
-           RETURNING 1
-         )
-         SELECT * FROM enabled`,
-        [id, clientId],
+      const where = `id = ${sqlUuid(id)} AND client_id = ${sqlUuid(clientId)}`;
+      const results = await sql.script(
+        `SELECT 1 FROM subscription WHERE ${where} FOR UPDATE;
+UPDATE subscription SET
+  updated_at = CASE WHEN disabled_at IS NULL THEN updated_at ELSE clock_timestamp() END,
+  disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+WHERE ${where}
+RETURNING ${COLUMNS};
+UPDATE delivery SET status = 'PENDING', next_attempt_at = now()
+WHERE status = 'PARKED' AND subscription_id IN (SELECT id FROM subscription WHERE ${where})`,
       );
-      return row ?? null;
+      const row = results[1]?.[0] as SubscriptionRow | undefined;
+      return row ? pick(row) : null;
     },
 
     /** Deletes the subscription and returns it as it was; null when there is none. */

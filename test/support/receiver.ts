@@ -13,7 +13,8 @@ export interface ReceivedPost {
  *   /ok…        204, Allow: GET, POST, OPTIONS        /no-post…  200, Allow: GET, HEAD
  *   /no-allow…  204 without Allow                     /error…    500
  *   /redirect…  301 to /ok                            /hang…     never answers
- * POSTs are recorded and answered with `postStatus` (default 204); POSTs to /ok/hang… are never answered.
+ * POSTs are recorded and answered with `postStatus` (default 204); POSTs to /ok/hang… are never answered;
+ * POSTs to /ok/missing… are answered 404 (a wrong path on a healthy origin).
  */
 export async function startReceiver(port = 0): Promise<{
   url: string;
@@ -46,7 +47,7 @@ export async function startReceiver(port = 0): Promise<{
     req.on("end", () => {
       const post = { path, headers: req.headers, body, receivedAt: Date.now() };
       posts.push(post);
-      res.writeHead(postStatus, postHeaders).end();
+      res.writeHead(path.startsWith("/ok/missing") ? 404 : postStatus, postHeaders).end();
       for (const listener of listeners) listener(post);
     });
   });

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "delivery_status" ADD VALUE 'PARKED';
