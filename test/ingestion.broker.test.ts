@@ -34,12 +34,17 @@ const rabbitUp =
 // In CI (.ci/run starts RabbitMQ) an absent broker fails the run instead of skipping it.
 const describeRabbit = rabbitUp || process.env.CI === "true" ? describe : describe.skip;
 
-/** A TCP proxy to RabbitMQ: `cut` destroys every connection and refuses new ones until `restore`. */
+/**
+ * A TCP proxy to RabbitMQ: `cut` destroys every connection and refuses new ones until `restore`;
+ * `stall` stops passing what the gateway sends (its acknowledgements) while the broker's deliveries
+ * still come through, as a network that drops one direction does, until the next `cut`.
+ */
 async function startProxy(
   target: number,
-): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
+): Promise<{ port: number; cut(): void; restore(): void; stall(): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let refusing = false;
+  let stalled = false;
   const server: Server = createServer((client) => {
     if (refusing) return void client.destroy();
     const upstream = tcpConnect(target, "127.0.0.1");
@@ -50,14 +55,21 @@ async function startProxy(
     }
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
-    client.pipe(upstream).pipe(client);
+    client.on("data", (chunk: Buffer) => {
+      if (!stalled) upstream.write(chunk);
+    });
+    upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     port: (server.address() as { port: number }).port,
     cut() {
       refusing = true;
+      stalled = false;
       for (const s of sockets) s.destroy();
+    },
+    stall() {
+      stalled = true;
     },
     restore() {
       refusing = false;
@@ -83,11 +95,17 @@ describeRabbit("carrier messages through RabbitMQ", () => {
   let app: App;
   let url: string;
 
-  const publish = async (body: string, contentType: string | undefined, headers: Record<string, unknown> = {}) => {
+  const publish = async (
+    body: string,
+    contentType: string | undefined,
+    headers: Record<string, unknown> = {},
+    properties: { messageId?: string } = {},
+  ) => {
     channel.sendToQueue(queue, Buffer.from(body), {
       persistent: true,
       headers,
       ...(contentType === undefined ? {} : { contentType }),
+      ...properties,
     });
     await channel.waitForConfirms();
   };
@@ -101,6 +119,9 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     (await (
       await fetch(`${url}${EVENTS}?awb=${awb}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
     ).json()) as Array<{ state: string; station: string; flight: string | null }>;
+  /** Connections the consumer has opened (more than one: reconnections). */
+  const connections = async () =>
+    Number(/^gateway_broker_connections_total (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())![1]);
   /** No message waits in the queue (those held unacknowledged by a consumer are not counted). */
   const drained = async () => (await channel.checkQueue(queue)).messageCount === 0;
 
@@ -222,6 +243,83 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     expect(await drained()).toBe(true);
   }, 60_000);
 
+  it("dead-letters a message whose ingestion keeps failing for another reason than the database's, after a bounded number of attempts", async () => {
+    const before = { stored: await metric("stored"), dead: await metric("dead_lettered") };
+    // A failure of its own (SQLSTATE P0001, raise_exception: no class the database refuses data with),
+    // on every attempt: before, the message was handed back for ever.
+    await app.database.prisma.$executeRawUnsafe(
+      `CREATE FUNCTION fails_of_test() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.awb = '020-30000015' THEN RAISE EXCEPTION 'a fault of this test'; END IF; RETURN NEW; END $$`,
+    );
+    await app.database.prisma.$executeRawUnsafe(
+      `CREATE TRIGGER fails_of_test BEFORE INSERT ON status_event FOR EACH ROW EXECUTE FUNCTION fails_of_test()`,
+    );
+    const failing = { awb: "020-30000015", state: "RCS", station: "FRA", eventId: `failing-${queue}` };
+    await publish(JSON.stringify(failing), "application/json", { "x-carrier": "LH" }, { messageId: "m-failing" });
+    await until(async () => (await metric("dead_lettered")) === before.dead + 1, {
+      what: "the dead letter after the last attempt",
+      timeoutMs: 50_000,
+    });
+    await publish(depFsu(30000016), "text/plain");
+    await until(async () => (await history("020-30000016")).length === 1, { what: "the next message" });
+    expect(await metric("stored")).toBe(before.stored + 1);
+    expect(await metric("failed")).toBeGreaterThanOrEqual(4);
+    const dead = await channel.get(deadLetterQueue);
+    expect(dead).not.toBe(false);
+    if (dead === false) return;
+    channel.ack(dead);
+    expect(JSON.parse(dead.content.toString())).toEqual(failing);
+    expect(dead.properties.messageId).toBe("m-failing");
+    expect(dead.properties.headers!["x-carrier"]).toBe("LH");
+    expect(String(dead.properties.headers!["x-rejection-reason"])).toMatch(/^INTERNAL: .*a fault of this test/);
+    expect(dead.properties.headers!["x-rejection-attempts"]).toBe(5);
+    expect(await history("020-30000015")).toEqual([]);
+    expect(await drained()).toBe(true);
+  }, 60_000);
+
+  it("stores a JSON message without eventId and timestamp once though it is redelivered after its commit, before its ack", async () => {
+    const awb = "020-30000017";
+    const untimed = JSON.stringify([
+      { awb, state: "RCS", station: "FRA" },
+      { awb, state: "MAN", station: "FRA" },
+    ]);
+    const before = {
+      connections: await connections(),
+      duplicate: await metric("duplicate"),
+      stored: await metric("stored"),
+    };
+    // What the gateway sends is lost from now on (its acknowledgement among it); the delivery still comes.
+    proxy.stall();
+    await publish(untimed, "application/json", {}, { messageId: "m-untimed" });
+    await until(async () => (await history(awb)).length === 2, { what: "the message's commit" });
+    proxy.cut(); // the acknowledgement never reached the broker: it delivers the message again
+    proxy.restore();
+    await until(async () => (await connections()) === before.connections + 1, { what: "the reconnection" });
+    const settled = async () => (await metric("stored")) + (await metric("duplicate"));
+    await until(async () => (await settled()) === before.stored + before.duplicate + 2, { what: "the redelivery" });
+    expect((await history(awb)).map((m) => m.state)).toEqual(["RCS", "MAN"]);
+    expect(await metric("duplicate")).toBe(before.duplicate + 1);
+    expect(await drained()).toBe(true);
+  }, 60_000);
+
+  it("keys a JSON event without eventId and timestamp by its message: messageId and content", async () => {
+    const awb = "020-30000018";
+    const body = (state: string) => JSON.stringify({ awb, state });
+    const settled = async () => (await metric("stored")) + (await metric("duplicate"));
+    const before = { settled: await settled(), duplicate: await metric("duplicate") };
+    // The same message published twice, with its messageId or without one: one event each.
+    await publish(body("RCS"), "application/json", {}, { messageId: "m-same" });
+    await publish(body("RCS"), "application/json", {}, { messageId: "m-same" });
+    await publish(body("MAN"), undefined);
+    await publish(body("MAN"), undefined);
+    // Two messages: another messageId, or another body under the same messageId.
+    await publish(body("RCS"), "application/json", {}, { messageId: "m-other" });
+    await publish(body("DEP"), "application/json", {}, { messageId: "m-same" });
+    await until(async () => (await settled()) === before.settled + 6, { what: "the six messages settled" });
+    expect((await history(awb)).map((m) => m.state).sort()).toEqual(["DEP", "MAN", "RCS", "RCS"]);
+    expect(await metric("duplicate")).toBe(before.duplicate + 2);
+  }, 60_000);
+
   it("records a message of statuses that are no milestones in the history, once, and acknowledges it", async () => {
     const before = await metric("unmapped");
     const foh = "FSU/14\n020-40000004FRAJFK/T2K40\nFOH/16OCT1317/FRA/T2K40/LCAG\nOSI/FRAGILE\n";
@@ -264,6 +362,7 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     await channel.waitForConfirms();
     await until(async () => (await stored()) > 0, { what: "the first messages stored" });
 
+    const connectionsBefore = await connections();
     proxy.cut(); // mid-stream: messages received and not yet acknowledged go back to the queue
     await until(async () => (await readiness()).broker === "reconnecting", { what: "readiness: reconnecting" });
     const readyz = await fetch(`${url}/readyz`);
@@ -281,8 +380,7 @@ describeRabbit("carrier messages through RabbitMQ", () => {
       [`020-${first}`, `020-${first + count}`],
     );
     expect(rows[0]).toEqual({ awbs: count, n: count });
-    const text = await (await fetch(`${url}/metrics`)).text();
-    expect(text).toMatch(/^gateway_broker_connections_total 2$/m);
+    expect(await connections()).toBe(connectionsBefore + 1);
   }, 120_000);
 });
 

@@ -171,13 +171,14 @@ export async function buildServices(
     // deliveries over. A broker that does not answer does not fail the start: the consumer retries.
     const consumer = startBrokerConsumer({
       ...config.amqp,
-      read: (contentType, body, receivedAt) =>
-        readBrokerMessage(contentType, body, {
-          enforceCheckDigit,
-          now: receivedAt,
-          timeZoneOf: (station) => stations.timeZoneOf(station),
-        }),
-      ingest: (events, receivedAt, statuses) => milestones.ingest(events, receivedAt, statuses),
+      read: (contentType, body, receivedAt, properties) =>
+        readBrokerMessage(
+          contentType,
+          body,
+          { enforceCheckDigit, now: receivedAt, timeZoneOf: (station) => stations.timeZoneOf(station) },
+          properties,
+        ),
+      ingest: (events, receivedAt, statuses) => milestones.ingest(events, receivedAt, statuses, "broker"),
       metrics: createBrokerMetrics(metrics.registry),
       log,
     });

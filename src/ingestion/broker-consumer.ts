@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import type { CarrierStatusRow } from "../milestones/carrier-status.store";
 import type { MilestoneInput } from "../milestones/milestone.validate";
 import type { MessageContents } from "./carrier-ingest";
+import { type BrokerMessageProperties, messageIdentityOf } from "./broker-message";
 import type { BrokerMetrics } from "./broker.metrics";
 
 /** "consuming": connected, the queue consumed; "reconnecting": not (yet) connected, trying with backoff. */
@@ -19,7 +20,12 @@ export interface BrokerConsumerOptions {
   /** Unacknowledged messages the broker hands this instance at once. */
   prefetch: number;
   /** A message's milestones and statuses; throws an AppError for one that cannot be read (broker-message.ts). */
-  read: (contentType: string | undefined, body: Buffer, receivedAt: Date) => MessageContents;
+  read: (
+    contentType: string | undefined,
+    body: Buffer,
+    receivedAt: Date,
+    properties: BrokerMessageProperties,
+  ) => MessageContents;
   /** Stores milestones and statuses in one transaction; resolves after the commit (milestone.service.ts). */
   ingest: (
     events: MilestoneInput[],
@@ -32,6 +38,11 @@ export interface BrokerConsumerOptions {
   reconnect?: { initialMs: number; maxMs: number };
   /** Wait before a message whose ingestion failed goes back to the queue, doubled up to `maxMs`. */
   retry?: { initialMs: number; maxMs: number };
+  /**
+   * Attempts at storing a message that fails on its own for a reason of its own (not the database's
+   * availability or resources, not a refusal of its data), after which it is dead-lettered. Default 5.
+   */
+  maxAttempts?: number;
 }
 
 export interface BrokerConsumer {
@@ -48,6 +59,8 @@ const MAX_BATCH_EVENTS = 1_000;
 const MAX_BATCH_STATUSES = 10_000;
 /** A dead-letter's problem list is cut to this many characters (AMQP header tables hold 64 KiB in all). */
 const MAX_ERRORS_HEADER_CHARS = 16_384;
+/** Messages whose failed attempts are remembered at most (the oldest forgotten first). */
+const MAX_TRACKED_MESSAGES = 10_000;
 /** Codes the reading of a message throws (broker-message.ts): such a message is dead-lettered. */
 const UNREADABLE = new Set(["VALIDATION_FAILED", "MALFORMED_JSON", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE"]);
 
@@ -79,13 +92,15 @@ interface Session {
  * and acknowledged only after the batch's commit. An unreadable message is published to the
  * dead-letter queue (confirmed by the broker) with the reason in its headers, then acknowledged. A
  * message whose ingestion fails (database down) is handed back to the queue after a backoff, never
- * dead-lettered. A lost connection is re-opened with a bounded, doubling backoff; what was not yet
+ * dead-lettered; one that fails alone for another reason is handed back so `maxAttempts` times, then
+ * dead-lettered with the reason. A lost connection is re-opened with a bounded, doubling backoff; what was not yet
  * acknowledged is redelivered by the broker, and stores nothing twice (event ids are idempotent).
  */
 export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsumer {
   const { url, queue, deadLetterQueue, prefetch, read, ingest, metrics, log } = options;
   const reconnect = options.reconnect ?? { initialMs: 500, maxMs: 30_000 };
   const retry = options.retry ?? { initialMs: 1_000, maxMs: 30_000 };
+  const maxAttempts = options.maxAttempts ?? 5;
   const where = brokerAddress(url);
 
   let status: BrokerStatus = "reconnecting";
@@ -95,6 +110,13 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
   let reconnectTimer: NodeJS.Timeout | undefined;
   let reconnectAttempts = 0;
   let failedIngestions = 0;
+  /**
+   * Failed attempts per message identity (broker-message.ts), of messages failing alone for a reason of
+   * their own. Kept in this process: a classic queue counts no deliveries, and the `redelivered` flag
+   * only says "at least once". With several instances a message may be tried up to `maxAttempts` times
+   * on each before one of them dead-letters it; a restart starts the count again.
+   */
+  const attempts = new Map<string, number>();
   /** Every message received and not yet settled, so a close can wait for it. */
   const inFlight = new Set<Promise<void>>();
   /** Backoffs in progress, cut short by a close (their messages are then handed back at once). */
@@ -130,8 +152,11 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
     }
   };
 
-  /** Publishes the message to the dead-letter queue with the reason, confirmed; answers the reason. */
-  async function deadLetter(s: Session, message: ConsumeMessage, error: unknown): Promise<string> {
+  /**
+   * Publishes the message to the dead-letter queue with the reason (and the attempts made, when
+   * storing it was tried more than once), confirmed; answers the reason.
+   */
+  async function deadLetter(s: Session, message: ConsumeMessage, error: unknown, tried?: number): Promise<string> {
     const { reason, errors } = rejectionOf(error);
     const props = message.properties;
     const headers: Record<string, unknown> = {
@@ -140,6 +165,7 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
       "x-rejection-errors": errorsHeader(errors),
       "x-rejected-from": queue,
       "x-rejected-at": new Date().toISOString(),
+      ...(tried === undefined ? {} : { "x-rejection-attempts": tried }),
     };
     // Declared again first, so a dead-letter queue deleted by mistake comes back; published mandatory,
     // so one deleted in between returns the message instead of the broker confirming and dropping it.
@@ -181,7 +207,11 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
     const receivedAt = new Date();
     let contents: MessageContents;
     try {
-      contents = read(message.properties.contentType as string | undefined, message.content, receivedAt);
+      const props = message.properties;
+      contents = read(props.contentType as string | undefined, message.content, receivedAt, {
+        messageId: props.messageId as string | undefined,
+        timestamp: props.timestamp as number | undefined,
+      });
     } catch (error) {
       if (!(error instanceof AppError && UNREADABLE.has(error.code)))
         // The parsers throw only rejections (a property test holds them to it); anything else is a bug,
@@ -250,6 +280,7 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
         batch.flatMap((p) => p.statuses),
       );
       failedIngestions = 0;
+      if (attempts.size > 0) for (const pending of batch) attempts.delete(identityOf(pending.message));
       let at = 0;
       for (const pending of batch) {
         const mine = results.slice(at, (at += pending.events.length));
@@ -281,6 +312,31 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
         }
         pending.settled();
         return;
+      }
+      if (batch.length === 1 && !theDatabasesOwn(error)) {
+        // Failing alone, not for the database's sake: perhaps for ever (a fault nobody foresaw). Tried
+        // a bounded number of times (each after the pause below), then dead-lettered with the reason.
+        const [pending] = batch as [Pending];
+        const id = identityOf(pending.message);
+        const tried = (attempts.get(id) ?? 0) + 1;
+        attempts.delete(id); // re-inserted last: the map's order is the eviction order
+        if (tried >= maxAttempts) {
+          try {
+            await deadLetter(s, pending.message, error, tried);
+            settleOn(s, pending.message, true);
+            metrics.record("dead_lettered");
+            log.error(
+              { err: error, queue: deadLetterQueue, attempts: tried },
+              "a broker message failed every attempt to store it; dead-lettered",
+            );
+            pending.settled();
+            return;
+          } catch (failure) {
+            log.warn({ err: failure }, "dead-lettering a broker message failed; handing it back");
+          }
+        }
+        attempts.set(id, tried);
+        if (attempts.size > MAX_TRACKED_MESSAGES) attempts.delete(attempts.keys().next().value!);
       }
       failedIngestions++;
       const wait = Math.min(retry.maxMs, retry.initialMs * 2 ** Math.min(failedIngestions - 1, 20));
@@ -411,6 +467,26 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
   };
 }
 
+/** A message's identity, as the attempts are counted by (broker-message.ts). */
+function identityOf(message: ConsumeMessage): string {
+  const props = message.properties;
+  return messageIdentityOf(
+    { messageId: props.messageId as string | undefined, timestamp: props.timestamp as number | undefined },
+    message.content,
+  );
+}
+
+/**
+ * A failure that says nothing of the message: the database unavailable (db/availability.ts), out of
+ * resources (SQLSTATE class 53: disk full, out of memory, too many connections) or failing itself
+ * (class 58: an I/O error). Every message would fail the same way; none is counted against.
+ */
+function theDatabasesOwn(error: unknown): boolean {
+  if (isDatabaseUnavailable(error)) return true;
+  const state = sqlStateOf(error);
+  return state !== undefined && (state.startsWith("53") || state.startsWith("58"));
+}
+
 /**
  * The database refused the data itself: SQLSTATE class 22 (data exception, such as a NUL character
  * in a text) or 23 (integrity constraint). Storing the same message again would fail the same way;
@@ -424,7 +500,9 @@ function refusedByTheDatabase(error: unknown): boolean {
 /** The reason and problems of a message that is dead-lettered, for its headers. */
 function rejectionOf(error: unknown): { reason: string; errors: ReadonlyArray<{ field: string; message: string }> } {
   if (error instanceof AppError) return { reason: `${error.code}: ${error.message}`, errors: error.errors ?? [] };
-  return { reason: `INTERNAL: ${error instanceof Error ? error.message : String(error)}`.slice(0, 1_000), errors: [] };
+  // In one line, as the header's readers expect (Prisma's messages span several).
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim();
+  return { reason: `INTERNAL: ${message}`.slice(0, 1_000), errors: [] };
 }
 
 /** The problems as JSON, as many whole ones as fit in MAX_ERRORS_HEADER_CHARS. */

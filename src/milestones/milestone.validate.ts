@@ -50,12 +50,12 @@ export function parseMilestones(
   {
     enforceCheckDigit,
     now,
-    messageId,
+    messageIdentity,
   }: {
     enforceCheckDigit: boolean;
     now: Date;
-    /** The identity of the broker message the body came in (broker-message.ts `messageIdentityOf`). */
-    messageId?: string | undefined;
+    /** The identity of the broker message the body came in (ingestion/broker-message.ts `messageIdentityOf`). */
+    messageIdentity?: string | undefined;
   },
 ): MilestoneInput[] {
   const check = new Checker();
@@ -132,7 +132,7 @@ export function parseMilestones(
     const untimed = eventId === null && (event.timestamp === undefined || event.timestamp === null);
     events.push({
       eventId,
-      ...(untimed && messageId !== undefined ? { messageKey: `${messageId}:${i}` } : {}),
+      ...(untimed && messageIdentity !== undefined ? { messageKey: `${messageIdentity}:${i}` } : {}),
       awb,
       state: state as StatusCode,
       occurredAt,
