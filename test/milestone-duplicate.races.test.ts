@@ -82,6 +82,26 @@ describe.each(BACKENDS)("a duplicate whose original is deleted mid-ingestion, on
       expect(third).toMatchObject({ eventId: again!.eventId, duplicate: true });
     });
 
+    it("stores the first of the call's events with that key anew, the others its duplicates", async () => {
+      const awb = `020-${serial++}`;
+      const first: { result?: IngestResult | undefined } = {};
+      const milestones = serviceDeleting(() => first.result?.eventId);
+      [first.result] = await milestones.ingest([event(awb, "twice")]);
+      const answers = await milestones.ingest([
+        { ...event(awb, "twice"), station: "FRA" },
+        { ...event(awb, "twice"), station: "JFK" },
+      ]);
+      expect(answers).toEqual([
+        expect.objectContaining({ duplicate: false }),
+        expect.objectContaining({ eventId: answers[0]!.eventId, duplicate: true }),
+      ]);
+      const rows = await app.database.sql.query<{ id: string; station: string }>(
+        "SELECT id::text AS id, station FROM status_event WHERE awb = $1",
+        [awb],
+      );
+      expect(rows).toEqual([{ id: answers[0]!.eventId, station: "FRA" }]);
+    });
+
     it("answers a duplicate whose original stays with the original's id (the seam deleting another row)", async () => {
       const awb = `020-${serial++}`;
       const [other] = await app.services.milestones.ingest([event(`020-${serial++}`, "bystander")]);

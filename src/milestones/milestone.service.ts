@@ -121,8 +121,14 @@ export function createMilestoneService({
         const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
         const created = await store.insertNumbered(tx, rows, receivedAt, heads);
         const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
-        const firstOfKeys = [...new Map(rows.map((r) => [r.dedupeKey, r])).values()];
-        const repeated = firstOfKeys.filter((r) => !createdByKey.has(r.dedupeKey));
+        // The first event of each key not stored now (as the insert takes the first of repeats).
+        const repeated: NewMilestone[] = [];
+        const keysSeen = new Set<string>();
+        for (const r of rows) {
+          if (keysSeen.has(r.dedupeKey)) continue;
+          keysSeen.add(r.dedupeKey);
+          if (!createdByKey.has(r.dedupeKey)) repeated.push(r);
+        }
         await afterInsert?.(tx);
         const originals = await store.originalsOf(tx, repeated);
         const gone = repeated.filter((r) => !originals.has(r.dedupeKey));
