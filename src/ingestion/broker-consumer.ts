@@ -92,9 +92,10 @@ interface Session {
  * and acknowledged only after the batch's commit. An unreadable message is published to the
  * dead-letter queue (confirmed by the broker) with the reason in its headers, then acknowledged. A
  * message whose ingestion fails (database down) is handed back to the queue after a backoff, never
- * dead-lettered; one that fails alone for another reason is handed back so `maxAttempts` times, then
- * dead-lettered with the reason. A lost connection is re-opened with a bounded, doubling backoff; what was not yet
- * acknowledged is redelivered by the broker, and stores nothing twice (event ids are idempotent).
+ * dead-lettered; one that fails alone for a reason of its own is tried `maxAttempts` times, then
+ * dead-lettered with the reason. A lost connection is re-opened with a bounded, doubling backoff;
+ * what was not yet acknowledged is redelivered by the broker, and stores nothing twice (event ids
+ * are idempotent).
  */
 export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsumer {
   const { url, queue, deadLetterQueue, prefetch, read, ingest, metrics, log } = options;
@@ -280,7 +281,10 @@ export function startBrokerConsumer(options: BrokerConsumerOptions): BrokerConsu
         batch.flatMap((p) => p.statuses),
       );
       failedIngestions = 0;
-      if (attempts.size > 0) for (const pending of batch) attempts.delete(identityOf(pending.message));
+      // A message tried before comes back marked redelivered: only those can have a count to forget.
+      if (attempts.size > 0)
+        for (const pending of batch)
+          if (pending.message.fields.redelivered) attempts.delete(identityOf(pending.message));
       let at = 0;
       for (const pending of batch) {
         const mine = results.slice(at, (at += pending.events.length));
