@@ -21,7 +21,10 @@ export interface StoredMilestone {
 
 export interface NewMilestone {
   dedupeKey: string;
-  /** The key its eventId had before ids were kept per sender: stored with the same AWB and state, it is this event too. */
+  /**
+   * The key its eventId had before ids were kept per sender (domain/event-id.ts `legacyKeyOf`): an
+   * event stored under it with the same AWB and state is this event too.
+   */
   legacyKey: string | null;
   awb: string;
   state: string;
