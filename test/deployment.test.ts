@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -275,3 +275,48 @@ describeBackend("postgres")("docs/DEPLOYMENT.md, followed on this machine", () =
     }
   }, 30_000);
 });
+
+describeBackend("postgres")(
+  'docs/DEPLOYMENT.md, "Migrations": two gateways started at the same moment on an empty database',
+  () => {
+    const disposers = new Disposers();
+    afterAll(() => disposers.disposeAll(), 60_000);
+
+    it("both start, and each migration is applied once (the schema engine's advisory lock)", async () => {
+      const database = await createPostgresDatabase();
+      disposers.add(database.drop);
+      const env = {
+        DATABASE_URL: database.url,
+        SECRETS_KEY: randomBytes(32).toString("base64"),
+        DELIVERY_WORKER: "false",
+      };
+      const servers = await Promise.all([spawnServer(env, 60_000), spawnServer(env, 60_000)]);
+      for (const server of servers)
+        disposers.add(async () => {
+          server.child.kill("SIGTERM");
+          await server.exited;
+        });
+      const applied = servers.map((server) =>
+        server.logs
+          .filter((line) => line.msg === "applied database migrations")
+          .flatMap((line) => line.migrations as string[]),
+      );
+      const migrations = (await readdir(path.join(REPO, "prisma/migrations"), { withFileTypes: true }))
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort();
+      expect([...applied[0]!, ...applied[1]!].sort()).toEqual(migrations); // each by one of them
+      const admin = new Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query<{ migration_name: string }>(
+          "SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY 1",
+        );
+        expect(rows.map((row) => row.migration_name)).toEqual(migrations);
+      } finally {
+        await admin.end();
+      }
+      for (const server of servers) expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    }, 90_000);
+  },
+);
