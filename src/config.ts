@@ -54,6 +54,8 @@ export interface Config {
     readonly maxBatch: number;
     /** Per query or mutation over HTTP; 0: none. */
     readonly timeLimitMs: number;
+    /** Tokens one document may hold: the parser stops past it, before anything is validated. */
+    readonly maxTokens: number;
   };
   /** A persisted-query manifest: when set, only the operations it lists run. */
   readonly graphqlOperationsFile: string | undefined;
@@ -67,6 +69,9 @@ export interface Config {
   /** Per client address: failed authentications a second on average and at once (0: no limit). */
   readonly authFailureLimitPerSecond: number;
   readonly authFailureLimitBurst: number;
+  /** Per client address: GraphQL requests over HTTP without an API key, a second on average and at once (0: no limit). */
+  readonly graphqlAnonymousLimitPerSecond: number;
+  readonly graphqlAnonymousLimitBurst: number;
   /** With REDIS_URL: how long a limit waits for Redis before this instance decides alone (docs/SECURITY.md "Limits across instances"). */
   readonly limitsRedisTimeoutMs: number;
   /** Matching events a live subscription may have waiting before it is closed as a slow consumer (4429). */
@@ -325,6 +330,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       maxListArgument: integer(env, "GRAPHQL_MAX_LIST_ARGUMENT", 1_000, 1, 100_000),
       maxBatch: integer(env, "GRAPHQL_MAX_BATCH", 10, 1, 1_000),
       timeLimitMs: integer(env, "GRAPHQL_TIME_LIMIT_MS", 10_000, 0, 600_000),
+      maxTokens: integer(env, "GRAPHQL_MAX_TOKENS", 2_000, 100, 1_000_000),
     }),
     graphqlOperationsFile:
       text(env, "GRAPHQL_OPERATIONS_FILE") === undefined
@@ -336,6 +342,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     rateLimitBurst: integer(env, "RATE_LIMIT_BURST", 400, 1, 1_000_000),
     authFailureLimitPerSecond: integer(env, "AUTH_FAILURE_LIMIT_PER_SECOND", 10, 0, 1_000_000),
     authFailureLimitBurst: integer(env, "AUTH_FAILURE_LIMIT_BURST", 20, 1, 1_000_000),
+    graphqlAnonymousLimitPerSecond: integer(env, "GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND", 20, 0, 1_000_000),
+    graphqlAnonymousLimitBurst: integer(env, "GRAPHQL_ANONYMOUS_LIMIT_BURST", 40, 1, 1_000_000),
     limitsRedisTimeoutMs: integer(env, "LIMITS_REDIS_TIMEOUT_MS", 250, 10, 10_000),
     liveMaxQueuedEvents: integer(env, "LIVE_MAX_QUEUED_EVENTS", 10_000, 10, 10_000_000),
     liveMaxConnectionsPerKey: integer(env, "LIVE_MAX_CONNECTIONS_PER_KEY", 50, 1, 1_000_000),

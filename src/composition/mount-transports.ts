@@ -10,7 +10,8 @@ import { createGraphQLPolicy } from "../graphql/policy";
 import { createResponseCache, registerResponseCacheMetrics } from "../graphql/response-cache";
 import { buildGatewaySchema } from "../graphql/schema";
 import { registerHealthRoutes, registerMetricsRoute } from "../health/health.routes";
-import { authenticate } from "../http/auth";
+import { createAnonymousBudget, createSharedAnonymousBudget } from "../http/anonymous-budget";
+import { admitCaller, authenticate } from "../http/auth";
 import { createAuthFailureBudget, createSharedAuthFailureBudget } from "../http/auth-failures";
 import { registerLimitMetrics } from "../http/limits.metrics";
 import { registerOpenApi } from "../http/openapi";
@@ -61,6 +62,10 @@ export async function mountTransports(
   const failures = sharedLimits
     ? createSharedAuthFailureBudget({ ...failureRate, store: sharedLimits })
     : createAuthFailureBudget(failureRate);
+  const anonymousRate = { perSecond: config.graphqlAnonymousLimitPerSecond, burst: config.graphqlAnonymousLimitBurst };
+  const anonymous = sharedLimits
+    ? createSharedAnonymousBudget({ ...anonymousRate, store: sharedLimits })
+    : createAnonymousBudget(anonymousRate);
   // REST, GraphQL over HTTP and a websocket's connection_init hand the caller's address, so their
   // failed authentications spend its budget; without an address (none so far) none applies.
   const authenticateHeader = (header: string | undefined, address: string | undefined) =>
@@ -104,8 +109,10 @@ export async function mountTransports(
     authorization: string | undefined,
     address: string | undefined,
     websocket?: GraphQLContext["websocket"],
+    caller?: ReturnType<typeof authenticateHeader>,
   ): GraphQLContext => {
-    let principal: ReturnType<typeof authenticateHeader> | undefined;
+    // `caller`: the key already authenticated when the request was admitted (GraphQL over HTTP).
+    let principal: ReturnType<typeof authenticateHeader> | undefined = caller;
     let requestLog: Logger | undefined;
     let loaders: GraphQLContext["loaders"] | undefined;
     return {
@@ -176,8 +183,12 @@ export async function mountTransports(
     schema,
     log,
     policy,
-    createContext: (request) =>
-      Promise.resolve(contextFor(String(request.id), request.headers.authorization, request.ip)),
+    // Every request spends a budget before its document is parsed: its key's, or its address's.
+    admit: (request) => admitCaller(request.headers.authorization, request.ip, authenticateHeader, anonymous),
+    createContext: (request, admission) =>
+      Promise.resolve(
+        contextFor(String(request.id), request.headers.authorization, request.ip, undefined, admission?.caller),
+      ),
     browserPage: { wants: wantsHtml, send: (reply) => sendIdePage(reply, webAssets) },
     ...(responseCache ? { responseCache } : {}),
   });

@@ -22,17 +22,24 @@ import { executeInSpan, traceResolvers } from "../tracing/graphql";
  * in-flight requests have drained (an onClose hook), not on Apollo's own signal handlers. Queries
  * run compiled (compiledGateway below).
  */
-export async function mountApollo(options: {
+export async function mountApollo<Admission>(options: {
   app: FastifyInstance;
   schema: GraphQLSchema;
   log: Logger;
   policy: GraphQLPolicy;
-  createContext: (request: FastifyRequest) => Promise<GraphQLContext>;
+  /**
+   * Runs first for every GET or POST to /graphql, before the body is parsed: charges the caller's
+   * budget. An AppError it throws is the answer (RATE_LIMITED: 429 with Retry-After); what it returns
+   * is handed to `createContext` (undefined for an OPTIONS request, which Apollo refuses after making
+   * its context).
+   */
+  admit: (request: FastifyRequest) => Promise<Admission>;
+  createContext: (request: FastifyRequest, admission: Admission | undefined) => Promise<GraphQLContext>;
   responseCache?: ResponseCache;
   /** A page for browsers at GET /graphql (the IDE), when `wants` says the request is one. */
   browserPage?: { wants(request: FastifyRequest): boolean; send(reply: FastifyReply): FastifyReply };
 }): Promise<ApolloServer<GraphQLContext>> {
-  const { app, schema, log, policy, createContext, responseCache, browserPage } = options;
+  const { app, schema, log, policy, admit, createContext, responseCache, browserPage } = options;
   // With tracing on: before any operation runs, so that every compiled query calls the wrappers.
   traceResolvers(schema);
   const apollo = new ApolloServer<GraphQLContext>({
@@ -40,6 +47,8 @@ export async function mountApollo(options: {
     introspection: policy.introspection,
     includeStacktraceInErrorResponses: false,
     validationRules: [...policy.validationRules],
+    // The parser stops past this many tokens: nothing longer reaches validation.
+    parseOptions: { maxTokens: policy.maxTokens },
     allowBatchedHttpRequests: policy.maxBatch > 1,
     plugins: [
       // The default landing page loads Apollo's sandbox from the internet; the IDE is served by us.
@@ -58,6 +67,7 @@ export async function mountApollo(options: {
   });
   await apollo.start();
   app.addHook("onClose", () => apollo.stop());
+  const admissions = new WeakMap<FastifyRequest, Admission>();
   // An encapsulated scope, so the cache's hooks run for /graphql only, not on every route.
   await app.register(async (scope) => {
     if (browserPage) {
@@ -66,23 +76,31 @@ export async function mountApollo(options: {
         else done();
       });
     }
+    // Before the body is read, so a refused request costs no parsing; answers from the cache are
+    // charged too (they are requests all the same).
+    scope.addHook("onRequest", async (request, reply) => {
+      if (request.method !== "GET" && request.method !== "POST") return;
+      try {
+        admissions.set(request, await admit(request));
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return refuse(reply, error);
+      }
+    });
     scope.addHook("preHandler", (request, reply, done) => {
       try {
         admitRequest(request, policy);
         done();
       } catch (error) {
         if (!(error instanceof AppError)) return done(error as Error);
-        reply
-          .code(error.status)
-          .type("application/json; charset=utf-8")
-          .send({ errors: [graphqlErrorOf(error).toJSON()] });
+        refuse(reply, error);
       }
     });
     if (responseCache) serveFromCache(scope, responseCache);
     await scope.register(fastifyApollo(apollo), {
       path: "/graphql",
       method: ["GET", "POST", "OPTIONS"],
-      context: createContext,
+      context: (request) => createContext(request, admissions.get(request)),
     });
   });
   return apollo;
@@ -124,6 +142,15 @@ function compiledGateway(schema: GraphQLSchema): Gateway {
     },
     async stop() {},
   };
+}
+
+/** A refusal given before Apollo runs, in GraphQL's shape, with `Retry-After` when the error has a wait. */
+function refuse(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(Math.ceil(error.retryAfterSeconds)));
+  return reply
+    .code(error.status)
+    .type("application/json; charset=utf-8")
+    .send({ errors: [graphqlErrorOf(error).toJSON()] });
 }
 
 /** What Apollo's cache-control plugin answered on every response (no field has a cache hint). */

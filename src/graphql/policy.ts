@@ -13,30 +13,38 @@ export interface GraphQLPolicy {
   readonly limits: OperationLimits;
   readonly maxBatch: number;
   readonly timeLimitMs: number;
+  /** Tokens one document may hold (graphql-js's `parse` option): every parse of a request's document is given it. */
+  readonly maxTokens: number;
   readonly allowList: OperationAllowList | undefined;
 }
 
 export function createGraphQLPolicy(
   config: Pick<Config, "graphqlIntrospection" | "graphqlLimits" | "graphqlOperationsFile">,
 ): GraphQLPolicy {
-  const { maxDepth, maxCost, maxAliases, maxListArgument, maxBatch, timeLimitMs } = config.graphqlLimits;
+  const { maxDepth, maxCost, maxAliases, maxListArgument, maxBatch, timeLimitMs, maxTokens } = config.graphqlLimits;
   return {
     introspection: config.graphqlIntrospection,
     validationRules: [depthLimit(maxDepth), ...(config.graphqlIntrospection ? [] : [NoSchemaIntrospectionCustomRule])],
     limits: { maxCost, maxAliases, maxListArgument },
     maxBatch,
     timeLimitMs,
+    maxTokens,
     allowList: config.graphqlOperationsFile ? loadOperationAllowList(config.graphqlOperationsFile) : undefined,
   };
 }
 
 /**
- * A GraphQL-shaped error from an AppError, for answers given outside resolvers. `http` also tells
+ * A GraphQL-shaped error from an AppError, for answers given outside resolvers, with
+ * `retryAfterSeconds` when the error has one (as resolvers' errors have it). `http` also tells
  * Apollo the status to answer with (Apollo removes that extension from the response).
  */
 export function graphqlErrorOf(error: AppError, { http = false } = {}): GraphQLError {
   return new GraphQLError(error.message, {
-    extensions: { code: error.code, ...(http ? { http: { status: error.status } } : {}) },
+    extensions: {
+      code: error.code,
+      ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+      ...(http ? { http: { status: error.status } } : {}),
+    },
   });
 }
 

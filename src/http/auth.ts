@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { type ClientService, type Principal, requireScope } from "../clients/client.service";
 import type { Scope } from "../clients/credentials";
 import { AppError } from "../errors";
+import type { AnonymousBudget } from "./anonymous-budget";
 import type { AuthFailureBudget } from "./auth-failures";
 import type { RateLimiter } from "./rate-limit";
 
@@ -67,6 +68,34 @@ export async function authenticate(
   refund?.();
   await limiter.take(principal.keyId);
   return principal;
+}
+
+/**
+ * Charges a request whose caller matters only to some of its parts (GraphQL over HTTP: station reads
+ * need no key) before any of it is read, so that every request spends a budget: with a key, the key
+ * is authenticated (its rate limit charged once, its failure budget as `authenticate` says); without
+ * one, or with one that does not authenticate, the address's anonymous budget. Throws (rejects
+ * with) RATE_LIMITED only. `caller` holds the outcome of authenticating the key, a failure included,
+ * for the parts that need a caller: an unknown key still fails only those, as before.
+ */
+export async function admitCaller(
+  header: string | undefined,
+  address: string,
+  authenticate: (header: string | undefined, address: string) => Promise<Principal | null>,
+  anonymous: AnonymousBudget,
+): Promise<{ caller: Promise<Principal | null> }> {
+  if (header === undefined || header === "") {
+    await anonymous.spend(address);
+    return { caller: Promise.resolve(null) };
+  }
+  const caller = authenticate(header, address);
+  try {
+    await caller;
+  } catch (error) {
+    if (error instanceof AppError && error.code === "RATE_LIMITED") throw error;
+    await anonymous.spend(address);
+  }
+  return { caller };
 }
 
 const callers = new WeakMap<FastifyRequest, Principal>();

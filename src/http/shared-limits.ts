@@ -2,7 +2,7 @@ import Redis from "ioredis";
 import type { Logger } from "pino";
 
 /** The limits that can be shared, as named in the fallback counter's `limit` label. */
-export const LIMIT_NAMES = ["requests", "auth_failures", "websockets"] as const;
+export const LIMIT_NAMES = ["requests", "auth_failures", "anonymous", "websockets"] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
 /**
@@ -55,7 +55,7 @@ export function openSharedLimitStore({
   });
   let state: "starting" | "shared" | "local" = "starting";
   let closed = false;
-  const counts: Record<LimitName, number> = { requests: 0, auth_failures: 0, websockets: 0 };
+  const counts: Record<LimitName, number> = { requests: 0, auth_failures: 0, anonymous: 0, websockets: 0 };
   const sharedListeners = new Set<() => void>();
 
   const toLocal = (error?: unknown) => {

@@ -146,7 +146,7 @@ export function attachGraphQLWebsocket(options: {
       return entry;
     }
     try {
-      const document = parse(query);
+      const document = parse(query, { maxTokens: policy.maxTokens });
       entry = {
         document,
         validationErrors: validate(schema, document, [...specifiedRules, ...policy.validationRules]),
