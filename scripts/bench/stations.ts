@@ -1,7 +1,8 @@
 // npm run bench:stations — requests per second and p99 of the station read paths, each next to a bare
 // `node:http` server in its own process answering the same bytes (baseline-server.ts), measured in the
 // same run with the same autocannon settings. The gateway runs as `npm start` runs it: default settings,
-// default logging (one access line per request at info).
+// default logging (one access line per request at info), except the budget of GraphQL requests without
+// a key per client address (GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND), off: the load comes from one address.
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -17,9 +18,10 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const post = (body: string) => ({ method: "POST" as const, headers: JSON_HEADERS, body });
 
 async function main(): Promise<void> {
-  const gateway = await startGateway(GATEWAY, { DATA_DIR: "memory://" });
+  const oneAddress = { GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: "0" };
+  const gateway = await startGateway(GATEWAY, { DATA_DIR: "memory://", ...oneAddress });
   // The same gateway with the GraphQL response cache off: what every operation costs to execute.
-  const cold = await startGateway(GATEWAY, { DATA_DIR: "memory://", GRAPHQL_RESPONSE_CACHE: "false" });
+  const cold = await startGateway(GATEWAY, { DATA_DIR: "memory://", GRAPHQL_RESPONSE_CACHE: "false", ...oneAddress });
   const codes = (await (await fetch(`${gateway.url}/carrier/stations/stationcodes`)).json()) as string[];
   const graphql = (query: string, variables?: object) => JSON.stringify({ query, variables });
   const bodies = {
