@@ -46,6 +46,8 @@ export const SHARED_SETTINGS: ReadonlyArray<{
   api("RATE_LIMIT_BURST", (c) => value(c.rateLimitBurst)),
   api("AUTH_FAILURE_LIMIT_PER_SECOND", (c) => value(c.authFailureLimitPerSecond)),
   api("AUTH_FAILURE_LIMIT_BURST", (c) => value(c.authFailureLimitBurst)),
+  api("GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND", (c) => value(c.graphqlAnonymousLimitPerSecond)),
+  api("GRAPHQL_ANONYMOUS_LIMIT_BURST", (c) => value(c.graphqlAnonymousLimitBurst)),
   api("LIVE_MAX_CONNECTIONS_PER_KEY", (c) => value(c.liveMaxConnectionsPerKey)),
   api("LIVE_CONNECTION_LEASE_MS", (c) => value(c.liveConnectionLeaseMs)),
   api("LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET", (c) => value(c.liveMaxSubscriptionsPerSocket)),
@@ -58,6 +60,7 @@ export const SHARED_SETTINGS: ReadonlyArray<{
   api("GRAPHQL_MAX_LIST_ARGUMENT", (c) => value(c.graphqlLimits.maxListArgument)),
   api("GRAPHQL_MAX_BATCH", (c) => value(c.graphqlLimits.maxBatch)),
   api("GRAPHQL_TIME_LIMIT_MS", (c) => value(c.graphqlLimits.timeLimitMs)),
+  api("GRAPHQL_MAX_TOKENS", (c) => value(c.graphqlLimits.maxTokens)),
   // The manifest's content, not its path: the same operations must be allowed everywhere.
   api("GRAPHQL_OPERATIONS_FILE", (c) => operationsFile(c.graphqlOperationsFile)),
   {
