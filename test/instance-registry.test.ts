@@ -10,7 +10,8 @@ import { CliError } from "../src/errors";
 import { describeBackend, Disposers, silentLogger, startApp } from "./support/harness";
 import { createPostgresDatabase } from "./support/postgres";
 import { until } from "./support/webhooks";
-import { spawnWorker, workerRefusal } from "./support/worker-process";
+import { MAIN_JS } from "./support/process";
+import { refusedStart, spawnWorker, WORKER_JS } from "./support/worker-process";
 
 const REPO = path.resolve(__dirname, "..");
 const KEY_A = Buffer.alloc(32, 1).toString("base64");
@@ -60,6 +61,13 @@ describeBackend("postgres")("instances on one PostgreSQL database must share the
     ]);
 
     const message = await startRefusal({ ...first.env, AWB_CHECK_DIGIT: "enforce" });
+    // The same through the gateway's entry point: exit 1, that one line on standard error.
+    const gateway = await refusedStart(MAIN_JS, { ...first.env, LOG_LEVEL: "info", AWB_CHECK_DIGIT: "enforce" });
+    expect([gateway.code, gateway.stderr.trim().split("\n")]).toEqual([
+      1,
+      [expect.stringContaining(message.slice(0, 60))],
+    ]);
+    expect(gateway.stderr).toContain('AWB_CHECK_DIGIT is "enforce" here, "off" there');
     expect(message).toContain('AWB_CHECK_DIGIT is "enforce" here, "off" there');
     expect(namedIn(message)).toEqual(["AWB_CHECK_DIGIT"]);
     expect(message).toContain('docs/DEPLOYMENT.md, "What every instance must share"');
@@ -110,7 +118,7 @@ describeBackend("postgres")("instances on one PostgreSQL database must share the
     expect(env.ALLOW_PRIVATE_CALLBACKS).toBe("true");
     expect((await rows()).map((row) => row.kind)).toEqual(["gateway", "worker"]);
 
-    const refused = await workerRefusal({ ...workerEnv, ALLOW_PRIVATE_CALLBACKS: "false" });
+    const refused = await refusedStart(WORKER_JS, { ...workerEnv, ALLOW_PRIVATE_CALLBACKS: "false" });
     expect(refused.code).toBe(1);
     const lines = refused.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);

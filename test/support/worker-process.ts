@@ -60,15 +60,21 @@ export async function spawnWorker(env: Record<string, string>, timeoutMs = 30_00
   return { child, url, logs, exited };
 }
 
-/** Starts a worker that is expected to refuse to start; resolves with how it ended. */
-export async function workerRefusal(env: Record<string, string>): Promise<FailedStart> {
-  try {
-    const worker = await spawnWorker(env);
-    worker.child.kill("SIGKILL");
-    throw new Error("the worker started");
-  } catch (error) {
-    const failed = error as Error & Partial<FailedStart>;
-    if (failed.code === undefined) throw error;
-    return { code: failed.code, stderr: failed.stderr ?? "" };
-  }
+/**
+ * Runs an entry point of dist/ (the gateway's main.js, the worker's worker.js) that is expected to
+ * refuse to start; resolves with its exit code and standard error once it has ended.
+ */
+export async function refusedStart(entry: string, env: Record<string, string>): Promise<FailedStart> {
+  const child = spawn(process.execPath, [entry], {
+    env: { PATH: process.env.PATH ?? "", PORT: "0", WORKER_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000); // it started after all: fail, never hang
+  const code = await new Promise<number | string>((resolve) =>
+    child.on("close", (exitCode, signal) => resolve(exitCode ?? signal ?? -1)),
+  );
+  clearTimeout(timer);
+  return { code, stderr };
 }
