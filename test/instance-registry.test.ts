@@ -192,6 +192,21 @@ describeBackend("postgres")("instances on one PostgreSQL database must share the
       expect((await rows()).map((row) => row.pid)).toEqual([process.pid]); // the stale row was removed
       await later.close();
     });
+
+    it("a stop whose row cannot be removed (the database refuses) still completes", async () => {
+      const instance = await registerInstance(database.sql, {
+        kind: "gateway",
+        settings: settings("off"),
+        log: silentLogger,
+      });
+      await admin.query("ALTER TABLE gateway_instance RENAME TO gateway_instance_away");
+      try {
+        await expect(instance.close()).resolves.toBeUndefined();
+      } finally {
+        await admin.query("ALTER TABLE gateway_instance_away RENAME TO gateway_instance");
+      }
+      await admin.query("DELETE FROM gateway_instance");
+    });
   });
 });
 

@@ -22,7 +22,10 @@ export const DEFAULT_INSTANCE_TIMING: InstanceTiming = { heartbeatMs: 10_000, al
 
 export interface RegisteredInstance {
   readonly id: string;
-  /** Stops the heartbeat (waiting for one under way) and removes the instance's row. */
+  /**
+   * Stops the heartbeat (waiting for one under way) and removes the instance's row. Never fails: a row
+   * the database did not let it remove stops counting once not heard from for `aliveForMs`.
+   */
   close(): Promise<void>;
 }
 
@@ -102,7 +105,12 @@ export async function registerInstance(
     async close() {
       clearInterval(timer);
       await beat; // a heartbeat under way would otherwise write the row again after its removal
-      await sql.query("DELETE FROM gateway_instance WHERE id = $1::uuid", [id]);
+      await sql.query("DELETE FROM gateway_instance WHERE id = $1::uuid", [id]).catch((error: unknown) => {
+        options.log.warn(
+          { err: error, instance: id },
+          `removing this instance's row failed: it counts as running for ${aliveForMs / 1000} s more`,
+        );
+      });
     },
   };
 }
