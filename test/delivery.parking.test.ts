@@ -265,7 +265,7 @@ describe.each(BACKENDS)("parked deliveries on %s", (backend) => {
     );
 
     (backend === "postgres" ? it : it.skip)(
-      "a claim that meets a subscription being enabled waits for it, then claims the delivery instead of parking it (PostgreSQL)",
+      "a claim that meets a subscription being enabled waits for it, then leaves the delivery due instead of parking it (PostgreSQL)",
       async () => {
         const { subscriptionId, deliveryIds } = await subscriptionWith(["RCS", "MAN"]);
         const [first, late] = deliveryIds as [string, string];
@@ -282,10 +282,12 @@ describe.each(BACKENDS)("parked deliveries on %s", (backend) => {
         const claiming = store.claimDue({ limit: 500, perOrigin: 500, excludeOrigins: [], leaseMs: 30_000 });
         await until(someoneWaits, { what: "the claim waiting for the enable" });
         await enabler.query("COMMIT");
-        const claimed = await claiming;
-        await store.release(claimed);
-        expect(claimed.map((c) => c.id)).toContain(late);
+        await store.release(await claiming);
+        // Not parked under the enabled subscription: due, and the next claim takes it.
         expect((await row(late)).status).toBe("PENDING");
+        const next = await store.claimDue({ limit: 500, perOrigin: 500, excludeOrigins: [], leaseMs: 30_000 });
+        await store.release(next);
+        expect(next.map((c) => c.id)).toContain(late);
       },
       60_000,
     );

@@ -42,6 +42,8 @@ export function startDeliveryWorker(deps: {
               "subscription disabled: its deliveries keep failing; its owner can enable it again",
             );
         },
+        onParkingFailed: (error) =>
+          log.warn({ err: error }, "parking a disabled subscription's deliveries failed; claims park them when due"),
       }),
     send: async (delivery, startBy) => {
       // Every attempt, a retry too, is signed with the secrets valid when it is sent (the client

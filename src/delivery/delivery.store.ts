@@ -178,20 +178,21 @@ export function createDeliveryStore(sql: SqlExecutor) {
         trace_parent: string | null;
       }>(
         `WITH candidates AS (
-           SELECT id, origin, next_attempt_at, ${subscriptionDisabled("delivery.subscription_id")} AS disabled
-           FROM delivery
-           WHERE status = 'PENDING' AND next_attempt_at <= now()
-             AND (lease_until IS NULL OR lease_until < now())
-             AND NOT (origin = ANY($1::text[]))
+           SELECT d.id, d.origin, d.next_attempt_at, s.disabled_at IS NOT NULL AS disabled
+           FROM delivery d LEFT JOIN subscription s ON s.id = d.subscription_id
+           WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
+             AND (d.lease_until IS NULL OR d.lease_until < now())
+             AND NOT (d.origin = ANY($1::text[]))
              -- Nothing is sent for an expired subscription (retention marks these dead).
-             AND NOT EXISTS (SELECT 1 FROM subscription s WHERE s.id = delivery.subscription_id AND s.expires_at <= now())
-           ORDER BY next_attempt_at
+             AND NOT coalesce(s.expires_at <= now(), false)
+           ORDER BY d.next_attempt_at
            LIMIT $2
-           FOR UPDATE SKIP LOCKED
+           FOR UPDATE OF d SKIP LOCKED
          ), parked AS (
            -- Sent once its owner enables the subscription again; a stale holder's token goes with it.
+           -- Decided again under the lock: one whose enable committed meanwhile stays due.
            UPDATE delivery d SET status = 'PARKED', lease_until = NULL, lease_token = NULL
-           FROM candidates c WHERE d.id = c.id AND c.disabled
+           FROM candidates c WHERE d.id = c.id AND c.disabled AND ${subscriptionDisabled("d.subscription_id")}
            RETURNING 1
          ), ranked AS (
            SELECT id, next_attempt_at, row_number() OVER (PARTITION BY origin ORDER BY next_attempt_at) AS n
@@ -259,6 +260,11 @@ export function createDeliveryStore(sql: SqlExecutor) {
         /** A subscription every attempt of which has failed this long is disabled (0: never). */
         disableAfterHours: number;
         onDisabled: (subscriptions: DisabledSubscription[]) => void;
+        /**
+         * Parking the disabled subscriptions' deliveries failed (the outcomes are recorded). Without
+         * it, the error is thrown.
+         */
+        onParkingFailed?: (error: unknown) => void;
       } = { disableAfterHours: 0, onDisabled: () => {} },
     ): Promise<number> {
       if (outcomes.length === 0) return 0;
@@ -331,8 +337,13 @@ export function createDeliveryStore(sql: SqlExecutor) {
       if (disabled.length > 0) {
         failing.onDisabled(disabled);
         // A statement writes a row once, so the retries it just recorded are parked by a second one.
-        // Should this one fail, the claims park these deliveries as they come due.
-        await parkPending(disabled.map((d) => d.id));
+        // Should it fail, claims park these deliveries as they come due.
+        try {
+          await parkPending(disabled.map((d) => d.id));
+        } catch (error) {
+          if (!failing.onParkingFailed) throw error;
+          failing.onParkingFailed(error);
+        }
       }
       return rows[0]?.n ?? 0;
     },
