@@ -206,6 +206,26 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       });
     });
 
+    it("says a malformed AWB on the history reads is malformed, not missing (REST and GraphQL)", async () => {
+      const malformed = 'must be a 3-digit prefix and an 8-digit serial, such as 020-12345675, got "020-1234567"';
+      for (const route of ["events", "carrier-statuses"]) {
+        expect(
+          await getJson(`${url}/carrier/handling/shipment/${route}?awb=020-1234567`, { headers: admin }),
+        ).toMatchObject({ status: 400, body: { errors: [{ field: "awb", message: malformed }] } });
+        expect(await getJson(`${url}/carrier/handling/shipment/${route}`, { headers: admin })).toMatchObject({
+          status: 400,
+          body: { errors: [{ field: "awb", message: "is required: an AWB such as 020-12345675" }] },
+        });
+      }
+      for (const field of ["milestones", "carrierStatuses"]) {
+        const answer = await graphql(url, `{ ${field}(awb: "020-1234567") { __typename } }`, undefined, admin);
+        expect(answer.errors![0].extensions).toMatchObject({
+          code: "VALIDATION_FAILED",
+          errors: [{ field: "awb", message: malformed }],
+        });
+      }
+    });
+
     it("retries a failing callback with backoff and records every attempt", async () => {
       const awb = nextAwb();
       const subscriptionId = await subscribe(awb, "*");

@@ -22,3 +22,15 @@ export function parseAwb(input: string): ParsedAwb | null {
   const [, prefix, serial] = match as unknown as [string, string, string];
   return { canonical: `${prefix}-${serial}`, checkDigitValid: checkDigitValid(serial) };
 }
+
+/**
+ * Why `input` is not an AWB, as a field problem's message (null when it is one): what every input
+ * that takes an AWB says, so a malformed one is never reported as missing.
+ */
+export function awbProblem(input: unknown): string | null {
+  if (input === undefined || input === null || input === "") return "is required: an AWB such as 020-12345675";
+  if (typeof input !== "string") return "must be one AWB such as 020-12345675 (given once, as text)";
+  return parseAwb(input)
+    ? null
+    : `must be a 3-digit prefix and an 8-digit serial, such as 020-12345675, got ${JSON.stringify(input.slice(0, 40))}`;
+}

@@ -1,6 +1,6 @@
 import { sqlStateOf } from "../db/availability";
 import type { Prisma } from "../db/database";
-import { parseAwb } from "../domain/awb";
+import { awbProblem, parseAwb } from "../domain/awb";
 import { clientEventIdOf, dedupeKeyOf, type EventSender, legacyKeyOf } from "../domain/event-id";
 import { groupBy } from "../domain/group-by";
 import { matchesState } from "../domain/status";
@@ -284,9 +284,9 @@ export function createMilestoneService({
 
 /** The canonical AWB of a read's argument, or VALIDATION_FAILED naming `awb`. */
 function awbOf(awbInput: unknown): string {
-  const parsed = typeof awbInput === "string" ? parseAwb(awbInput) : null;
-  if (!parsed) throw validationError([{ field: "awb", message: "is required: an AWB such as 020-12345675" }]);
-  return parsed.canonical;
+  const problem = awbProblem(awbInput);
+  if (problem !== null) throw validationError([{ field: "awb", message: problem }]);
+  return parseAwb(awbInput as string)!.canonical;
 }
 
 export type MilestoneService = ReturnType<typeof createMilestoneService>;

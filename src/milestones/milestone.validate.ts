@@ -1,4 +1,4 @@
-import { parseAwb } from "../domain/awb";
+import { awbProblem, parseAwb } from "../domain/awb";
 import { Checker, join } from "../domain/checker";
 import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
@@ -88,15 +88,11 @@ export function parseMilestones(
         `must not start with "${derived}": ${DERIVED_EVENT_ID_PREFIXES.join(", ")} are reserved for the ids the gateway derives from carrier messages`,
       );
     let awb = "";
-    if (typeof event.awb !== "string") check.fail(at("awb"), "is required: an AWB such as 020-12345675");
+    const awbWrong = awbProblem(event.awb);
+    if (awbWrong !== null) check.fail(at("awb"), awbWrong);
     else {
-      const parsed = parseAwb(event.awb);
-      if (!parsed)
-        check.fail(
-          at("awb"),
-          `must be a 3-digit prefix and an 8-digit serial, got ${JSON.stringify(event.awb.slice(0, 40))}`,
-        );
-      else if (enforceCheckDigit && !parsed.checkDigitValid)
+      const parsed = parseAwb(event.awb as string)!;
+      if (enforceCheckDigit && !parsed.checkDigitValid)
         check.fail(at("awb"), `${parsed.canonical} has a wrong check digit`);
       else awb = parsed.canonical;
     }
