@@ -1,9 +1,11 @@
 import "reflect-metadata";
+import inspector from "node:inspector";
 import { type App, createApp } from "./app";
 import { loadConfigOrExit, printFirstStart } from "./cli";
 import { CliError } from "./errors";
 import type { Config } from "./config";
-import { createLogger } from "./log";
+import { createLogger, SERVICE } from "./log";
+import { STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
 
 /**
  * `npm start` (through `exec`, so this process is the one a supervisor signals): starts the gateway,
@@ -46,6 +48,13 @@ async function main(): Promise<void> {
   }
   log.info({ url, graphql: `${url}/graphql` }, "gateway listening");
   if (app.bootstrap.created) printFirstStart(app.bootstrap, { url });
+  // Ends the process should its event loop stop turning (it could not even see SIGTERM then) or a
+  // stop overrun its deadline; not while a debugger is attached, which pauses the loop on purpose.
+  const watchdog = startProcessWatchdog({
+    stallMs: inspector.url() === undefined ? STOP_DEADLINE_MS : 0,
+    service: SERVICE,
+    onError: (error) => log.warn({ err: error }, "the process watchdog failed; running without it"),
+  });
 
   let signalled = false;
   const shutdown = (signal: string) => {
@@ -54,10 +63,11 @@ async function main(): Promise<void> {
     log.info({ signal }, "stopping: draining requests and websockets");
     // A supervisor expects a stop within seconds; a receiver that does not answer could hold a send
     // for its whole 10 s. Past the deadline, exit: what was not recorded is sent again later.
-    setTimeout(() => {
+    // The watchdog enforces it even should the stop leave the event loop no turn to run a timer.
+    watchdog.stopWithin(STOP_DEADLINE_MS, () => {
       log.error({ afterMs: STOP_DEADLINE_MS }, "stopping took too long; exiting without waiting for the rest");
       process.exit(1);
-    }, STOP_DEADLINE_MS).unref();
+    });
     app.stop().then(
       () => {
         log.info("stopped");
@@ -74,9 +84,6 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
-
-/** How long a stop may take before the process exits regardless (README "Running it under a supervisor"). */
-const STOP_DEADLINE_MS = 8_000;
 
 async function listenOrExplain(app: App, config: Config): Promise<string> {
   try {

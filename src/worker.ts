@@ -1,5 +1,6 @@
 import "reflect-metadata";
 import http from "node:http";
+import inspector from "node:inspector";
 import type { AddressInfo } from "node:net";
 import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { createClientService } from "./clients/client.service";
@@ -11,8 +12,9 @@ import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryStore } from "./delivery/delivery.store";
 import { DisposerStack } from "./composition/disposer-stack";
-import { createLogger } from "./log";
+import { createLogger, SERVICE } from "./log";
 import { createGuardedAgent } from "./outbound/guarded-agent";
+import { STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
 import { startTracing } from "./tracing/tracing";
 
 /**
@@ -105,11 +107,23 @@ async function main(): Promise<void> {
   );
   const { address, port } = server.address() as AddressInfo;
   log.info({ url: `http://${address}:${port}` }, "delivery worker running");
+  // As in main.ts: a blocked event loop, or a stop past its deadline, ends the process all the same.
+  const watchdog = startProcessWatchdog({
+    stallMs: inspector.url() === undefined ? STOP_DEADLINE_MS : 0,
+    service: SERVICE,
+    onError: (error) => log.warn({ err: error }, "the process watchdog failed; running without it"),
+  });
 
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    log.info("stopping: finishing the sends in flight");
+    // A receiver that does not answer could hold a send for its whole 10 s: what was not recorded is sent again later.
+    watchdog.stopWithin(STOP_DEADLINE_MS, () => {
+      log.error({ afterMs: STOP_DEADLINE_MS }, "stopping took too long; exiting without waiting for the rest");
+      process.exit(1);
+    });
     await stack.dispose().then(
       () => process.exit(0),
       () => process.exit(1),

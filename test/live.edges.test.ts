@@ -57,6 +57,7 @@ describe("an AWB stream whose head read is slow", () => {
           return new Map(awbs.map((a) => [a, 0n]));
         },
         after: async (_awb, position, limit) => stored.slice(position, position + limit),
+        prunedThrough: async () => 0,
       },
       log: silentLogger,
     });

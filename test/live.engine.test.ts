@@ -293,6 +293,7 @@ describe.each(BACKENDS)("the live engine on %s", (backend) => {
             reads++;
             return (await quiet.after(awb, BigInt(position), limit)).map(milestoneView);
           },
+          prunedThrough: async () => 0, // nothing is pruned here
         },
         log: silentLogger,
       });

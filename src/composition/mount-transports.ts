@@ -26,6 +26,7 @@ import { registerLiveMetrics } from "../live/live.metrics";
 import { createWebsocketKeyCheck } from "../live/websocket-keys";
 import { registerMilestoneRoutes } from "../milestones/milestone.routes";
 import { milestoneView } from "../milestones/milestone.view";
+import { createRetentionStore } from "../retention/retention.store";
 import { registerStationRoutes } from "../stations/station.routes";
 import { problemSchema, stationSchema, temperatureProductsSchema } from "../stations/station.schemas";
 import { STATION_CACHE_POLICY } from "../stations/station.resolver";
@@ -133,7 +134,12 @@ export async function mountTransports(
   /** One AWB's stored events after a position, as live subscribers see them (streams and catch-ups). */
   const readAfter = async (awb: string, position: number, limit: number) =>
     (await services.milestones.after(awb, BigInt(position), limit)).map(milestoneView);
-  const streams = createAwbStreams({ live, store: { heads: services.milestones.heads, after: readAfter }, log });
+  const { prunedThrough } = createRetentionStore(database.prisma);
+  const streams = createAwbStreams({
+    live,
+    store: { heads: services.milestones.heads, after: readAfter, prunedThrough },
+    log,
+  });
   stack.defer("live-streams", () => streams.close());
 
   await beforeStep("websocket");

@@ -1,10 +1,15 @@
 import type { Logger } from "pino";
-import type { LiveEvents, LiveMilestone } from "./live-events";
+import type { AnnouncedHeads, LiveEvents, LiveMilestone } from "./live-events";
 
 /** What the streams read from storage: an AWB's head, and its events after a position (oldest first). */
 export interface StreamStore {
   heads(awbs: readonly string[]): Promise<Map<string, bigint>>;
   after(awb: string, position: number, limit: number): Promise<LiveMilestone[]>;
+  /**
+   * The highest position retention has deleted from the AWB's stream (0: none): the holes it leaves
+   * are at or below it (retention.store.ts).
+   */
+  prunedThrough(awb: string): Promise<number>;
 }
 
 /**
@@ -27,6 +32,12 @@ const FILL_PAGE = 500;
 const MAX_WAITING = 10_000;
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5_000;
+/**
+ * With Redis, how often every stream's head is read again from the database: a publish lost where
+ * no announcement follows (an instance that stopped while its publisher was down) is filled within
+ * this long rather than at the AWB's next event.
+ */
+export const HEADS_CHECK_MS = 30_000;
 
 interface Stream {
   readonly awb: string;
@@ -60,10 +71,13 @@ export function createAwbStreams({
   live,
   store,
   log,
+  headsCheckMs = live.redisStatus() === "not used" ? 0 : HEADS_CHECK_MS,
 }: {
-  live: Pick<LiveEvents, "listen" | "onReconnect">;
+  live: Pick<LiveEvents, "listen" | "onReconnect" | "onHeads" | "redisStatus">;
   store: StreamStore;
   log: Logger;
+  /** 0: never (the default without Redis, where a publish cannot be lost). */
+  headsCheckMs?: number;
 }) {
   const streams = new Map<string, Stream>();
   const timers = new Set<NodeJS.Timeout>();
@@ -78,6 +92,8 @@ export function createAwbStreams({
     }
   });
   const stopResync = live.onReconnect(() => api.resync());
+  const stopHeads = live.onHeads((heads) => api.resync(heads));
+  const headsCheck = headsCheckMs > 0 ? setInterval(() => api.resync(), headsCheckMs).unref() : undefined;
 
   function emit(stream: Stream, event: LiveMilestone, position: number): void {
     stream.head = position;
@@ -149,6 +165,11 @@ export function createAwbStreams({
       (stream.waiting.size === 0 && !force && !stream.missed)
     )
       return;
+    if (stream.filling) {
+      // One read at a time; the one under way reads again when it ends (see its end).
+      if (force) stream.missed = true;
+      return;
+    }
     stream.filling = true;
     // This read covers what was dropped so far; whatever is dropped during it sets `missed` again.
     const mustRead = force || stream.missed;
@@ -159,7 +180,12 @@ export function createAwbStreams({
       for (;;) {
         const rows = await store.after(stream.awb, stream.head, FILL_PAGE);
         if (streams.get(stream.awb) !== stream) return; // closed meanwhile
-        for (const row of rows) accept(stream, row, Number(row.sequence));
+        const stepOver = holeStepper(stream);
+        for (const row of rows) {
+          const position = Number(row.sequence);
+          if (position > stream.head + 1 && !(await stepOver(position))) return;
+          accept(stream, row, position);
+        }
         if (rows.length < FILL_PAGE) break;
       }
       stream.retryMs = RETRY_MIN_MS;
@@ -185,6 +211,28 @@ export function createAwbStreams({
     }
     // Events that arrived (or were dropped) during the read beyond what it covered: look again later.
     if (stream.waiting.size > 0 || stream.missed) scheduleFill(stream, GAP_GRACE_MS);
+  }
+
+  /**
+   * For one read: moves the head to just before `position`, a row the read returned past a hole
+   * after the head. Those positions are gone for good: one read that sees a position sees every
+   * smaller one still stored (positions commit in order); retention's mark, read once a read, tells
+   * its holes from others, which are logged. Answers false if the stream was closed meanwhile.
+   */
+  function holeStepper(stream: Stream): (position: number) => Promise<boolean> {
+    let pruned: number | undefined;
+    return async (position) => {
+      pruned ??= await store.prunedThrough(stream.awb);
+      if (streams.get(stream.awb) !== stream) return false;
+      if (position <= stream.head! + 1) return true; // moved on meanwhile
+      if (position - 1 > pruned)
+        log.warn(
+          { awb: stream.awb, from: stream.head! + 1, to: position - 1, prunedThrough: pruned },
+          "live stream stepped over positions missing from storage that retention did not delete",
+        );
+      stream.head = position - 1;
+      return true;
+    };
   }
 
   function loadHead(stream: Stream): void {
@@ -263,19 +311,31 @@ export function createAwbStreams({
     async storedHead(awb: string): Promise<number> {
       return Number((await store.heads([awb])).get(awb) ?? 0n);
     },
+    /** The highest position retention has deleted from the AWB's stream (0: none), read now. */
+    prunedThrough: (awb: string): Promise<number> => store.prunedThrough(awb),
     /** AWBs with at least one live listener in this process. */
     get size(): number {
       return streams.size;
     },
     /**
-     * Reads every stream's head again and fills what the database has beyond it: called when this
-     * instance's own Redis subscription is live again after its connection dropped, since events
-     * published meanwhile (the latest of an AWB included) never came here. A publish lost on another
-     * instance's side triggers nothing here: its event is filled at the AWB's next event.
+     * Fills what the database has beyond each stream's head. Without `announced`, reads every
+     * stream's head again first: when this instance's own Redis subscription is live again after its
+     * connection dropped (events published meanwhile never came here), when an instance announces
+     * more AWBs than it keeps, and every `headsCheckMs`. With `announced` (another instance's
+     * publisher is back: the heads of the AWBs it could only serve locally), fills the streams of
+     * those AWBs that are behind.
      */
-    resync(): void {
+    resync(announced?: AnnouncedHeads): void {
+      if (closed) return;
+      if (announced !== undefined && announced !== "all") {
+        for (const [awb, position] of announced) {
+          const stream = streams.get(awb);
+          if (stream?.head !== undefined && position > stream.head) void fill(stream, true);
+        }
+        return;
+      }
       const known = [...streams.values()].filter((s) => s.head !== undefined);
-      if (known.length === 0 || closed) return;
+      if (known.length === 0) return;
       store.heads(known.map((s) => s.awb)).then(
         (heads) => {
           for (const stream of known) if (Number(heads.get(stream.awb) ?? 0n) > stream.head!) void fill(stream, true);
@@ -287,6 +347,8 @@ export function createAwbStreams({
       closed = true;
       stopListening();
       stopResync();
+      stopHeads();
+      clearInterval(headsCheck);
       for (const stream of streams.values()) if (stream.timer) clearTimeout(stream.timer);
       for (const timer of timers) clearTimeout(timer);
       streams.clear();

@@ -21,10 +21,23 @@ export interface LiveEvents {
    * another instance's side is not noticed here. Returns the function that stops listening.
    */
   onReconnect(listener: () => void): () => void;
+  /**
+   * Called when an instance (this one included) announces the heads of AWBs whose events it could
+   * not publish through Redis while its publisher was down: each AWB's latest position then, or
+   * "all" when there were more than it keeps. Subscribers elsewhere read what they missed from the
+   * database. Returns the function that stops listening.
+   */
+  onHeads(listener: (heads: AnnouncedHeads) => void): () => void;
   /** Publishes stored milestones; never throws (live fan-out must not fail an ingestion). */
   publish(events: LiveMilestone[]): void;
   close(): Promise<void>;
 }
+
+/** Positions an instance announces after its publisher was down: per AWB its latest, or every AWB. */
+export type AnnouncedHeads = ReadonlyMap<string, number> | "all";
+
+/** How many AWBs' heads an instance keeps to announce; past it, it asks for a resync of every AWB. */
+const MAX_ANNOUNCED_AWBS = 10_000;
 
 /**
  * The fan-out of live events: inside this process by default; with REDIS_URL, through Redis pub/sub
@@ -37,18 +50,31 @@ export interface LiveEvents {
  * otherwise (publisher down, or not subscribed). While Redis is down the fan-out is this process's
  * own; across instances it resumes once both are back, and only an instance that saw Redis down
  * resyncs (onReconnect). Publishing never queues while Redis is down: a message queued then and sent
- * after recovery would reach local subscribers a second time, as Redis's echo.
+ * after recovery would reach local subscribers a second time, as Redis's echo. Instead the instance
+ * remembers the AWBs whose events it served only locally (their latest position; past
+ * `maxAnnouncedAwbs`, just that there were too many) and, once its publisher is ready again,
+ * announces those heads on a channel of their own, so every other instance's streams read what
+ * they missed from the database (onHeads).
  * (Around a reconnect a batch can still arrive twice — directly, and as an echo of a publish that
  * reached a SUBSCRIBE not yet confirmed, or whose reply was lost; the AWB streams drop the repeat by
  * its position.)
  */
-export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefined; log: Logger }): LiveEvents {
+export function createLiveEvents({
+  redisUrl,
+  log,
+  maxAnnouncedAwbs = MAX_ANNOUNCED_AWBS,
+}: {
+  redisUrl: string | undefined;
+  log: Logger;
+  maxAnnouncedAwbs?: number;
+}): LiveEvents {
   const local = new EventTarget();
   // One listener per live subscription: thousands are expected, not a leak.
   setMaxListeners(0, local);
   const dispatch = (events: LiveMilestone[]) =>
     void local.dispatchEvent(new CustomEvent("milestones", { detail: events }));
   const reconnectListeners = new Set<() => void>();
+  const headsListeners = new Set<(heads: AnnouncedHeads) => void>();
   const base = {
     listen(listener: (events: LiveMilestone[]) => void) {
       // EventTarget reports a throwing listener as an uncaught exception, which would end the
@@ -67,6 +93,10 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
       reconnectListeners.add(listener);
       return () => void reconnectListeners.delete(listener);
     },
+    onHeads(listener: (heads: AnnouncedHeads) => void) {
+      headsListeners.add(listener);
+      return () => void headsListeners.delete(listener);
+    },
   };
   if (!redisUrl) return { ...base, redisStatus: () => "not used", publish: dispatch, close: async () => {} };
 
@@ -80,6 +110,33 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
   let resubscribe: NodeJS.Timeout | undefined;
   let closed = false;
   let degraded = false;
+  /** AWBs whose events reached this instance's subscribers only, with their latest position; "all" past the bound. */
+  let unannounced: Map<string, number> | "all" = new Map();
+  const rememberHead = (awb: string, position: number) => {
+    if (unannounced === "all") return;
+    const known = unannounced.get(awb);
+    if (known === undefined && unannounced.size >= maxAnnouncedAwbs) unannounced = "all";
+    else if (known === undefined || position > known) unannounced.set(awb, position);
+  };
+  const remember = (events: readonly LiveMilestone[]) => {
+    for (const event of events) rememberHead(event.awb, Number(event.sequence));
+  };
+  /** Publishes what `remember` kept, once the publisher can; kept again if that publish fails. */
+  const announce = () => {
+    if (closed || publisher.status !== "ready" || (unannounced !== "all" && unannounced.size === 0)) return;
+    const heads = unannounced;
+    unannounced = new Map();
+    const message = heads === "all" ? { all: true } : { heads: [...heads] };
+    publisher.publish(HEADS_CHANNEL, JSON.stringify(message)).then(
+      () =>
+        log.info({ awbs: heads === "all" ? "all" : heads.size }, "announced live heads missed while redis was down"),
+      (error: unknown) => {
+        log.warn({ err: error }, "announcing live heads to redis failed; trying again when it is back");
+        if (heads === "all") unannounced = "all";
+        else for (const [awb, position] of heads) rememberHead(awb, position);
+      },
+    );
+  };
   const healthy = () => publisher.status === "ready" && subscribed;
   const noteHealth = () => {
     const now = healthy();
@@ -93,7 +150,7 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
   };
   const subscribe = () => {
     const attempt = connection;
-    subscriber.subscribe(REDIS_CHANNEL).then(
+    subscriber.subscribe(REDIS_CHANNEL, HEADS_CHANNEL).then(
       () => {
         if (attempt !== connection || subscriber.status !== "ready") return;
         subscribed = true;
@@ -112,7 +169,10 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
   for (const client of [publisher, subscriber])
     client.on("error", (error: Error) => log.debug({ err: error }, "redis connection error"));
   publisher.on("close", noteHealth);
-  publisher.on("ready", noteHealth);
+  publisher.on("ready", () => {
+    noteHealth();
+    announce();
+  });
   subscriber.on("close", () => {
     connection++;
     subscribed = false;
@@ -120,11 +180,21 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
     noteHealth();
   });
   subscriber.on("ready", subscribe);
-  subscriber.on("message", (_channel: string, message: string) => {
+  subscriber.on("message", (channel: string, message: string) => {
+    let parsed: { heads: AnnouncedHeads } | { events: LiveMilestone[] };
     try {
-      dispatch(JSON.parse(message) as LiveMilestone[]);
+      parsed =
+        channel === HEADS_CHANNEL ? { heads: readHeads(message) } : { events: JSON.parse(message) as LiveMilestone[] };
     } catch (error) {
-      log.warn({ err: error }, "dropped a malformed live message from redis");
+      return log.warn({ err: error, channel }, "dropped a malformed live message from redis");
+    }
+    if ("events" in parsed) return dispatch(parsed.events);
+    for (const listener of headsListeners) {
+      try {
+        listener(parsed.heads);
+      } catch (error) {
+        log.warn({ err: error }, "a live heads listener failed");
+      }
     }
   });
   return {
@@ -132,8 +202,10 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
     redisStatus: () => (healthy() ? "up" : "down"),
     publish(events) {
       if (publisher.status !== "ready") {
-        // Not published, so not echoed either: this instance's subscribers are served directly.
+        // Not published, so not echoed either: this instance's subscribers are served directly,
+        // other instances' once the heads are announced.
         noteHealth();
+        remember(events);
         dispatch(events);
         return;
       }
@@ -141,11 +213,12 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
       // served directly (and other instances still through Redis).
       const echoed = subscribed;
       if (!echoed) dispatch(events);
-      publisher.publish(REDIS_CHANNEL, JSON.stringify(events)).catch((error: unknown) => {
+      publisher.publish(REDIS_CHANNEL, JSON.stringify(events)).then(announce, (error: unknown) => {
         log.warn(
           { err: error, events: events.length },
           "publishing live milestones to redis failed; served within this instance",
         );
+        remember(events);
         if (echoed) dispatch(events);
       });
     },
@@ -161,6 +234,22 @@ export function createLiveEvents({ redisUrl, log }: { redisUrl: string | undefin
 /** How long after a refused SUBSCRIBE (on a connection that stays up) it is sent again. */
 const RESUBSCRIBE_RETRY_MS = 1_000;
 const REDIS_CHANNEL = "cgw:milestones";
+/** Heads announced after a publisher outage (a channel of its own: older instances do not read it as milestones). */
+const HEADS_CHANNEL = "cgw:milestone-heads";
+
+/** An announcement as published by `announce`: `{"heads":[[awb, position], …]}` or `{"all":true}`. */
+function readHeads(message: string): AnnouncedHeads {
+  const parsed = JSON.parse(message) as { all?: unknown; heads?: unknown };
+  if (parsed.all === true) return "all";
+  if (!Array.isArray(parsed.heads)) throw new Error("neither heads nor all");
+  const heads = new Map<string, number>();
+  for (const entry of parsed.heads as unknown[]) {
+    if (!Array.isArray(entry) || typeof entry[0] !== "string" || !Number.isSafeInteger(entry[1]))
+      throw new Error("a head is not [awb, position]");
+    heads.set(entry[0], entry[1] as number);
+  }
+  return heads;
+}
 
 /** Disconnects a client and resolves when it has ended (at most 3 s: ioredis destroys the socket by 2 s). */
 function disconnected(client: Redis): Promise<void> {

@@ -174,11 +174,20 @@ export class LiveFeed implements AsyncIterableIterator<never> {
  * start, between the `after` it was given and the stream's head, which it reads from storage. An
  * `after` beyond the stream's head is checked against the stored head instead (the stream may lag
  * behind the database), and the stream's events are held meanwhile.
+ *
+ * Holes in storage. Retention deletes an AWB's old events and keeps its numbering, so what storage
+ * has after a position can start past a hole. Such a hole is for good: positions commit in order
+ * (milestone.store.ts), so one read that sees a position sees every smaller one that still exists.
+ * Catch-up steps over it (retention's `prunedThrough` says it made it; a hole it does not explain is
+ * stepped over too, with a warning, since nothing can fill it), so a client resuming from before
+ * what retention deleted gets what is kept and what follows.
  */
 class FeedMember implements StreamMember {
   private last: number | undefined;
-  /** Stream events held while catching up. */
-  private held: Array<{ event: LiveMilestone; position: number }> | undefined;
+  /** Stream events held while catching up, each with how many reads had started when it came. */
+  private held: Array<{ event: LiveMilestone; position: number; readsBefore: number }> | undefined;
+  /** Reads of storage started so far. */
+  private reads = 0;
 
   constructor(
     private readonly feed: LiveFeed,
@@ -206,11 +215,11 @@ class FeedMember implements StreamMember {
     if (this.last === undefined || position <= this.last || this.feed.isEnded) return;
     if (this.held) {
       if (this.held.length >= (this.feed.catchUp?.maxQueuedEvents ?? Infinity)) return this.feed.tooSlow();
-      this.held.push({ event, position });
+      this.held.push({ event, position, readsBefore: this.reads });
       return;
     }
     if (position !== this.last + 1) {
-      this.held = [{ event, position }];
+      this.held = [{ event, position, readsBefore: this.reads }];
       void this.catchUp();
       return;
     }
@@ -252,26 +261,48 @@ class FeedMember implements StreamMember {
     await this.catchUp();
   }
 
-  /** Reads from storage after `last` until the held stream events follow on without a hole. */
+  /**
+   * Reads from storage after `last` until the held stream events follow on. Every round either
+   * moves `last` on or waits on a timer before reading again: a round that cannot move on is one
+   * whose held events came during its read (they may have committed after it), and the next read
+   * finds them.
+   */
   private async catchUp(): Promise<void> {
     const source = this.feed.catchUp;
     if (!source) return;
+    let idleRounds = 0;
     try {
       for (;;) {
-        const rows = await source.readAfter(this.awb, this.last!, CATCH_UP_PAGE);
+        const start = this.last!;
+        const read = ++this.reads;
+        const rows = await source.readAfter(this.awb, start, CATCH_UP_PAGE);
         if (this.feed.isEnded) return;
+        const stepOver = this.holeStepper(source);
         for (const row of rows) {
           const position = Number(row.sequence);
-          if (position === this.last! + 1) this.handle(row, position);
+          if (position <= this.last!) continue;
+          // A hole before a row that one read returned: those positions are gone for good.
+          if (position > this.last! + 1 && !(await stepOver(position))) return;
+          this.handle(row, position);
         }
-        if (rows.length === CATCH_UP_PAGE) continue;
+        if (rows.length === CATCH_UP_PAGE) continue; // every row moved `last` on
         const held = this.held!;
-        while (held.length > 0 && held[0]!.position <= this.last! + 1) {
-          const { event, position } = held.shift()!;
-          if (position === this.last! + 1) this.handle(event, position);
+        while (held.length > 0) {
+          const { event, position, readsBefore } = held[0]!;
+          if (position > this.last! + 1) {
+            // Held before this read began, so committed before it: the read would have returned
+            // whatever of the hole still exists. Held during the read: the next read decides.
+            if (readsBefore >= read || !(await stepOver(position))) break;
+          }
+          held.shift();
+          if (position > this.last!) this.handle(event, position);
         }
         if (held.length === 0) break;
-        // Still a hole before the held events: they committed after the read; read again.
+        if (this.last! > start) idleRounds = 0;
+        else {
+          await new Promise((resolve) => setTimeout(resolve, idleWaitMs(++idleRounds)).unref());
+          if (this.feed.isEnded) return;
+        }
       }
       this.held = undefined;
     } catch (error) {
@@ -279,4 +310,29 @@ class FeedMember implements StreamMember {
       this.feed.fail(error);
     }
   }
+
+  /**
+   * For one round: moves `last` to just before `position` over a hole storage will never fill,
+   * reading retention's mark (once a round) to tell its holes from others, which are logged.
+   * Answers false if the feed ended meanwhile.
+   */
+  private holeStepper(source: NonNullable<LiveFeed["catchUp"]>): (position: number) => Promise<boolean> {
+    let pruned: number | undefined;
+    return async (position) => {
+      pruned ??= await source.streams.prunedThrough(this.awb);
+      if (this.feed.isEnded) return false;
+      if (position - 1 > pruned)
+        source.log.warn(
+          { awb: this.awb, from: this.last! + 1, to: position - 1, prunedThrough: pruned },
+          "live catch-up stepped over positions missing from storage that retention did not delete",
+        );
+      this.last = Math.max(this.last!, position - 1);
+      return true;
+    };
+  }
+}
+
+/** The wait before the next read after `rounds` rounds in a row that moved nothing on: 50 ms doubling to 2 s. */
+function idleWaitMs(rounds: number): number {
+  return Math.min(2_000, 50 * 2 ** Math.min(rounds - 1, 6));
 }

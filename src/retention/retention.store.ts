@@ -10,7 +10,9 @@ export type { RetentionKind } from "../domain/retention";
  * CASCADE). An event goes only once it has no delivery left (they go by their own ages first), so
  * retention never takes a pending notification, nor one a client may still retry, with its event.
  * An AWB's stream head (awb_stream) is kept, so its positions never start again from 1 for a client
- * catching up.
+ * catching up; the statement that deletes events raises each AWB's `awb_stream_pruned` mark to the
+ * highest position it deleted, in the same transaction, so a reader that finds a hole finds the
+ * mark that explains it (live catch-up steps over such holes).
  */
 const BATCHES: Record<RetentionKind, string> = {
   delivered_deliveries: `WITH doomed AS (
@@ -19,12 +21,18 @@ const BATCHES: Record<RetentionKind, string> = {
   dead_deliveries: `WITH doomed AS (
       SELECT id FROM delivery WHERE status = 'DEAD' AND completed_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
     DELETE FROM delivery d USING doomed WHERE d.id = doomed.id`,
+  // Marks are raised in AWB order, so two instances' batches cannot deadlock on them.
   events: `WITH doomed AS (
       SELECT e.id FROM status_event e
       WHERE e.received_at < $1::timestamptz
         AND NOT EXISTS (SELECT 1 FROM delivery d WHERE d.event_id = e.id)
-      LIMIT $2::int FOR UPDATE OF e SKIP LOCKED)
-    DELETE FROM status_event e USING doomed WHERE e.id = doomed.id`,
+      LIMIT $2::int FOR UPDATE OF e SKIP LOCKED),
+    gone AS (DELETE FROM status_event e USING doomed WHERE e.id = doomed.id RETURNING e.awb, e.position),
+    marked AS (
+      INSERT INTO awb_stream_pruned (awb, pruned_through)
+      SELECT awb, max(position) FROM gone GROUP BY awb ORDER BY awb
+      ON CONFLICT (awb) DO UPDATE SET pruned_through = greatest(awb_stream_pruned.pruned_through, excluded.pruned_through))
+    SELECT count(*)::int AS n FROM gone`,
   carrier_statuses: `WITH doomed AS (
       SELECT id FROM carrier_status WHERE received_at < $1::timestamptz LIMIT $2::int FOR UPDATE SKIP LOCKED)
     DELETE FROM carrier_status c USING doomed WHERE c.id = doomed.id`,
@@ -59,11 +67,19 @@ const EXPIRE_PENDING = `WITH doomed AS (
 export const TABLES_OF: Record<RetentionKind, readonly string[]> = {
   delivered_deliveries: ["delivery", "delivery_attempt"],
   dead_deliveries: ["delivery", "delivery_attempt"],
-  events: ["status_event", "delivery", "delivery_attempt"],
+  events: ["status_event", "delivery", "delivery_attempt", "awb_stream_pruned"],
   carrier_statuses: ["carrier_status"],
   expired_subscriptions: ["subscription", "delivery"],
 };
-const MEASURED = ["status_event", "carrier_status", "delivery", "delivery_attempt", "subscription", "awb_stream"];
+const MEASURED = [
+  "status_event",
+  "carrier_status",
+  "delivery",
+  "delivery_attempt",
+  "subscription",
+  "awb_stream",
+  "awb_stream_pruned",
+];
 
 export function createRetentionStore(prisma: Prisma) {
   return {
@@ -90,8 +106,20 @@ export function createRetentionStore(prisma: Prisma) {
     expirePendingBatch: (limit: number, disabledBefore: Date | null): Promise<number> =>
       prisma.$executeRawUnsafe(EXPIRE_PENDING, limit, disabledBefore?.toISOString() ?? null),
     /** Deletes one batch of `kind` older than `before`; answers how many rows went. */
-    pruneBatch: (kind: RetentionKind, before: Date, limit: number): Promise<number> =>
-      prisma.$executeRawUnsafe(BATCHES[kind], before.toISOString(), limit),
+    async pruneBatch(kind: RetentionKind, before: Date, limit: number): Promise<number> {
+      if (kind !== "events") return prisma.$executeRawUnsafe(BATCHES[kind], before.toISOString(), limit);
+      // Its statement ends in a SELECT of the count (the deletion feeds the marks).
+      const [row] = await prisma.$queryRawUnsafe<Array<{ n: number }>>(BATCHES.events, before.toISOString(), limit);
+      return Number(row?.n ?? 0);
+    },
+    /** The highest position retention has deleted from `awb`'s stream; 0 when none. */
+    prunedThrough: async (awb: string): Promise<number> => {
+      const [row] = await prisma.$queryRawUnsafe<Array<{ pruned_through: bigint }>>(
+        `SELECT pruned_through FROM awb_stream_pruned WHERE awb = $1`,
+        awb,
+      );
+      return Number(row?.pruned_through ?? 0);
+    },
   };
 }
 
