@@ -70,6 +70,93 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
         })
       ).json()) as T;
 
+    it("lists in its 202 the statuses that became no milestone, a typo included, with the line and the reason", async () => {
+      const message = ["FSU/14", "02012345675FRAJFK/T1K100", "DPE/LH400/16OCT/FRAJFK/T1K100/A1745"].join("\n");
+      const answer = await send(message, "text/plain");
+      expect(answer.status).toBe(202);
+      const body = (await answer.json()) as { events: unknown[]; unmapped: unknown[]; warnings: unknown[] };
+      expect(body).toEqual({
+        events: [],
+        unmapped: [
+          {
+            code: "DPE",
+            line: 3,
+            element: null,
+            text: "DPE/LH400/16OCT/FRAJFK/T1K100/A1745",
+            reason: expect.stringContaining("DPE"),
+          },
+        ],
+        warnings: [],
+      });
+    });
+
+    it("stores an AWB with a wrong check digit under the default AWB_CHECK_DIGIT=off, and warns per event in its 202", async () => {
+      const answer = await send(
+        JSON.stringify([
+          { eventId: "cd-ok", awb: "020-12345675", state: "RCS" },
+          { eventId: "cd-typo", awb: "020-12345678", state: "RCS" },
+        ]),
+        "application/json",
+      );
+      expect(answer.status).toBe(202);
+      const body = (await answer.json()) as { events: Array<{ duplicate: boolean }>; warnings: unknown[] };
+      expect(body.events).toHaveLength(2);
+      expect(body.warnings).toEqual([
+        {
+          field: "events[1].awb",
+          message:
+            "020-12345678 has a wrong check digit (the first seven digits of its serial give 5); stored, as AWB_CHECK_DIGIT=off",
+        },
+      ]);
+      const fsu = await send(fixture("fsu/rcs.txt").replace("020-12345675", "020-12345678"), "text/plain");
+      expect(((await fsu.json()) as { warnings: Array<{ field: string }> }).warnings).toEqual([
+        expect.objectContaining({ field: "events[0].awb" }),
+      ]);
+    });
+
+    it("refuses a milestone at a station the station data does not have, from every input, and stores nothing", async () => {
+      const unknown = "ZZZ is not one of the carrier's stations (GET …/stations/stationcodes lists them)";
+      const awb = "020-22222222";
+      const json = await send(JSON.stringify([{ awb, state: "ARR", station: "ZZZ" }]), "application/json");
+      expect(json.status).toBe(400);
+      expect(await json.json()).toMatchObject({ errors: [{ field: "[0].station", message: unknown }] });
+
+      // An XFSU time with an offset needs no time zone: the station itself is what is refused.
+      const xfsu = fixture("xfsu/dep-with-offset.xml")
+        .replace(/020-12345675/g, awb)
+        .replace("<ram:SpecifiedLocation><ram:ID>FRA</ram:ID>", "<ram:SpecifiedLocation><ram:ID>ZZZ</ram:ID>");
+      const refused = await send(xfsu, "application/xml");
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ errors: [{ message: unknown }] });
+
+      const graphql = await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          query: `mutation { recordStatusEvents(events: [{ awb: "${awb}", state: ARR, station: "ZZZ" }]) { eventId } }`,
+        }),
+      });
+      expect(
+        ((await graphql.json()) as { errors: Array<{ extensions: unknown }> }).errors[0]!.extensions,
+      ).toMatchObject({ code: "VALIDATION_FAILED", errors: [{ field: "[0].station", message: unknown }] });
+      expect(await read<unknown[]>("events", awb)).toEqual([]);
+      expect(await read<unknown[]>("carrier-statuses", awb)).toEqual([]);
+    });
+
+    it("answers FSU or XML sent as application/json with the content type that reads it", async () => {
+      const fsu = await send(fixture("fsu/rcs.txt"), "application/json");
+      expect(fsu.status).toBe(400);
+      expect(await fsu.json()).toMatchObject({
+        code: "MALFORMED_JSON",
+        detail: expect.stringContaining("Cargo-IMP FSU message: send it with Content-Type: text/plain"),
+      });
+      const xml = await send(fixture("xfsu/dep-with-offset.xml"), "application/json");
+      expect(await xml.json()).toMatchObject({
+        code: "MALFORMED_JSON",
+        detail: expect.stringContaining("send a Cargo-XML XFSU message with Content-Type: application/xml"),
+      });
+    });
+
     it("records every status of a message in the AWB's history, milestones or not, with pieces and weight, once", async () => {
       const awb = "020-11111111";
       const message = [
@@ -123,7 +210,13 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
         "text/plain",
       );
       expect(onlyUnmapped.status).toBe(202);
-      expect(await onlyUnmapped.json()).toEqual({ events: [] });
+      expect(await onlyUnmapped.json()).toEqual({
+        events: [],
+        unmapped: [
+          expect.objectContaining({ code: "FOH", line: 3, reason: expect.stringContaining("Freight on hand") }),
+        ],
+        warnings: [],
+      });
       expect(await read<Status[]>("carrier-statuses", awb)).toHaveLength(5);
 
       // GraphQL reads the same history.

@@ -61,6 +61,8 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       expect(res.status).toBe(202);
       expect(res.body).toEqual({
         events: [{ eventId: expect.any(String), clientEventId: null, duplicate: false, matchedSubscriptions: 1 }],
+        unmapped: [],
+        warnings: [],
       });
       await until(() => postsFor(subscriptionId).length === 1, { what: "the notification" });
       const post = postsFor(subscriptionId)[0]!;

@@ -175,7 +175,12 @@ export async function buildServices(
         readBrokerMessage(
           contentType,
           body,
-          { enforceCheckDigit, now: receivedAt, timeZoneOf: (station) => stations.timeZoneOf(station) },
+          {
+            enforceCheckDigit,
+            now: receivedAt,
+            timeZoneOf: (station) => stations.timeZoneOf(station),
+            isStation: (code) => stations.isStation(code),
+          },
           properties,
         ),
       ingest: (events, receivedAt, statuses) => milestones.ingest(events, receivedAt, statuses, "broker"),

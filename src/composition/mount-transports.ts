@@ -89,6 +89,7 @@ export async function mountTransports(
     carrier,
     enforceCheckDigit: services.enforceCheckDigit,
     timeZoneOf: (station) => services.stations.timeZoneOf(station),
+    isStation: (code) => services.stations.isStation(code),
     authenticate: authenticateRequest,
   });
   registerDeliveryRoutes(http, { deliveries: services.deliveries, carrier, authenticate: authenticateRequest });

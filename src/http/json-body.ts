@@ -11,8 +11,17 @@ export function parseJsonBody(text: string): unknown {
   try {
     return secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" });
   } catch (error) {
-    throw new AppError("MALFORMED_JSON", `The body is not valid JSON: ${(error as Error).message}`);
+    throw new AppError("MALFORMED_JSON", `The body is not valid JSON: ${(error as Error).message}${hintFor(text)}`);
   }
+}
+
+/** A carrier message sent with the JSON content type: say which content type reads it. */
+function hintFor(text: string): string {
+  if (/^FSU\/\d/m.test(text.slice(0, 4_096)))
+    return " (it looks like a Cargo-IMP FSU message: send it with Content-Type: text/plain)";
+  if (/^\s*</.test(text))
+    return " (it looks like XML: send a Cargo-XML XFSU message with Content-Type: application/xml)";
+  return "";
 }
 
 /** `parseJsonBody` as a Fastify content-type parser's callback: the value, or the error, to `done`. */

@@ -1,8 +1,13 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../errors";
 import { parseMilestones } from "../milestones/milestone.validate";
-import type { ParseOptions } from "./carrier-message";
-import { carrierFormatOf, mediaTypeOf, type MessageContents, readCarrierMessage } from "./carrier-ingest";
+import {
+  carrierFormatOf,
+  mediaTypeOf,
+  type MessageContents,
+  readCarrierMessage,
+  type ReadOptions,
+} from "./carrier-ingest";
 import { parseJsonBody } from "../http/json-body";
 
 /** The largest message body read, as for a REST body (1 MiB): a larger one is dead-lettered unread. */
@@ -45,7 +50,7 @@ export function messageIdentityOf(properties: BrokerMessageProperties, body: Buf
 export function readBrokerMessage(
   contentType: string | undefined,
   body: Buffer,
-  options: ParseOptions,
+  options: ReadOptions,
   properties: BrokerMessageProperties = {},
 ): MessageContents {
   if (body.length > MAX_BROKER_MESSAGE_BYTES)
@@ -68,6 +73,7 @@ export function readBrokerMessage(
     events: parseMilestones(json, {
       enforceCheckDigit: options.enforceCheckDigit,
       now: options.now,
+      isStation: options.isStation,
       messageIdentity: messageIdentityOf(properties, body),
     }),
     statuses: [],

@@ -1,5 +1,5 @@
 import { validationError } from "../errors";
-import type { MilestoneInput } from "../milestones/milestone.validate";
+import { type MilestoneInput, unknownStationProblem } from "../milestones/milestone.validate";
 import type { CarrierStatusRow } from "../milestones/carrier-status.store";
 import { CarrierMessageRejected, milestonesOf, type ParseOptions, statusRowsOf } from "./carrier-message";
 import { parseFsu } from "./fsu.parse";
@@ -25,6 +25,12 @@ export function carrierFormatOf(contentType: string | undefined): "FSU" | "XFSU"
   return Object.hasOwn(CARRIER_MEDIA_TYPES, type) ? CARRIER_MEDIA_TYPES[type as CarrierMediaType] : undefined;
 }
 
+/** How a message is read: the parsers' options, and the station data's list of stations. */
+export interface ReadOptions extends ParseOptions {
+  /** Whether a code is one of the carrier's stations: a milestone elsewhere refuses the message. */
+  isStation: (code: string) => boolean;
+}
+
 /**
  * What one body or broker message asks to store: milestones (as JSON ingestion takes them) and, for a
  * carrier message, every status it reported, mapped or not, for the AWB's history.
@@ -39,9 +45,17 @@ export interface MessageContents {
  * the parser rejects is VALIDATION_FAILED with one field error per problem (each naming its line or
  * element).
  */
-export function readCarrierMessage(format: "FSU" | "XFSU", text: string, options: ParseOptions): MessageContents {
+export function readCarrierMessage(format: "FSU" | "XFSU", text: string, options: ReadOptions): MessageContents {
   try {
     const messages = format === "FSU" ? parseFsu(text, options) : [parseXfsu(text, options)];
+    const elsewhere = messages.flatMap((m) => m.statuses).filter((s) => s.station && !options.isStation(s.station));
+    if (elsewhere.length > 0)
+      throw validationError(
+        elsewhere.map((s) => ({
+          field: s.source.line !== null ? `line ${s.source.line}` : (s.source.element ?? "station"),
+          message: unknownStationProblem(s.station!),
+        })),
+      );
     return { events: milestonesOf(messages), statuses: statusRowsOf(messages) };
   } catch (error) {
     // Field errors as every other refusal has them: the field names the line or element.

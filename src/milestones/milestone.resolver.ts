@@ -18,7 +18,11 @@ export class MilestoneResolver {
     const plain = events.map((e) =>
       Object.fromEntries(Object.entries({ ...e }).filter(([, v]) => v !== undefined && v !== null)),
     );
-    const parsed = parseMilestones(plain, { enforceCheckDigit: ctx.services.enforceCheckDigit, now: new Date() });
+    const parsed = parseMilestones(plain, {
+      enforceCheckDigit: ctx.services.enforceCheckDigit,
+      now: new Date(),
+      isStation: (code) => ctx.services.stations.isStation(code),
+    });
     return ctx.services.milestones.ingest(parsed, new Date(), [], { clientId });
   }
 

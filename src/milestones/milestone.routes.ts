@@ -8,6 +8,7 @@ import type { MilestoneService } from "./milestone.service";
 import { parseMilestones } from "./milestone.validate";
 import { carrierFormatOf, type MessageContents, readCarrierMessage } from "../ingestion/carrier-ingest";
 import { milestoneView } from "./milestone.view";
+import { ingestAnswerView } from "./ingest-answer.view";
 
 const security = [{ bearer: [] }];
 
@@ -19,10 +20,12 @@ export async function registerMilestoneRoutes(
     enforceCheckDigit: boolean;
     /** A station's IANA time zone, for carrier messages that give local times only. */
     timeZoneOf: (station: string) => string | null;
+    /** Whether a code is one of the carrier's stations. */
+    isStation: (code: string) => boolean;
     authenticate: (request: FastifyRequest) => Promise<Principal | null>;
   },
 ): Promise<void> {
-  const { milestones, carrier, enforceCheckDigit, timeZoneOf, authenticate } = deps;
+  const { milestones, carrier, enforceCheckDigit, timeZoneOf, isStation, authenticate } = deps;
   const base = `/${carrier}/handling/shipment`;
   addSchemas(app, milestoneSchema, carrierStatusSchema);
 
@@ -31,8 +34,8 @@ export async function registerMilestoneRoutes(
     const now = new Date();
     const format = carrierFormatOf(request.headers["content-type"]);
     if (format && typeof request.body === "string")
-      return readCarrierMessage(format, request.body, { enforceCheckDigit, now, timeZoneOf });
-    return { events: parseMilestones(request.body, { enforceCheckDigit, now }), statuses: [] };
+      return readCarrierMessage(format, request.body, { enforceCheckDigit, now, timeZoneOf, isStation });
+    return { events: parseMilestones(request.body, { enforceCheckDigit, now, isStation }), statuses: [] };
   };
   const awbOf = (request: FastifyRequest) => (request.query as { awb?: unknown }).awb;
   const readHistory = (request: FastifyRequest) => milestones.history(awbOf(request));
@@ -66,11 +69,11 @@ export async function registerMilestoneRoutes(
         config: { explainInvalid: readEvents },
       },
       async (request, reply) => {
-        const { events, statuses } = readEvents(request);
-        const results = await milestones.ingest(events, new Date(), statuses, {
+        const contents = readEvents(request);
+        const results = await milestones.ingest(contents.events, new Date(), contents.statuses, {
           clientId: callerOf(request).clientId,
         });
-        return reply.code(202).send({ events: results });
+        return reply.code(202).send(ingestAnswerView(results, contents, enforceCheckDigit ? "enforce" : "off"));
       },
     );
   });

@@ -9,6 +9,8 @@ import type { IngestResult } from "./milestone.service";
 import { MAX_EVENTS_PER_CALL } from "./milestone.validate";
 import type { MilestoneView } from "./milestone.view";
 import type { CarrierStatusView, QuantityView } from "./carrier-status.view";
+import type { FieldError } from "../domain/checker";
+import type { IngestAnswerView, UnmappedStatusView } from "./ingest-answer.view";
 
 /** ISO 8601 date-time with an explicit offset (Z or ±hh:mm), as milestone.validate.ts reads it. */
 const ISO_WITH_OFFSET = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})$";
@@ -91,9 +93,29 @@ const ingestResult = objectSchema<IngestResult>({
   },
 });
 
-export const ingestAnswer = objectSchema<{ events: IngestResult[] }>({
-  description: "Stored: per event, in the order sent",
-  properties: { events: { type: "array", items: ingestResult } },
+const unmappedStatus = objectSchema<UnmappedStatusView>({
+  description: "A status of a carrier message that is no milestone: recorded in the history, delivered to no one",
+  properties: {
+    code: { type: "string", description: "The status code as sent (FOH, OCI, or a typo such as DPE)" },
+    line: { type: ["integer", "null"], description: "The FSU line" },
+    element: { type: ["string", "null"], description: "The XFSU element" },
+    text: { type: "string", description: "The line or element as sent" },
+    reason: { type: "string", description: "Why it is not a milestone" },
+  },
+});
+
+export const ingestAnswer = objectSchema<IngestAnswerView>({
+  description:
+    "Stored: per event, in the order sent (a carrier message: in the order read); the statuses of a carrier message that are no milestone; warnings about what was stored anyway",
+  properties: {
+    events: { type: "array", items: ingestResult },
+    unmapped: { type: "array", items: unmappedStatus, description: "Carrier messages only; [] for JSON" },
+    warnings: {
+      type: "array",
+      description: "A wrong AWB check digit stored under AWB_CHECK_DIGIT=off, per event (field events[i].awb)",
+      items: objectSchema<FieldError>({ properties: { field: { type: "string" }, message: { type: "string" } } }),
+    },
+  },
 });
 
 /** A stored milestone, as GET …/events and the live events show it. */

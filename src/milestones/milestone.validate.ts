@@ -41,6 +41,11 @@ function timestamp(check: Checker, value: unknown, field: string): Date | null {
   return read.at;
 }
 
+/** Why a well-formed station code is refused: one wording for every input (JSON, FSU, XFSU, the broker). */
+export function unknownStationProblem(code: string): string {
+  return `${code} is not one of the carrier's stations (GET …/stations/stationcodes lists them)`;
+}
+
 /**
  * One event or a list of up to 1,000 (CONTRACT §6). Every problem of every event is reported, named
  * by its position; nothing is stored unless all are valid.
@@ -50,10 +55,13 @@ export function parseMilestones(
   {
     enforceCheckDigit,
     now,
+    isStation,
     messageIdentity,
   }: {
     enforceCheckDigit: boolean;
     now: Date;
+    /** Whether a code is one of the carrier's stations (the station data): an event elsewhere is refused. */
+    isStation: (code: string) => boolean;
     /** The identity of the broker message the body came in (ingestion/broker-message.ts `messageIdentityOf`). */
     messageIdentity?: string | undefined;
   },
@@ -117,6 +125,7 @@ export function parseMilestones(
           at("station"),
           `must be an IATA station code of three upper-case letters, got ${JSON.stringify(event.station)}`,
         );
+      else if (!isStation(event.station)) check.fail(at("station"), unknownStationProblem(event.station));
       else station = event.station;
     }
     let flight: string | null = null;

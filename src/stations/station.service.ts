@@ -102,6 +102,11 @@ export function createStationService({ store, log }: { store: StationStore; log:
       return entry;
     },
 
+    /** Whether a code is one of the carrier's stations (a milestone may only be at one). */
+    isStation(code: string): boolean {
+      return snapshot.get(code) !== undefined;
+    },
+
     /** A station's IANA time zone, or null when the station or its zone is not known. */
     timeZoneOf(code: string): string | null {
       return snapshot.get(code)?.view.timeZone ?? null;
