@@ -49,6 +49,8 @@ export interface ClientSummary {
 export const PRINCIPAL_CACHE_MS = 5_000;
 /** At most this many keys are remembered; past it the cache starts again empty. */
 const PRINCIPAL_CACHE_SIZE = 10_000;
+/** Advisory lock held while the first client is created (other keys: station import, instance registry). */
+const BOOTSTRAP_LOCK_KEY = 7_310_002;
 /**
  * Opened signing secrets are remembered this long per client, so a delivery does not cost a database
  * read: a rotation reaches deliveries at once on the instance that made it, within this elsewhere.
@@ -210,14 +212,31 @@ export function createClientService({ prisma, log, secrets }: { prisma: Prisma; 
     > {
       if ((await prisma.client.count()) > 0) return { created: false };
       const signingSecret = bootstrap.signingSecret ?? generateSigningSecret();
-      const client = await prisma.client.create({
-        data: {
-          name: "bootstrap",
-          callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes),
-          signingSecret: secrets.seal(signingSecret),
-        },
+      const key = bootstrap.apiKey ?? generateApiKey();
+      // Instances started at once on an empty database: the lock makes one of them create the client,
+      // and the others find it.
+      const client = await prisma.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+        if ((await tx.client.count()) > 0) return null;
+        const created = await tx.client.create({
+          data: {
+            name: "bootstrap",
+            callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes),
+            signingSecret: secrets.seal(signingSecret),
+          },
+        });
+        await tx.apiKey.create({
+          data: {
+            clientId: created.id,
+            lookupPrefix: lookupPrefixOf(key),
+            keyHash: hashApiKey(key),
+            scopes: parseScopes(SCOPES),
+            label: "bootstrap",
+          },
+        });
+        return created;
       });
-      const { key } = await issueKey(client.id, SCOPES, "bootstrap", bootstrap.apiKey ?? generateApiKey());
+      if (client === null) return { created: false };
       log.warn({ clientId: client.id }, "created the bootstrap client with every scope");
       return {
         created: true,
