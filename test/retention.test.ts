@@ -4,7 +4,11 @@
  * subscriptions with `expiresAt` stop matching, stop counting and stop sending once past it.
  * Rows are aged with SQL (received_at, completed_at, expires_at moved back) rather than waited for.
  */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
 import type { App } from "../src/app";
+import { PRISMA_DIR } from "../src/paths";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
@@ -323,5 +327,75 @@ describe.each(BACKENDS)("retention and subscription expiry on %s", (backend) => 
         2,
       );
     }, 60_000);
+
+    it("raises an AWB's pruned mark to the highest position it deleted, and never lowers it", async () => {
+      const awb = "020-70000081";
+      const created = await subscribe({ awb, callback: `${receiver.url}/ok/mark-${backend}`, states: "DEP" });
+      expect(created.status).toBe(201);
+      await ingest(["RCS", "MAN", "DEP", "ARR"].map((state, i) => ({ awb, state, eventId: `mark-${backend}-${i}` })));
+      // DEP (position 3) is notified: its delivery keeps it while RCS, MAN and ARR go.
+      await until(
+        async () =>
+          (await count(
+            `SELECT count(*) AS n FROM delivery d JOIN status_event e ON e.id = d.event_id WHERE e.awb = $1 AND d.status = 'DELIVERED'`,
+            awb,
+          )) === 1,
+        { what: "the DEP notification delivered" },
+      );
+      await sql(`UPDATE status_event SET received_at = now() - interval '366 days' WHERE awb = $1`, awb);
+      const positions = async () =>
+        (
+          await app.database.prisma.$queryRawUnsafe<Array<{ position: bigint }>>(
+            `SELECT position FROM status_event WHERE awb = $1 ORDER BY position`,
+            awb,
+          )
+        ).map((r) => Number(r.position));
+      const mark = () =>
+        count(`SELECT coalesce(max(pruned_through), 0)::int AS n FROM awb_stream_pruned WHERE awb = $1`, awb);
+      expect(await mark()).toBe(0);
+
+      await app.retention.runOnce();
+      expect(await positions()).toEqual([3]);
+      expect(await mark()).toBe(4);
+
+      // The delivery gone (delivered 31 days ago), position 3 goes too: the mark stays at 4.
+      await sql(
+        `UPDATE delivery d SET completed_at = now() - interval '31 days' FROM status_event e WHERE e.id = d.event_id AND e.awb = $1`,
+        awb,
+      );
+      await app.retention.runOnce();
+      expect(await positions()).toEqual([]);
+      expect(await mark()).toBe(4);
+    }, 60_000);
+  });
+});
+
+describe("the migration that adds awb_stream_pruned", () => {
+  it("marks the holes retention had already left: each AWB's highest missing position", async () => {
+    const db = new PGlite();
+    try {
+      const root = path.join(PRISMA_DIR, "migrations");
+      const names = (await readdir(root, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort();
+      const mine = names.findIndex((name) => name.endsWith("_awb_stream_pruned"));
+      const apply = async (name: string) => db.exec(await readFile(path.join(root, name, "migration.sql"), "utf8"));
+      for (const name of names.slice(0, mine)) await apply(name);
+      // A: 1–5 numbered, 3 and 5 kept. B: 1–2, both kept. C: 1–3, none kept. D: numbered, never stored.
+      await db.exec(`INSERT INTO awb_stream (awb, last_position) VALUES ('A', 5), ('B', 2), ('C', 3), ('D', 0);
+        INSERT INTO status_event (id, dedupe_key, awb, state, occurred_at, position)
+        SELECT gen_random_uuid(), awb || p, awb, 'RCS', now(), p FROM (VALUES ('A', 3), ('A', 5), ('B', 1), ('B', 2)) v(awb, p)`);
+      await apply(names[mine]!);
+      const marks = await db.query<{ awb: string; n: number }>(
+        `SELECT awb, pruned_through::int AS n FROM awb_stream_pruned ORDER BY awb`,
+      );
+      expect(marks.rows).toEqual([
+        { awb: "A", n: 4 },
+        { awb: "C", n: 3 },
+      ]);
+    } finally {
+      await db.close();
+    }
   });
 });
