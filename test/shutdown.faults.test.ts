@@ -3,13 +3,17 @@
  * is answered (no connection cut mid-request), and every event answered 202 is stored, as the
  * server that starts next on the same database shows. A connection the kernel had queued but the
  * server never took is reset when the listener closes; such a request was never accepted — the
- * server's own log (each request's id is its eventId) tells the two apart.
+ * server's own log (each request's id is its eventId) tells the two apart. And the standalone
+ * delivery worker's stop: bounded by the same deadline as the gateway's (issue 23 item 2).
  */
 import http from "node:http";
-import { ADMIN_KEY, describeBackend, Disposers } from "./support/harness";
+import { ADMIN_KEY, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson } from "./support/http";
 import { createPostgresDatabase } from "./support/postgres";
 import { spawnServer } from "./support/process";
+import { startReceiver } from "./support/receiver";
+import { until } from "./support/webhooks";
+import { spawnWorker } from "./support/worker-process";
 
 type Outcome =
   { kind: "answered"; status: number; body: string } | { kind: "refused" } | { kind: "cut"; error: string };
@@ -133,4 +137,52 @@ describeBackend("postgres")("SIGTERM under load", () => {
       `SIGTERM under load: ${counts.sent} requests — ${counts.accepted} accepted (all stored), ${counts.closing503} answered 503 while closing, ${counts.refused} refused at connect after close, ${counts.cut} reset in the kernel's queue before the server read them, 0 accepted requests cut, 0 lost`,
     );
   }, 120_000);
+});
+
+describeBackend("postgres")("the standalone delivery worker stopped with a send that never ends", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  it("exits 1 at its stop deadline (8 s) rather than waiting for the send, saying so", async () => {
+    const receiver = await startReceiver();
+    disposers.add(() => receiver.close());
+    const { app, url, env } = await startApp("postgres", disposers, { DELIVERY_WORKER: "false" });
+    const worker = await spawnWorker({
+      DATABASE_URL: env.DATABASE_URL!,
+      ALLOW_PRIVATE_CALLBACKS: "true",
+      ...(env.SECRETS_KEY ? { SECRETS_KEY: env.SECRETS_KEY } : {}),
+      DELIVERY_POLL_MS: "50",
+    });
+    disposers.add(() => void worker.child.kill("SIGKILL"));
+    const headers = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
+    const awb = "020-12345675";
+    const subscribed = await fetch(`${url}/carrier/handling/shipment/subscribe`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ awb, callback: `${receiver.url}/ok/hang`, states: "*" }),
+    });
+    expect(subscribed.status).toBe(201);
+    await fetch(`${url}/carrier/handling/shipment/events`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ awb, state: "DEP" }),
+    });
+    // The worker has claimed the delivery (its send now hangs at the receiver).
+    await until(
+      async () =>
+        (
+          await app.database.prisma.$queryRawUnsafe<Array<{ n: number }>>(
+            `SELECT count(*)::int AS n FROM delivery WHERE lease_until > now()`,
+          )
+        )[0]!.n === 1,
+      { what: "the delivery claimed" },
+    );
+    worker.child.kill("SIGTERM");
+    const code = await Promise.race([
+      worker.exited,
+      new Promise<string>((resolve) => setTimeout(() => resolve("still running"), 15_000).unref()),
+    ]);
+    expect(code).toBe(1);
+    expect(worker.logs.map((l) => l.msg)).toContain("stopping took too long; exiting without waiting for the rest");
+  }, 60_000);
 });
