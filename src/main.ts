@@ -1,11 +1,10 @@
 import "reflect-metadata";
-import inspector from "node:inspector";
 import { type App, createApp } from "./app";
 import { loadConfigOrExit, printFirstStart } from "./cli";
 import { CliError } from "./errors";
 import type { Config } from "./config";
 import { createLogger, SERVICE } from "./log";
-import { STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
+import { inspectorOpen, STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
 
 /**
  * `npm start` (through `exec`, so this process is the one a supervisor signals): starts the gateway,
@@ -51,7 +50,7 @@ async function main(): Promise<void> {
   // Ends the process should its event loop stop turning (it could not even see SIGTERM then) or a
   // stop overrun its deadline; not while a debugger is attached, which pauses the loop on purpose.
   const watchdog = startProcessWatchdog({
-    stallMs: inspector.url() === undefined ? STOP_DEADLINE_MS : 0,
+    stallMs: (await inspectorOpen()) ? 0 : STOP_DEADLINE_MS,
     service: SERVICE,
     onError: (error) => log.warn({ err: error }, "the process watchdog failed; running without it"),
   });

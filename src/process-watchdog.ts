@@ -24,6 +24,17 @@ export interface StopWithinMessage {
   readonly stopWithinMs: number;
 }
 
+/**
+ * Whether the inspector is open (`node --inspect`): a debugger may then pause the event loop on
+ * purpose. False on a Node built without the inspector (importing it throws there).
+ */
+export async function inspectorOpen(): Promise<boolean> {
+  return import("node:inspector").then(
+    (inspector) => inspector.url() !== undefined,
+    () => false,
+  );
+}
+
 export interface ProcessWatchdog {
   /**
    * From now, the process has `ms` to end. Past it, `late` runs if the event loop turns (to log and

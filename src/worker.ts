@@ -1,6 +1,5 @@
 import "reflect-metadata";
 import http from "node:http";
-import inspector from "node:inspector";
 import type { AddressInfo } from "node:net";
 import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { createClientService } from "./clients/client.service";
@@ -14,7 +13,7 @@ import { createDeliveryStore } from "./delivery/delivery.store";
 import { DisposerStack } from "./composition/disposer-stack";
 import { createLogger, SERVICE } from "./log";
 import { createGuardedAgent } from "./outbound/guarded-agent";
-import { STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
+import { inspectorOpen, STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
 import { startTracing } from "./tracing/tracing";
 
 /**
@@ -109,7 +108,7 @@ async function main(): Promise<void> {
   log.info({ url: `http://${address}:${port}` }, "delivery worker running");
   // As in main.ts: a blocked event loop, or a stop past its deadline, ends the process all the same.
   const watchdog = startProcessWatchdog({
-    stallMs: inspector.url() === undefined ? STOP_DEADLINE_MS : 0,
+    stallMs: (await inspectorOpen()) ? 0 : STOP_DEADLINE_MS,
     service: SERVICE,
     onError: (error) => log.warn({ err: error }, "the process watchdog failed; running without it"),
   });
