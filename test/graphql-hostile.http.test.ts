@@ -153,6 +153,89 @@ describe("a hostile GraphQL document against the running gateway", () => {
   });
 });
 
+describe("subscription operations the server cannot run", () => {
+  const disposers = new Disposers();
+  let url: string;
+  beforeAll(async () => {
+    ({ url } = await startApp("pglite", disposers));
+  });
+  afterAll(() => disposers.disposeAll());
+
+  // Found by test/graphql.fuzz.test.ts: over HTTP each was INTERNAL (a 200 or a 500), over the
+  // websocket the skipped root field closed the socket 4500.
+  const overHttp = {
+    message: "Subscriptions run over the websocket at /graphql (graphql-transport-ws), not over HTTP",
+    extensions: { code: "VALIDATION_FAILED" },
+  };
+  const awb = '"020-12345675"';
+
+  it("refuses a subscription over HTTP as a request error naming the websocket (POST, GET, batched; with or without a key)", async () => {
+    const plain = `subscription { awbStatusChanged(awb: ${awb}) { state } }`;
+    // graphql-js 16 throws while validating this one (a variable in @include at a subscription's root).
+    const conditional = `subscription S($on: Boolean!) { awbStatusChanged(awb: ${awb}) @include(if: $on) { state } }`;
+    for (const query of [plain, conditional]) {
+      const body = { query, variables: { on: false } };
+      expect(await postJson(`${url}/graphql`, body)).toMatchObject({ status: 400, body: { errors: [overHttp] } });
+      expect(await postJson(`${url}/graphql`, body, { authorization: `Bearer ${ADMIN_KEY}` })).toMatchObject({
+        status: 400,
+        body: { errors: [overHttp] },
+      });
+      const get = await fetch(`${url}/graphql?${new URLSearchParams({ query, variables: '{"on":false}' })}`, {
+        headers: { "apollo-require-preflight": "true" },
+      });
+      expect([get.status, await get.json()]).toEqual([400, { errors: [overHttp] }]);
+      expect(await postJson(`${url}/graphql`, [{ query: "{ stationCodes }" }, body])).toMatchObject({
+        status: 400,
+        body: { errors: [overHttp] },
+      });
+    }
+    // A query that selects the `subscription` field is no subscription operation.
+    const field = await postJson(`${url}/graphql`, { query: '{ subscription(id: "x") { __typename } }' });
+    expect(field.body.errors?.[0]?.message).not.toBe(overHttp.message);
+  });
+
+  it("refuses @skip or @include on a subscription's root field over the websocket, literal or variable", async () => {
+    const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
+    disposers.add(() => subscriber.close());
+    subscriber.subscribe("literal", `subscription { awbStatusChanged(awb: ${awb}) @include(if: false) { state } }`, {});
+    subscriber.subscribe(
+      "fragment",
+      `subscription S { ...F } fragment F on Subscription { awbStatusChanged(awb: ${awb}) @skip(if: true) { state } }`,
+      {},
+    );
+    subscriber.subscribe(
+      "variable",
+      `subscription V($on: Boolean!) { awbStatusChanged(awb: ${awb}) @include(if: $on) { state } }`,
+      { on: true },
+    );
+    await until(() => subscriber.errors.length === 3, { what: "three refusals" });
+    expect(subscriber.errors).toEqual([
+      [
+        {
+          message: "Subscription must not use @skip or @include in its top-level selection",
+          locations: [{ line: 1, column: 16 }],
+          extensions: { code: "VALIDATION_FAILED" },
+        },
+      ],
+      [
+        {
+          message: 'Subscription "S" must not use @skip or @include in its top-level selection',
+          locations: [{ line: 1, column: 54 }],
+          extensions: { code: "VALIDATION_FAILED" },
+        },
+      ],
+      // graphql-js 16 throws inside its own rule before ours reports: its words, in the contract's shape.
+      [
+        expect.objectContaining({
+          message: expect.stringContaining('Argument "if" of required type "Boolean!" was provided the variable "$on"'),
+          extensions: { code: "VALIDATION_FAILED" },
+        }),
+      ],
+    ]);
+    expect(subscriber.socket.readyState).toBe(subscriber.socket.OPEN);
+  });
+});
+
 describe("the budget of GraphQL requests without a key, per client address", () => {
   const disposers = new Disposers();
   let url: string;

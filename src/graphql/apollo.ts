@@ -5,7 +5,7 @@ import {
 } from "@apollo/server/plugin/disabled";
 import fastifyApollo from "@as-integrations/fastify";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type GraphQLSchema, printSchema } from "graphql";
+import { type DocumentNode, type GraphQLSchema, Kind, OperationTypeNode, parse, printSchema } from "graphql";
 import type { Logger } from "pino";
 import type { GraphQLContext } from "./context";
 import { AppError } from "../errors";
@@ -165,8 +165,9 @@ const noStore: ApolloServerPlugin<GraphQLContext> = {
 };
 
 /**
- * What is checked before Apollo parses anything: the batch size, and with an allow-list, that each
- * operation is listed (an id alone is replaced by its document, so Apollo runs the stored text).
+ * What is checked before Apollo parses anything: the batch size; with an allow-list, that each
+ * operation is listed (an id alone is replaced by its document, so Apollo runs the stored text); and
+ * that no document holds a subscription operation (`refuseSubscriptions`).
  */
 function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
   const body = request.body;
@@ -176,33 +177,63 @@ function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
         "QUERY_TOO_COMPLEX",
         `A batch may hold at most ${policy.maxBatch} operations; this one has ${body.length}`,
       );
-    if (policy.allowList) for (const operation of body) admitOperation(operation, policy);
+    for (const operation of body) admitOperation(operation, policy);
     return;
   }
-  if (!policy.allowList) return;
   if (request.method === "GET") {
     // Apollo reads a GET operation from the URL itself, so the URL is what gets rewritten.
     const url = request.raw.url!;
     const mark = url.indexOf("?");
     const [pathname, search] = mark < 0 ? [url, ""] : [url.slice(0, mark), url.slice(mark + 1)];
     const params = new URLSearchParams(search);
-    let extensions: unknown;
-    try {
-      extensions = params.has("extensions") ? JSON.parse(params.get("extensions")!) : undefined;
-    } catch {
-      throw new AppError("VALIDATION_FAILED", "The extensions parameter is not valid JSON");
+    if (policy.allowList) {
+      let extensions: unknown;
+      try {
+        extensions = params.has("extensions") ? JSON.parse(params.get("extensions")!) : undefined;
+      } catch {
+        throw new AppError("VALIDATION_FAILED", "The extensions parameter is not valid JSON");
+      }
+      params.set("query", policy.allowList.resolve({ query: params.get("query") ?? undefined, extensions }));
+      params.delete("extensions");
+      request.raw.url = `${pathname}?${params.toString()}`;
     }
-    params.set("query", policy.allowList.resolve({ query: params.get("query") ?? undefined, extensions }));
-    params.delete("extensions");
-    request.raw.url = `${pathname}?${params.toString()}`;
+    refuseSubscriptions(params.get("query"), policy);
   } else if (request.method === "POST") admitOperation(body, policy);
 }
 
 function admitOperation(operation: unknown, policy: GraphQLPolicy): void {
   if (typeof operation !== "object" || operation === null) return; // Apollo answers malformed bodies itself
   const fields = operation as { query?: unknown; extensions?: { persistedQuery?: unknown } };
-  fields.query = policy.allowList!.resolve(fields);
-  if (fields.extensions) delete fields.extensions.persistedQuery;
+  if (policy.allowList) {
+    fields.query = policy.allowList.resolve(fields);
+    if (fields.extensions) delete fields.extensions.persistedQuery;
+  }
+  refuseSubscriptions(fields.query, policy);
+}
+
+/**
+ * Subscriptions run over the websocket only. Over HTTP Apollo would execute one's field as a query's
+ * (which fails inside), and before that graphql-js 16 can throw while validating one
+ * (subscription-root.ts): either way an INTERNAL answer, so a document holding a subscription
+ * operation is refused before Apollo sees it. Only a text that names `subscription` is parsed here.
+ */
+function refuseSubscriptions(query: unknown, policy: GraphQLPolicy): void {
+  if (typeof query !== "string" || !query.includes("subscription")) return;
+  let document: DocumentNode;
+  try {
+    document = parse(query, { maxTokens: policy.maxTokens, noLocation: true });
+  } catch {
+    return; // Apollo reports the syntax error
+  }
+  const subscribes = document.definitions.some(
+    (definition) =>
+      definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.SUBSCRIPTION,
+  );
+  if (subscribes)
+    throw new AppError(
+      "VALIDATION_FAILED",
+      "Subscriptions run over the websocket at /graphql (graphql-transport-ws), not over HTTP",
+    );
 }
 
 const CACHE_VERSION = Symbol("responseCacheVersion");

@@ -3,12 +3,13 @@ import type { Config } from "../config";
 import { AppError } from "../errors";
 import { loadOperationAllowList, type OperationAllowList } from "./allow-list";
 import { depthLimit } from "./depth-limit";
+import { noConditionalSubscriptionRoot } from "./subscription-root";
 import type { OperationLimits } from "./operation-limits";
 
 /** One set of GraphQL rules, applied by both transports (HTTP through Apollo, websockets through graphql-ws). */
 export interface GraphQLPolicy {
   readonly introspection: boolean;
-  /** Depth, and no introspection when it is off; added to graphql-js's own rules. */
+  /** Depth, no @skip/@include on a subscription's root, and no introspection when it is off; added to graphql-js's own rules. */
   readonly validationRules: readonly ValidationRule[];
   readonly limits: OperationLimits;
   readonly maxBatch: number;
@@ -24,7 +25,11 @@ export function createGraphQLPolicy(
   const { maxDepth, maxCost, maxAliases, maxListArgument, maxBatch, timeLimitMs, maxTokens } = config.graphqlLimits;
   return {
     introspection: config.graphqlIntrospection,
-    validationRules: [depthLimit(maxDepth), ...(config.graphqlIntrospection ? [] : [NoSchemaIntrospectionCustomRule])],
+    validationRules: [
+      depthLimit(maxDepth),
+      noConditionalSubscriptionRoot,
+      ...(config.graphqlIntrospection ? [] : [NoSchemaIntrospectionCustomRule]),
+    ],
     limits: { maxCost, maxAliases, maxListArgument },
     maxBatch,
     timeLimitMs,
