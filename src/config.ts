@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import path from "node:path";
 import { readCallbackPrefix } from "./domain/callback-prefix";
 import type { RetentionAges } from "./domain/retention";
@@ -39,6 +40,11 @@ export interface Config {
     readonly callbackPrefixes: readonly string[];
   };
   readonly allowPrivateCallbacks: boolean;
+  /**
+   * The proxies (load balancers) whose X-Forwarded-For is believed: addresses, CIDR ranges or the
+   * names loopback, linklocal, uniquelocal. Empty: the client address is the connection's peer.
+   */
+  readonly trustProxy: readonly string[];
   /** Seals webhook signing secrets at rest (32 bytes); unset: a key file under dataDir. */
   readonly secretsKey: Buffer | undefined;
   readonly awbCheckDigit: "off" | "enforce";
@@ -150,6 +156,26 @@ function days(env: Env, name: string, fallback: number): number {
   if (!(value >= 0 && value <= 36_500))
     throw new ConfigError(name, `must be a number of days from 0 to 36500 (fractions allowed), got "${raw}"`);
   return value;
+}
+
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** TRUST_PROXY: a comma-separated list of addresses, CIDR ranges and range names; never "everyone". */
+function trustedProxies(env: Env): readonly string[] {
+  const raw = text(env, "TRUST_PROXY");
+  if (raw === undefined) return Object.freeze([]);
+  const entries = raw.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = "", bits, ...more] = entry.split("/");
+    const version = isIP(address);
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32));
+    if (!(PROXY_RANGE_NAMES.has(entry) || (version !== 0 && validBits && more.length === 0)))
+      throw new ConfigError(
+        "TRUST_PROXY",
+        `has "${entry}": give the load balancers' addresses or CIDR ranges (10.0.0.0/8), or loopback, linklocal, uniquelocal — never every address, which would let any client choose its own`,
+      );
+  }
+  return Object.freeze(entries);
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -319,6 +345,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     carrierSegment,
     bootstrap: Object.freeze({ apiKey, signingSecret, callbackPrefixes: Object.freeze(prefixes) }),
     allowPrivateCallbacks: boolean(env, "ALLOW_PRIVATE_CALLBACKS", false),
+    trustProxy: trustedProxies(env),
     secretsKey: secretsKey(env),
     awbCheckDigit: oneOf(env, "AWB_CHECK_DIGIT", ["off", "enforce"] as const, "off"),
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),

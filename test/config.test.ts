@@ -14,6 +14,7 @@ describe("configuration", () => {
       carrierSegment: "carrier",
       bootstrap: { apiKey: undefined, signingSecret: undefined, callbackPrefixes: ["*"] },
       allowPrivateCallbacks: false,
+      trustProxy: [],
       awbCheckDigit: "off",
       logLevel: "info",
       graphqlIntrospection: true,

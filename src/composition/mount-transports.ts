@@ -18,6 +18,7 @@ import { registerOpenApi } from "../http/openapi";
 import { createRateLimiter, createSharedRateLimiter } from "../http/rate-limit";
 import { openSharedLimitStore } from "../http/shared-limits";
 import { registerLogMetrics } from "../log";
+import { clientAddressReader } from "../http/client-address";
 import { createHttpServer } from "../http/server";
 import { createAwbStreams } from "../live/awb-streams";
 import { createConnectionCap } from "../live/connection-cap";
@@ -74,7 +75,8 @@ export async function mountTransports(
   const carrier = config.carrierSegment;
 
   await beforeStep("http");
-  const http = createHttpServer(log);
+  const clientAddress = clientAddressReader(config.trustProxy);
+  const http = createHttpServer(log, clientAddress.trust ? { trustProxy: clientAddress.trust } : {});
   stack.defer("http", () => http.close());
   await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   const authenticateRequest = (request: { headers: { authorization?: string }; ip: string }) =>
@@ -167,6 +169,7 @@ export async function mountTransports(
       return contextFor(`ws-${++websocketSeq}`, key, undefined, { socket, subscriptionId });
     },
     authorize: keys.authorize,
+    addressOf: clientAddress.addressOf,
     recheck: keys.recheck,
     recheckMs: config.liveKeyRecheckMs,
     live: { streams, readAfter, maxQueuedEvents: config.liveMaxQueuedEvents },

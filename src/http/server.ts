@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { AccessLog, lazyRequestLogger } from "./request-log";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
+import type { ProxyTrust } from "./client-address";
 import { parseJsonBodyInto } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
 
@@ -14,10 +15,12 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The Fastify instance with the contract's error handling; routes are registered by the caller. */
-export function createHttpServer(logger: Logger): FastifyInstance {
+export function createHttpServer(logger: Logger, { trustProxy }: { trustProxy?: ProxyTrust } = {}): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
+    // request.ip: the peer, or the client a trusted proxy names (client-address.ts, TRUST_PROXY).
+    ...(trustProxy ? { trustProxy } : {}),
     logController: new AccessLog(logger),
     childLoggerFactory: (parent, bindings, options) => lazyRequestLogger(parent as Logger, bindings, options),
     bodyLimit: BODY_LIMIT_BYTES,

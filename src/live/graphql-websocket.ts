@@ -82,6 +82,8 @@ export function attachGraphQLWebsocket(options: {
   ) => GraphQLContext;
   /** Who the `connection_init` payload's `authorization` names, at connect (charging its rate limit like a request). */
   authorize: (authorization: unknown, address: string | undefined) => Promise<KeyVerdict>;
+  /** The client address of an upgrade request, as HTTP requests read it (http/client-address.ts). */
+  addressOf: (request: IncomingMessage) => string | undefined;
   /**
    * The periodic re-check of a connected key: `revoked` closes its sockets, anything else keeps them.
    * MUST NOT charge the key's rate limit, and a failure (database down) MUST NOT count as revoked.
@@ -107,7 +109,8 @@ export function attachGraphQLWebsocket(options: {
     takeMessageToken: (keyId: string) => void;
   };
 }): GraphQLWebsocket {
-  const { httpServer, schema, policy, log, createContext, authorize, recheck, recheckMs, live, limits } = options;
+  const { httpServer, schema, policy, log, createContext, authorize, addressOf, recheck, recheckMs, live, limits } =
+    options;
   const states = new Map<WebSocket, SocketState>();
   const tooMany = ERROR_TABLE.RATE_LIMITED.close;
   const wss = new WebSocketServer({
@@ -279,7 +282,7 @@ export function attachGraphQLWebsocket(options: {
       );
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request.socket.remoteAddress));
+    wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, addressOf(request)));
   };
   httpServer.on("upgrade", onUpgrade);
 
