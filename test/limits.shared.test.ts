@@ -118,8 +118,9 @@ describeBackend("postgres")("limits shared by two instances through one Redis", 
       DATABASE_URL: a.env.DATABASE_URL!,
       REDIS_URL: redis.url,
       DELIVERY_WORKER: "false",
-      // As the in-process instances (the harness's): instances on one database share it (DEPLOYMENT.md).
+      // As the in-process instances (the harness's): instances on one database share them (DEPLOYMENT.md).
       ALLOW_PRIVATE_CALLBACKS: "true",
+      GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: a.env.GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND!,
       ...LIMITS,
     });
     disposers.add(async () => {
