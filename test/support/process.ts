@@ -21,7 +21,15 @@ export interface ServerProcess {
  */
 export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN_JS], {
-    env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      // As the in-process apps (harness.ts): instances sharing a database must agree on it.
+      GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: "0",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Array<Record<string, unknown>> = [];
