@@ -8,6 +8,7 @@ import type { FieldError } from "./domain/checker";
 export const ERROR_TABLE = {
   VALIDATION_FAILED: { status: 400, close: 4400, title: "The request is not valid" },
   MALFORMED_JSON: { status: 400, close: 4400, title: "The body is not valid JSON" },
+  GRAPHQL_PARSE_FAILED: { status: 400, close: 4400, title: "The GraphQL document is not valid GraphQL syntax" },
   UNAUTHENTICATED: { status: 401, close: 4401, title: "A valid API key is required" },
   INSUFFICIENT_SCOPE: { status: 403, close: 4403, title: "The API key lacks the scope for this operation" },
   CALLBACK_NOT_REGISTERED: {

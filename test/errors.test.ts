@@ -7,6 +7,7 @@ describe("the error table", () => {
     expect(pinned).toEqual({
       VALIDATION_FAILED: [400, 4400],
       MALFORMED_JSON: [400, 4400],
+      GRAPHQL_PARSE_FAILED: [400, 4400],
       UNAUTHENTICATED: [401, 4401],
       INSUFFICIENT_SCOPE: [403, 4403],
       CALLBACK_NOT_REGISTERED: [403, 4403],

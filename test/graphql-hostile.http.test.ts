@@ -129,7 +129,7 @@ describe("a hostile GraphQL document against the running gateway", () => {
           message: expect.stringMatching(
             /^Syntax Error: Document contains more tha[nt] 2000 tokens\. Parsing aborted\.$/,
           ),
-          extensions: { code: "VALIDATION_FAILED" },
+          extensions: { code: "QUERY_TOO_COMPLEX" },
         },
       ],
     };

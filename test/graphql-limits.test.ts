@@ -238,6 +238,27 @@ describe("GraphQL time limit, introspection switch and allow-listed operations",
     expect(overSocket).not.toContain("Did you mean");
   });
 
+  it("codes a syntax error GRAPHQL_PARSE_FAILED and a valid document that breaks the schema VALIDATION_FAILED, over HTTP and websockets", async () => {
+    const { url } = await startApp("pglite", disposers);
+    const broken = '{ station(code: "FRA") { name }';
+    const syntax = await postJson(`${url}/graphql`, { query: broken });
+    expect(syntax).toMatchObject({
+      status: 400,
+      body: {
+        errors: [{ message: expect.stringMatching(/^Syntax Error: /), extensions: { code: "GRAPHQL_PARSE_FAILED" } }],
+      },
+    });
+    const unknownField = await postJson(`${url}/graphql`, { query: '{ station(code: "FRA") { nme } }' });
+    expect(unknownField).toMatchObject({
+      status: 400,
+      body: { errors: [{ extensions: { code: "VALIDATION_FAILED" } }] },
+    });
+    const client = wsClient(url, disposers);
+    expect(JSON.parse(await overWebsocket(client, broken))).toMatchObject([
+      { message: expect.stringMatching(/^Syntax Error: /), extensions: { code: "GRAPHQL_PARSE_FAILED" } },
+    ]);
+  });
+
   it("with GRAPHQL_OPERATIONS_FILE runs only listed operations, sent whole or by id", async () => {
     const listed = "query Station($code: String!) { station(code: $code) { code name } }";
     const live = "subscription Watch($awb: String!) { awbStatusChanged(awb: $awb) { state } }";

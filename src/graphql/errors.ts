@@ -15,6 +15,20 @@ const CLIENT_ERROR_CODES = new Set([
 ]);
 
 /**
+ * What graphql-js's parser throws starts with "Syntax Error: " (its `syntaxError`); a document over
+ * GRAPHQL_MAX_TOKENS is one of those, but a limit rather than a mistake of syntax.
+ */
+const SYNTAX_ERROR = /^Syntax Error: /;
+const TOKEN_LIMIT = /^Syntax Error: Document contains more tha[nt] \d+ tokens/;
+
+/** The table's code for a request error: a syntax error, a document over the token limit, or another. */
+function requestErrorCode(message: string, apolloCode: string | undefined): ErrorCode {
+  if (TOKEN_LIMIT.test(message)) return "QUERY_TOO_COMPLEX";
+  if (apolloCode === "GRAPHQL_PARSE_FAILED" || SYNTAX_ERROR.test(message)) return "GRAPHQL_PARSE_FAILED";
+  return "VALIDATION_FAILED";
+}
+
+/**
  * graphql-js's suggestions end a message: ` Did you mean "name"?`, ` Did you mean one of: "a", "b"?`,
  * ` Did you mean the enum value "X"?` (its didYouMean helper; names cannot hold a question mark).
  */
@@ -62,6 +76,8 @@ export function formatGraphQLError(
   ) {
     if (isTableCode(e.extensions?.code)) ownCode = e.extensions.code;
   }
+  // Apollo's parse failures carry GRAPHQL_PARSE_FAILED, a table code too: a token limit is told apart.
+  if (ownCode === "GRAPHQL_PARSE_FAILED") ownCode = requestErrorCode(formatted.message, ownCode);
   if (ownCode && ownCode !== "INTERNAL") {
     return {
       message,
@@ -76,7 +92,7 @@ export function formatGraphQLError(
     return {
       message,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
-      extensions: { code: "VALIDATION_FAILED" satisfies ErrorCode },
+      extensions: { code: requestErrorCode(formatted.message, apolloCode) },
     };
   }
   onInternal?.(original);
