@@ -13,6 +13,7 @@ import { compiledExecutorFor } from "./compiled-executor";
 import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
+import { checkFieldComparisons } from "./field-comparisons";
 import type { CachedResponse, GraphQLRequestBody, ResponseCache } from "./response-cache";
 import { parseJsonBodyInto } from "../http/json-body";
 import { executeInSpan, traceResolvers } from "../tracing/graphql";
@@ -167,7 +168,8 @@ const noStore: ApolloServerPlugin<GraphQLContext> = {
 /**
  * What is checked before Apollo parses anything: the batch size; with an allow-list, that each
  * operation is listed (an id alone is replaced by its document, so Apollo runs the stored text); and
- * that no document holds a subscription operation (`refuseSubscriptions`).
+ * that no document holds a subscription operation or fields validation would compare too often
+ * (`refuseBeforeApollo`).
  */
 function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
   const body = request.body;
@@ -197,7 +199,7 @@ function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
       params.delete("extensions");
       request.raw.url = `${pathname}?${params.toString()}`;
     }
-    refuseSubscriptions(params.get("query"), policy);
+    refuseBeforeApollo(params.get("query"), policy);
   } else if (request.method === "POST") admitOperation(body, policy);
 }
 
@@ -208,32 +210,56 @@ function admitOperation(operation: unknown, policy: GraphQLPolicy): void {
     fields.query = policy.allowList.resolve(fields);
     if (fields.extensions) delete fields.extensions.persistedQuery;
   }
-  refuseSubscriptions(fields.query, policy);
+  refuseBeforeApollo(fields.query, policy);
 }
 
+/** Verdicts of `checkBeforeApollo` by document text, most recent last (a text is checked once). */
+const verdicts = new Map<string, AppError | null>();
+const MAX_VERDICTS = 1_000;
+
 /**
- * Subscriptions run over the websocket only. Over HTTP Apollo would execute one's field as a query's
- * (which fails inside), and before that graphql-js 16 can throw while validating one
- * (subscription-root.ts): either way an INTERNAL answer, so a document holding a subscription
- * operation is refused before Apollo sees it. Only a text that names `subscription` is parsed here.
+ * What a document is refused for before Apollo parses and validates it:
+ * - a subscription operation: subscriptions run over the websocket only. Over HTTP Apollo would
+ *   execute one's field as a query's (which fails inside), and before that graphql-js 16 can throw
+ *   while validating one (subscription-root.ts): either way an INTERNAL answer;
+ * - fields repeated under one name so often that validation would spend a request's worth of CPU
+ *   many times over comparing them (field-comparisons.ts).
+ * A text that does not parse is left to Apollo, which reports the syntax error.
  */
-function refuseSubscriptions(query: unknown, policy: GraphQLPolicy): void {
-  if (typeof query !== "string" || !query.includes("subscription")) return;
+function refuseBeforeApollo(query: unknown, policy: GraphQLPolicy): void {
+  if (typeof query !== "string") return;
+  let verdict = verdicts.get(query);
+  if (verdict === undefined) {
+    verdict = verdictOf(query, policy);
+    if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
+    verdicts.set(query, verdict);
+  }
+  if (verdict) throw verdict;
+}
+
+function verdictOf(query: string, policy: GraphQLPolicy): AppError | null {
   let document: DocumentNode;
   try {
     document = parse(query, { maxTokens: policy.maxTokens, noLocation: true });
   } catch {
-    return; // Apollo reports the syntax error
+    return null;
   }
   const subscribes = document.definitions.some(
     (definition) =>
       definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.SUBSCRIPTION,
   );
   if (subscribes)
-    throw new AppError(
+    return new AppError(
       "VALIDATION_FAILED",
       "Subscriptions run over the websocket at /graphql (graphql-transport-ws), not over HTTP",
     );
+  try {
+    checkFieldComparisons(document);
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  return null;
 }
 
 const CACHE_VERSION = Symbol("responseCacheVersion");

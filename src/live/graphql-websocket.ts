@@ -18,6 +18,7 @@ import { groupBy } from "../domain/group-by";
 import { AppError, ERROR_TABLE } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
+import { checkFieldComparisons } from "../graphql/field-comparisons";
 import { checkOperationLimits } from "../graphql/operation-limits";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
 import { compiledExecutorFor } from "../graphql/compiled-executor";
@@ -150,9 +151,12 @@ export function attachGraphQLWebsocket(options: {
     }
     try {
       const document = parse(query, { maxTokens: policy.maxTokens });
+      const tooManyComparisons = fieldComparisonsRefusal(document);
       entry = {
         document,
-        validationErrors: validate(schema, document, [...specifiedRules, ...policy.validationRules]),
+        validationErrors: tooManyComparisons
+          ? [tooManyComparisons]
+          : validate(schema, document, [...specifiedRules, ...policy.validationRules]),
       };
       queryOf.set(document, query);
     } catch (error) {
@@ -437,3 +441,14 @@ function isServerOnlyMessage(text: string): boolean {
 }
 
 export type { WsContext };
+
+/** QUERY_TOO_COMPLEX, as a validation error, for a document validation must not see (field-comparisons.ts). */
+function fieldComparisonsRefusal(document: DocumentNode): GraphQLError | undefined {
+  try {
+    checkFieldComparisons(document);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return new GraphQLError(error.message, { extensions: { code: error.code } });
+  }
+}
