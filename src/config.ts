@@ -168,11 +168,14 @@ function trustedProxies(env: Env): readonly string[] {
   for (const entry of entries) {
     const [address = "", bits, ...more] = entry.split("/");
     const version = isIP(address);
-    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32));
+    // A range wider than /8 (IPv6: /16) holds much of the internet, not a set of balancers.
+    const [narrowest, widest] = version === 6 ? [128, 16] : [32, 8];
+    const validBits =
+      bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) >= widest && Number(bits) <= narrowest);
     if (!(PROXY_RANGE_NAMES.has(entry) || (version !== 0 && validBits && more.length === 0)))
       throw new ConfigError(
         "TRUST_PROXY",
-        `has "${entry}": give the load balancers' addresses or CIDR ranges (10.0.0.0/8), or loopback, linklocal, uniquelocal — never every address, which would let any client choose its own`,
+        `has "${entry}": give the load balancers' addresses or CIDR ranges no wider than /8 (IPv6: /16), or loopback, linklocal, uniquelocal — never every address, which would let any client choose its own`,
       );
   }
   return Object.freeze(entries);

@@ -54,12 +54,24 @@ describe("the client address behind a load balancer", () => {
   });
 
   it("refuses a TRUST_PROXY that is not a list of addresses, ranges or range names", () => {
-    expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8, loopback, ::1" }).trustProxy).toEqual([
+    expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8, loopback, ::1, fd00::/16" }).trustProxy).toEqual([
       "10.0.0.0/8",
       "loopback",
       "::1",
+      "fd00::/16",
     ]);
-    for (const bad of ["true", "*", "0.0.0.0/33", "10.0.0.1/8/1", "gateway.internal"])
+    for (const bad of [
+      "true",
+      "*",
+      "0.0.0.0/0",
+      "::/0",
+      "0.0.0.0/1",
+      "128.0.0.0/7",
+      "2000::/3",
+      "0.0.0.0/33",
+      "10.0.0.1/8/1",
+      "gateway.internal",
+    ])
       expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(/TRUST_PROXY/);
   });
 });
