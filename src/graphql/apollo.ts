@@ -13,7 +13,7 @@ import { compiledExecutorFor } from "./compiled-executor";
 import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "./policy";
 import { formatGraphQLError } from "./errors";
-import { checkFieldComparisons } from "./field-comparisons";
+import { checkDocumentLength, checkFieldComparisons } from "./field-comparisons";
 import type { CachedResponse, GraphQLRequestBody, ResponseCache } from "./response-cache";
 import { parseJsonBodyInto } from "../http/json-body";
 import { executeInSpan, traceResolvers } from "../tracing/graphql";
@@ -222,12 +222,13 @@ const MAX_VERDICTS = 1_000;
  * - a subscription operation: subscriptions run over the websocket only. Over HTTP Apollo would
  *   execute one's field as a query's (which fails inside), and before that graphql-js 16 can throw
  *   while validating one (subscription-root.ts): either way an INTERNAL answer;
- * - fields repeated under one name so often that validation would spend a request's worth of CPU
- *   many times over comparing them (field-comparisons.ts).
+ * - a text too long, or fields repeated under one name so often that validation would spend a
+ *   request's worth of CPU many times over comparing them (field-comparisons.ts).
  * A text that does not parse is left to Apollo, which reports the syntax error.
  */
 function refuseBeforeApollo(query: unknown, policy: GraphQLPolicy): void {
   if (typeof query !== "string") return;
+  checkDocumentLength(query);
   let verdict = verdicts.get(query);
   if (verdict === undefined) {
     verdict = verdictOf(query, policy);

@@ -7,8 +7,8 @@ import { createWalkBudget, WalkOverBudget, type WalkBudget } from "./walk-budget
  * OverlappingFieldsCanBeMerged rule compares every such pair in a selection set (fragments and inline
  * fragments merged in), then their sub-selections merged, so `{ health{status} health{status} … }`
  * costs the square of its repeats: 490 of them, within GRAPHQL_MAX_TOKENS, took 100–300 ms of CPU
- * each. Legitimate documents repeat a name a handful of times; at the bound validation takes about
- * 10 ms (BENCHMARKS.md is not involved: test/graphql-field-comparisons.test.ts prints it).
+ * each. Legitimate documents repeat a name a handful of times (test/graphql-field-comparisons.test.ts
+ * prints the validation time of the largest document the bound admits).
  */
 export const MAX_FIELD_COMPARISONS = 2_500;
 
@@ -30,7 +30,11 @@ export function checkFieldComparisons(document: DocumentNode, max = MAX_FIELD_CO
     );
   const compare = (groups: Map<string, FieldNode[]>): void => {
     for (const fields of groups.values()) {
-      comparisons += (fields.length * (fields.length - 1)) / 2;
+      // graphql-js 16.15 settles a pair of plain leaves (no arguments, directives or selections) at
+      // once: only pairs with at least one other field are counted, so `__typename` or `code` in
+      // many colocated fragments costs nothing here.
+      const plain = fields.filter(isPlainLeaf).length;
+      comparisons += pairs(fields.length) - pairs(plain);
       if (comparisons > max) throw refuse();
       const children = new Map<string, FieldNode[]>();
       for (const field of fields) if (field.selectionSet) collect(field.selectionSet, children, new Set(), budget);
@@ -71,4 +75,28 @@ export function checkFieldComparisons(document: DocumentNode, max = MAX_FIELD_CO
     if (error instanceof WalkOverBudget) throw refuse();
     throw error;
   }
+}
+
+const pairs = (n: number): number => (n * (n - 1)) / 2;
+
+function isPlainLeaf(field: FieldNode): boolean {
+  return !field.selectionSet && !field.arguments?.length && !field.directives?.length;
+}
+
+/**
+ * The longest document text read (characters). Whitespace and comments are no tokens, so
+ * GRAPHQL_MAX_TOKENS does not bound a text's length; and graphql-js locates each validation error
+ * (up to 100 of them) by scanning the text from its start: a 1 MB text of newlines and 101 errors
+ * took 1.6 s of CPU. 16,384 characters hold the largest legitimate documents (1,000 station codes
+ * written out: about 7,000).
+ */
+export const MAX_DOCUMENT_CHARS = 16_384;
+
+/** QUERY_TOO_COMPLEX for a text longer than MAX_DOCUMENT_CHARS, before it is parsed. */
+export function checkDocumentLength(text: string): void {
+  if (text.length > MAX_DOCUMENT_CHARS)
+    throw new AppError(
+      "QUERY_TOO_COMPLEX",
+      `The document has ${text.length} characters; at most ${MAX_DOCUMENT_CHARS} are read`,
+    );
 }

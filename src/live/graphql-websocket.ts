@@ -18,7 +18,7 @@ import { groupBy } from "../domain/group-by";
 import { AppError, ERROR_TABLE } from "../errors";
 import type { GraphQLContext } from "../graphql/context";
 import { formatGraphQLError } from "../graphql/errors";
-import { checkFieldComparisons } from "../graphql/field-comparisons";
+import { checkDocumentLength, checkFieldComparisons } from "../graphql/field-comparisons";
 import { checkOperationLimits } from "../graphql/operation-limits";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
 import { compiledExecutorFor } from "../graphql/compiled-executor";
@@ -151,7 +151,7 @@ export function attachGraphQLWebsocket(options: {
     }
     try {
       const document = parse(query, { maxTokens: policy.maxTokens });
-      const tooManyComparisons = fieldComparisonsRefusal(document);
+      const tooManyComparisons = documentRefusal(query, document);
       entry = {
         document,
         validationErrors: tooManyComparisons
@@ -443,8 +443,9 @@ function isServerOnlyMessage(text: string): boolean {
 export type { WsContext };
 
 /** QUERY_TOO_COMPLEX, as a validation error, for a document validation must not see (field-comparisons.ts). */
-function fieldComparisonsRefusal(document: DocumentNode): GraphQLError | undefined {
+function documentRefusal(text: string, document: DocumentNode): GraphQLError | undefined {
   try {
+    checkDocumentLength(text);
     checkFieldComparisons(document);
     return undefined;
   } catch (error) {
