@@ -11,8 +11,13 @@ export interface ParsedAwb {
   checkDigitValid: boolean;
 }
 
+/** The check digit an 8-digit serial should end with: its first seven digits mod 7. */
+export function checkDigitOf(serial: string): number {
+  return Number(serial.slice(0, 7)) % 7;
+}
+
 export function checkDigitValid(serial: string): boolean {
-  return Number(serial.slice(0, 7)) % 7 === Number(serial[7]);
+  return checkDigitOf(serial) === Number(serial[7]);
 }
 
 /** The AWB in canonical form, or null when it is not one of the three accepted forms. */

@@ -213,8 +213,11 @@ function admitOperation(operation: unknown, policy: GraphQLPolicy): void {
   refuseBeforeApollo(fields.query, policy);
 }
 
-/** Verdicts of `checkBeforeApollo` by document text, most recent last (a text is checked once). */
-const verdicts = new Map<string, AppError | null>();
+/**
+ * Verdicts of `refuseBeforeApollo` by policy (they depend on its token limit), then by document text,
+ * oldest first (a text is checked once).
+ */
+const verdictsByPolicy = new WeakMap<GraphQLPolicy, Map<string, AppError | null>>();
 const MAX_VERDICTS = 1_000;
 
 /**
@@ -229,6 +232,8 @@ const MAX_VERDICTS = 1_000;
 function refuseBeforeApollo(query: unknown, policy: GraphQLPolicy): void {
   if (typeof query !== "string") return;
   checkDocumentLength(query);
+  let verdicts = verdictsByPolicy.get(policy);
+  if (!verdicts) verdictsByPolicy.set(policy, (verdicts = new Map<string, AppError | null>()));
   let verdict = verdicts.get(query);
   if (verdict === undefined) {
     verdict = verdictOf(query, policy);

@@ -1,4 +1,4 @@
-import { parseAwb } from "../domain/awb";
+import { checkDigitOf, parseAwb } from "../domain/awb";
 import type { FieldError } from "../domain/checker";
 import type { MessageContents } from "../ingestion/carrier-ingest";
 import type { IngestResult } from "./milestone.service";
@@ -48,15 +48,10 @@ export function ingestAnswerView(
               ? [
                   {
                     field: `events[${i}].awb`,
-                    message: `${event.awb} has a wrong check digit (the first seven digits of its serial give ${expectedCheckDigit(event.awb)}); stored, as AWB_CHECK_DIGIT=off`,
+                    message: `${event.awb} has a wrong check digit (the first seven digits of its serial give ${checkDigitOf(event.awb.slice(4))}); stored, as AWB_CHECK_DIGIT=off`,
                   },
                 ]
               : [],
           ),
   };
-}
-
-/** The check digit of a canonical AWB's serial: its first seven digits mod 7. */
-function expectedCheckDigit(canonicalAwb: string): number {
-  return Number(canonicalAwb.slice(4, 11)) % 7;
 }
