@@ -9,7 +9,7 @@ import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import type { App } from "../src/app";
-import type { Principal } from "../src/clients/client.service";
+import type { Principal } from "../src/clients/principal";
 import { Checker } from "../src/domain/checker";
 import { type AppError, type FieldError, validationError } from "../src/errors";
 import { parseMilestones } from "../src/milestones/milestone.validate";

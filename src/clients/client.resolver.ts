@@ -1,7 +1,7 @@
 import { GraphQLJSON } from "graphql-scalars";
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context";
-import { requireScope } from "./client.service";
+import { requireScope } from "./principal";
 import {
   ApiClientType,
   CreatedClientType,

@@ -1,5 +1,5 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { requireScope } from "../clients/client.service";
+import { requireScope } from "../clients/principal";
 import type { GraphQLContext } from "../graphql/context";
 import { DeliveryType } from "./delivery.types";
 

@@ -1,4 +1,4 @@
-import type { Principal } from "../clients/client.service";
+import type { Principal } from "../clients/principal";
 import type { Prisma } from "../db/database";
 import { clientEventIdOf } from "../domain/event-id";
 import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { WebSocket } from "ws";
 import type DataLoader from "dataloader";
-import type { Principal } from "../clients/client.service";
+import type { Principal } from "../clients/principal";
 import type { DeliveryCounts } from "../delivery/delivery.loaders";
 import type { Services } from "../services";
 

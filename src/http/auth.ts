@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
-import { type ClientService, type Principal, requireScope } from "../clients/client.service";
+import type { ClientService } from "../clients/client.service";
+import { type Principal, requireScope } from "../clients/principal";
 import type { Scope } from "../clients/credentials";
 import { AppError } from "../errors";
 import type { AnonymousBudget } from "./anonymous-budget";

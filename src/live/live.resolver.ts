@@ -1,5 +1,5 @@
 import { Arg, Field, InputType, Resolver, Root, type SubscribeResolverData, Subscription } from "type-graphql";
-import { requireScope } from "../clients/client.service";
+import { requireScope } from "../clients/principal";
 import { parseAwb } from "../domain/awb";
 import { validationError } from "../errors";
 import type { GraphQLContext } from "../graphql/context";

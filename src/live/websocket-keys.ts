@@ -1,4 +1,5 @@
-import type { ClientService, Principal } from "../clients/client.service";
+import type { ClientService } from "../clients/client.service";
+import type { Principal } from "../clients/principal";
 import { AppError, ERROR_TABLE } from "../errors";
 import type { KeyVerdict } from "./graphql-websocket";
 

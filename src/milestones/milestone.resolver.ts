@@ -1,5 +1,5 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
-import { requireScope } from "../clients/client.service";
+import { requireScope } from "../clients/principal";
 import type { GraphQLContext } from "../graphql/context";
 import { parseMilestones } from "./milestone.validate";
 import { CarrierStatusType } from "./carrier-status.types";

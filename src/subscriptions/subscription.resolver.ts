@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { requireScope } from "../clients/client.service";
+import { requireScope } from "../clients/principal";
 import type { GraphQLContext } from "../graphql/context";
 import { AppError } from "../errors";
 import {

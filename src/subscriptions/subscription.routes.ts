@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Principal } from "../clients/client.service";
+import type { Principal } from "../clients/principal";
 import { validationError } from "../errors";
 import { callerOf, keyed } from "../http/auth";
 import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";

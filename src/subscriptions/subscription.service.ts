@@ -1,4 +1,4 @@
-import type { Principal } from "../clients/client.service";
+import type { Principal } from "../clients/principal";
 import type { SqlExecutor } from "../db/database";
 import { parseAwb } from "../domain/awb";
 import { readIsoInstant } from "../domain/instant";
