@@ -1,18 +1,16 @@
 import { AsyncResource } from "node:async_hooks";
 import type { Logger } from "pino";
+import { decideOutcome, type SendResult } from "./attempt-outcome";
 import { type CircuitChange, type CircuitOptions, createCircuitBreakers, originAnswered } from "./circuit-breaker";
-import { retryDelayMs } from "./backoff";
+import { ClaimLoop } from "./claim-loop";
 import type { DeliveryOutcome } from "./delivery.metrics";
 import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
+import { GiveBacks } from "./give-backs";
+import { OriginPacing, PREFETCH_FACTOR, SATURATED_DEFER_MS } from "./origin-pacing";
+import { OriginQueues } from "./origin-queues";
+import { OutcomeRecorder } from "./outcome-recorder";
 
-/** What one send did (sender.ts makes it): the worker records it as the attempt's outcome. */
-export interface SendResult {
-  startedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  retryAfterMs: number | null;
-}
+export type { SendResult };
 
 export interface WorkerOptions {
   /** Sends in flight at once in this worker, over all origins. */
@@ -34,22 +32,12 @@ export interface WorkerOptions {
   circuit: CircuitOptions;
 }
 
-/**
- * Claimed deliveries kept ready per origin, as a multiple of its concurrency, so a freed slot need
- * not wait for a claim query. Only for origins that answer quickly: a slow one would sit on claims
- * until they had to be given back.
- */
-const PREFETCH_FACTOR = 32;
-const FAST_ORIGIN_MS = 250;
 /** Deliveries claimed ahead over all origins, as a multiple of the concurrency: fewer, larger claims. */
 const CLAIM_AHEAD = 4;
 /** Outcomes not yet recorded above which the worker stops claiming (the database is behind). */
 const MAX_UNRECORDED = 5_000;
-const RECORD_BATCH = 500;
-/** How long the first outcome of a batch waits for others before they are recorded together. */
-const RECORD_LINGER_MS = 20;
-const SATURATED_DEFER_MS = 1_000;
-const MAX_RECORD_BACKOFF_MS = 5_000;
+/** Most deliveries one deferral statement pushes back. */
+const DEFER_LIMIT = 10_000;
 
 export interface WorkerDeps {
   claim: (args: {
@@ -91,199 +79,72 @@ export interface DeliveryHandoff {
   take(deliveries: ClaimedDelivery[], claimStartedAt: number): void;
 }
 
-interface Queued {
-  delivery: ClaimedDelivery;
-  /** The last instant (this worker's clock) at which a send may start and still end inside the lease. */
-  startBy: number;
-}
-
 /**
- * The delivery loop. It is handed its I/O — claim, send, record — and knows nothing of the database
- * or HTTP client behind them (graphile-worker's shape), so the policy here is testable on its own.
+ * The delivery worker: a claim loop (claim-loop.ts) fills per-origin queues (origin-queues.ts) sized
+ * by each origin's pace (origin-pacing.ts); a send starts when its origin has a free slot, its circuit
+ * allows it (circuit-breaker.ts) and enough of its lease is left; its result becomes an outcome
+ * (attempt-outcome.ts) recorded in batches (outcome-recorder.ts); what cannot be sent is given back
+ * (give-backs.ts). Its I/O is injected (delivery.runtime.ts wires the store and HTTP client).
  *
- * Claims are prefetched into a queue per origin; a send starts when its origin has a free slot and
- * enough of its lease is left. The lease clock starts before the claim query is sent, so this
- * worker's idea of a lease's end is never later than the database's, whatever the clock offset
- * between them. Outcomes are recorded in batches after the send, off the sending path; a record that
- * arrives after another worker took the delivery over is dropped by the store (fencing).
+ * The lease clock starts before the claim query is sent, so this worker's idea of a lease's end is
+ * never later than the database's, whatever the clock offset between them. A record that arrives
+ * after another worker took the delivery over is dropped by the store (fencing).
+ *
+ * States: "stopped", "running", "stopping" (no claims or new sends; waits for the sends in flight,
+ * their recording and the give-backs).
  */
 export function createDeliveryWorker(deps: WorkerDeps) {
-  const {
-    claim,
-    release,
-    defer,
-    send,
-    record,
-    onAttempt,
-    onCircuit,
-    log,
-    options,
-    now = () => performance.now(),
-  } = deps;
-  const breakers = createCircuitBreakers(options.circuit, now);
-  /** Runs a function in the async context the worker was created in (see `handoff.take`). */
-  const inWorkerContext = AsyncResource.bind((run: () => void) => run());
-  const queues = new Map<string, Queued[]>();
-  const inFlight = new Map<string, number>();
-  const deferredAt = new Map<string, number>();
-  /** Moving average of each origin's send duration (ms). */
-  const pace = new Map<string, number>();
-  const counts = { inFlight: 0, queued: 0 };
-  const unrecorded: AttemptOutcome[] = [];
-  let toRelease: ClaimedDelivery[] = [];
-  let running = false;
-  let wakeUp: (() => void) | undefined;
-  let loopDone: Promise<void> = Promise.resolve();
-  let recording: Promise<void> | undefined;
+  const { claim, defer, send, onAttempt, onCircuit, log, options, now = () => performance.now() } = deps;
+  let state: "stopped" | "running" | "stopping" = "stopped";
   let stopping: Promise<void> | undefined;
-  /** Give-backs under way; `stop()` waits for them, so the database is not closed under them. */
-  const releasing = new Set<Promise<void>>();
   const idleWaiters = new Set<() => void>();
 
-  const wake = () => {
-    wakeUp?.();
-    wakeUp = undefined;
-  };
-  const held = (origin: string) => (inFlight.get(origin) ?? 0) + (queues.get(origin)?.length ?? 0);
-  const isFast = (origin: string) => (pace.get(origin) ?? Infinity) < FAST_ORIGIN_MS;
-  const isKnownSlow = (origin: string) => (pace.get(origin) ?? 0) >= FAST_ORIGIN_MS;
-  const prefetchFor = (origin: string) => options.perOrigin * (isFast(origin) ? PREFETCH_FACTOR : 1);
+  const breakers = createCircuitBreakers(options.circuit, now);
+  const queues = new OriginQueues(options);
+  const pacing = new OriginPacing(options.perOrigin);
+  const recorder = new OutcomeRecorder({ record: deps.record, log, onSettled: notifyIfIdle });
+  const claimLoop = new ClaimLoop({ pollMs: options.pollMs, claimOnce, log });
+  const giveBacks = new GiveBacks({
+    release: deps.release,
+    onReleased: () => {
+      // Claimable again, by this worker too (no NOTIFY for them).
+      if (state === "running") claimLoop.wake();
+    },
+    log,
+  });
+  /** Runs a function in the async context the worker was created in (see `handoff.take`). */
+  const inWorkerContext = AsyncResource.bind((run: () => void) => run());
 
-  function outcomeOf(
-    delivery: ClaimedDelivery,
-    result: SendResult,
-  ): { outcome: AttemptOutcome; kind: DeliveryOutcome } {
-    const attempts = delivery.attemptCount + 1;
-    const base = {
-      deliveryId: delivery.id,
-      leaseToken: delivery.leaseToken,
-      startedAt: result.startedAt,
-      durationMs: result.durationMs,
-      statusCode: result.statusCode,
-      error: result.error,
-    };
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode <= 299) {
-      return { outcome: { ...base, status: "DELIVERED", nextAttemptAt: null }, kind: "delivered" };
-    }
-    // 410 Gone: the receiver says this callback will never take notifications again.
-    if (result.statusCode === 410) return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "gone" };
-    if (attempts > options.retrySchedule.length)
-      return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "dead" };
-    const delay = retryDelayMs(options.retrySchedule, attempts, result.retryAfterMs);
-    return { outcome: { ...base, status: "PENDING", nextAttemptAt: new Date(Date.now() + delay) }, kind: "retry" };
-  }
-
-  /**
-   * Waits a moment before recording so that outcomes of sends finishing together share one statement.
-   * Without it each outcome was recorded alone: the record's own query work kept the sends' answers
-   * from being read, so there was only ever one outcome waiting (10,000 statements for 10,000 sends
-   * on the embedded database, where queries run on this thread).
-   */
-  async function lingerThenDrain(): Promise<void> {
-    if (running && unrecorded.length < RECORD_BATCH) await new Promise((r) => setTimeout(r, RECORD_LINGER_MS));
-    await drainOutcomes();
-  }
-
-  /** Records outcomes in batches until none is left; while stopped, gives up after a few failures. */
-  async function drainOutcomes(): Promise<void> {
-    let failures = 0;
-    while (unrecorded.length > 0) {
-      const batch = unrecorded.slice(0, RECORD_BATCH);
-      try {
-        const recorded = await record(batch);
-        unrecorded.splice(0, batch.length);
-        failures = 0;
-        if (recorded < batch.length)
-          log.warn(
-            { fencedOut: batch.length - recorded },
-            "outcomes of deliveries whose lease another worker had taken over were not recorded",
-          );
-      } catch (error) {
-        // Until recorded, the claims keep these deliveries from being claimed; if recording fails past
-        // a lease, another claim sends that delivery again (at least once: never lost).
-        failures++;
-        log.warn({ err: error, count: batch.length }, "recording delivery outcomes failed; retrying");
-        if (!running && failures > 5) {
-          log.error(
-            { count: unrecorded.length },
-            "stopping without recording these outcomes: their deliveries will be sent again when their leases end",
-          );
-          return;
-        }
-        await new Promise((r) => setTimeout(r, Math.min(MAX_RECORD_BACKOFF_MS, 50 * 2 ** failures)));
-      }
-    }
-  }
-
-  /** Starts recording unless a recording is under way; resolves when the outcomes queued so far are recorded (or given up on). */
-  function recordPending(): Promise<void> {
-    // `.finally` runs after this assignment even when nothing was pending, so `recording` is never
-    // left holding a settled promise (which would stop all later recording).
-    recording ??= lingerThenDrain().finally(() => {
-      recording = undefined;
-      if (unrecorded.length > 0 && running) void recordPending();
-      notifyIfIdle();
-    });
-    return recording;
-  }
+  const spareClaims = () => options.concurrency * CLAIM_AHEAD - queues.inFlight - queues.queued;
+  const hasRoom = (origin: string) => queues.held(origin) < pacing.prefetchFor(origin);
 
   function notifyIfIdle(): void {
-    if (counts.inFlight > 0 || recording !== undefined) return;
+    if (queues.inFlight > 0 || recorder.busy) return;
     for (const resolve of idleWaiters) resolve();
     idleWaiters.clear();
-  }
-
-  function giveBack(delivery: ClaimedDelivery): void {
-    toRelease.push(delivery);
-  }
-
-  function flushReleases(): void {
-    if (toRelease.length === 0) return;
-    const claims = toRelease;
-    toRelease = [];
-    const done: Promise<void> = release(claims)
-      .then(
-        () => {
-          // Given back while running: they are claimable again, by this worker too (no NOTIFY for them).
-          if (running) wake();
-        },
-        (error: unknown) => log.warn({ err: error }, "giving back deliveries failed; their leases will run out"),
-      )
-      .finally(() => releasing.delete(done));
-    releasing.add(done);
   }
 
   /** Starts every queued delivery whose origin has a free slot; gives back what can no longer start in time. */
   function pump(): void {
     const t = now();
-    for (const [origin, queue] of queues) {
-      while (
-        queue.length > 0 &&
-        counts.inFlight < options.concurrency &&
-        (inFlight.get(origin) ?? 0) < options.perOrigin
-      ) {
+    for (const origin of queues.waitingOrigins()) {
+      while (queues.canStart(origin)) {
         if (!breakers.allows(origin)) {
           // Open, or its probe under way: what waits for this origin goes back, to be claimed later.
-          for (const { delivery } of queue.splice(0)) {
-            counts.queued--;
-            giveBack(delivery);
-          }
+          for (const { delivery } of queues.takeAll(origin)) giveBacks.add(delivery);
           break;
         }
-        const { delivery, startBy } = queue.shift()!;
-        counts.queued--;
-        if (!running || t > startBy) {
+        const { delivery, startBy } = queues.takeNext(origin)!;
+        if (state !== "running" || t > startBy) {
           breakers.abandon(origin);
-          giveBack(delivery);
+          giveBacks.add(delivery);
           continue;
         }
-        inFlight.set(origin, (inFlight.get(origin) ?? 0) + 1);
-        counts.inFlight++;
+        queues.started(origin);
         void deliver(delivery, startBy);
       }
-      if (queue.length === 0) queues.delete(origin);
     }
-    flushReleases();
+    giveBacks.flush();
   }
 
   async function deliver(delivery: ClaimedDelivery, startBy: number): Promise<void> {
@@ -291,14 +152,13 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       const result = await send(delivery, startBy);
       if (result === null) {
         breakers.abandon(delivery.origin);
-        giveBack(delivery);
+        giveBacks.add(delivery);
       } else {
-        pace.set(delivery.origin, 0.8 * (pace.get(delivery.origin) ?? result.durationMs) + 0.2 * result.durationMs);
-        const { outcome, kind } = outcomeOf(delivery, result);
+        pacing.observe(delivery.origin, result.durationMs);
+        const { outcome, kind } = decideOutcome(delivery, result, options.retrySchedule);
         onAttempt?.(kind, delivery);
-        circuitOutcome(delivery.origin, originAnswered(result.statusCode));
-        unrecorded.push(outcome);
-        void recordPending();
+        countForCircuit(delivery.origin, originAnswered(result.statusCode));
+        recorder.add(outcome);
       }
     } catch (error) {
       breakers.abandon(delivery.origin);
@@ -307,56 +167,36 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         "delivery failed unexpectedly; it will be retried when its lease ends",
       );
     } finally {
-      counts.inFlight--;
-      const left = (inFlight.get(delivery.origin) ?? 1) - 1;
-      if (left === 0) inFlight.delete(delivery.origin);
-      else inFlight.set(delivery.origin, left);
+      queues.finished(delivery.origin);
       pump();
       // Ask for more only when this origin's queue runs low, not after every send.
-      if (held(delivery.origin) <= prefetchFor(delivery.origin) / 2) wake();
+      if (queues.held(delivery.origin) <= pacing.prefetchFor(delivery.origin) / 2) claimLoop.wake();
       notifyIfIdle();
     }
   }
 
   /** Counts a send for its origin's circuit; one that opens also pushes the origin's due backlog past it. */
-  function circuitOutcome(origin: string, answered: boolean): void {
+  function countForCircuit(origin: string, answered: boolean): void {
     const change = breakers.record(origin, answered);
     if (!change) return;
     onCircuit?.(change, breakers.openCount());
     if (change.change === "opened") {
       log.warn({ origin, openMs: change.forMs }, "callback origin keeps failing: circuit open, sends paused");
       // Every instance then leaves it alone for that long, not only this one (whose claims skip it).
-      void defer(origin, change.forMs!, 10_000).catch((error: unknown) =>
+      void defer(origin, change.forMs!, DEFER_LIMIT).catch((error: unknown) =>
         log.warn({ err: error, origin }, "pushing back a failing origin's deliveries failed"),
       );
     } else log.info({ origin }, "callback origin answered its probe: circuit closed, sends resumed");
   }
 
-  /**
-   * A slow origin's due backlog would sit at the front of every claim's scan (oldest first); pushing
-   * it back by a second, once a second, keeps claims for other origins cheap. Only an origin seen to
-   * be slow is deferred: a fast one works through its prefetched claims well within that second and
-   * would then idle.
-   */
-  async function deferSaturated(full: string[]): Promise<void> {
-    const t = now();
-    for (const origin of full) {
-      if (
-        !isKnownSlow(origin) ||
-        (inFlight.get(origin) ?? 0) < options.perOrigin ||
-        t - (deferredAt.get(origin) ?? -Infinity) < SATURATED_DEFER_MS
-      )
-        continue;
-      deferredAt.set(origin, t);
-      await defer(origin, SATURATED_DEFER_MS, 10_000);
-    }
-    for (const origin of deferredAt.keys()) if (!inFlight.has(origin)) deferredAt.delete(origin);
-  }
-
-  async function claimMore(capacity: number): Promise<boolean> {
-    const full = [...new Set([...queues.keys(), ...inFlight.keys()])].filter(
-      (origin) => held(origin) >= prefetchFor(origin),
-    );
+  /** One round of the claim loop: true when claiming again at once may find more. */
+  async function claimOnce(): Promise<boolean> {
+    const capacity = spareClaims();
+    // A claim is one statement whatever its size: with work still queued, wait until a sizeable
+    // batch fits rather than claiming a few rows at a time as slots free up.
+    const worthClaiming = capacity >= options.concurrency || queues.queued === 0;
+    if (capacity <= 0 || !worthClaiming || recorder.backlog >= MAX_UNRECORDED) return false;
+    const full = queues.heldOrigins().filter((origin) => !hasRoom(origin));
     await deferSaturated(full);
     full.push(...breakers.closedTo());
     const claimStartedAt = now();
@@ -370,56 +210,32 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     pump();
     // Claim again at once only if there may be more to take for an origin with room: a claim that
     // excludes every origin it found would scan their whole backlog for nothing.
-    return claimed.length === capacity && claimed.some((d) => held(d.origin) < prefetchFor(d.origin));
+    return claimed.length === capacity && claimed.some((d) => hasRoom(d.origin));
   }
 
-  /** Queues claimed deliveries per origin; what an origin has no room for is given back. */
+  /** Pushes back the due backlog of full origins known to be slow (origin-pacing.ts says which, and when). */
+  async function deferSaturated(full: readonly string[]): Promise<void> {
+    const t = now();
+    for (const origin of full)
+      if (pacing.takeDeferral(origin, queues.inFlightTo(origin), t))
+        await defer(origin, SATURATED_DEFER_MS, DEFER_LIMIT);
+    pacing.forgetDeferralsUnless((origin) => queues.inFlightTo(origin) > 0);
+  }
+
+  /** Queues claimed deliveries per origin; what an origin has no room for (a slow or new one) is given back. */
   function enqueue(claimed: readonly ClaimedDelivery[], claimStartedAt: number): void {
     const startBy = claimStartedAt + options.leaseMs - options.sendBudgetMs;
     for (const delivery of claimed) {
-      // A claim may bring more for a slow or new origin than it may hold: give those back.
-      if (held(delivery.origin) >= prefetchFor(delivery.origin)) {
-        giveBack(delivery);
-        continue;
-      }
-      const queue = queues.get(delivery.origin) ?? [];
-      queue.push({ delivery, startBy });
-      queues.set(delivery.origin, queue);
-      counts.queued++;
-    }
-  }
-
-  async function loop(): Promise<void> {
-    while (running) {
-      const capacity = options.concurrency * CLAIM_AHEAD - counts.inFlight - counts.queued;
-      let more = false;
-      // A claim is one statement whatever its size: with work still queued, wait until a sizeable
-      // batch fits rather than claiming a few rows at a time as slots free up.
-      const worthClaiming = capacity >= options.concurrency || counts.queued === 0;
-      if (capacity > 0 && worthClaiming && unrecorded.length < MAX_UNRECORDED) {
-        try {
-          more = await claimMore(capacity);
-        } catch (error) {
-          log.warn({ err: error }, "claiming deliveries failed; will try again");
-        }
-      }
-      if (more || !running) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, options.pollMs);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (hasRoom(delivery.origin)) queues.push({ delivery, startBy });
+      else giveBacks.add(delivery);
     }
   }
 
   const handoff: DeliveryHandoff = {
     leaseMs: options.leaseMs,
     room(origin) {
-      if (!running || breakers.isClosedTo(origin)) return 0;
-      const total = options.concurrency * CLAIM_AHEAD - counts.inFlight - counts.queued;
-      return Math.max(0, Math.min(total, prefetchFor(origin) - held(origin)));
+      if (state !== "running" || breakers.isClosedTo(origin)) return 0;
+      return Math.max(0, Math.min(spareClaims(), pacing.prefetchFor(origin) - queues.held(origin)));
     },
     take(deliveries, claimStartedAt) {
       // In the worker's own async context, not the ingesting request's: the sends this starts (and
@@ -435,32 +251,35 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     handoff,
     /** Starts the loop; while a `stop()` is still under way, starts once it has finished. */
     start(): void {
-      if (running) return;
+      if (state === "running") return;
       if (stopping) {
         void stopping.then(() => this.start());
         return;
       }
-      running = true;
-      loopDone = loop();
+      state = "running";
+      recorder.mode = "live";
+      claimLoop.start();
     },
     /** New deliveries were committed: look now instead of at the next poll. */
-    wake,
+    wake(): void {
+      claimLoop.wake();
+    },
     /** Stops claiming, gives back what was queued, waits for sends in flight, their recording and the give-backs. Safe to call twice. */
     stop(): Promise<void> {
-      if (!running && !stopping) return Promise.resolve();
+      if (state === "stopped") return Promise.resolve();
       stopping ??= (async () => {
-        running = false;
-        wake();
-        await loopDone;
-        for (const queue of queues.values()) for (const { delivery } of queue) giveBack(delivery);
-        queues.clear();
-        counts.queued = 0;
-        flushReleases();
-        if (counts.inFlight > 0 || recording !== undefined)
-          await new Promise<void>((resolve) => idleWaiters.add(resolve));
-        await recordPending();
-        await Promise.all(releasing);
-      })().finally(() => (stopping = undefined));
+        state = "stopping";
+        recorder.mode = "closing";
+        await claimLoop.stop();
+        for (const { delivery } of queues.takeAll()) giveBacks.add(delivery);
+        giveBacks.flush();
+        if (queues.inFlight > 0 || recorder.busy) await new Promise<void>((resolve) => idleWaiters.add(resolve));
+        await recorder.flush();
+        await giveBacks.settled();
+      })().finally(() => {
+        state = "stopped";
+        stopping = undefined;
+      });
       return stopping;
     },
   };
