@@ -9,7 +9,6 @@ import { type BeforeStep, buildServices, type Core } from "./composition/build-s
 import { DisposerStack } from "./composition/disposer-stack";
 import { mountTransports } from "./composition/mount-transports";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { traceHttpServer } from "./tracing/http-server";
 import { startTracing } from "./tracing/tracing";
 
 export interface App {
@@ -59,7 +58,6 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
     }
     core = await buildServices(config, log, stack, beforeStep);
     ({ http } = await mountTransports(core, config, log, stack, beforeStep));
-    traceHttpServer(http); // with tracing on: a span per request
   } catch (error) {
     await stack.dispose().catch(() => {}); // each failure is logged; the start's own error is the one to report
     throw error;

@@ -8,6 +8,7 @@ import { createLogger } from "../src/log";
 import { tracingOn } from "../src/tracing/spans";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";
 import { graphql, postJson } from "./support/http";
+import { openSubscriber } from "./support/ws-protocol";
 import { type ReceivedPost, startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
@@ -69,7 +70,7 @@ async function startGateway(
     postJson(`${url}/carrier/handling/shipment/events`, { awb, state: "DEP" }, { ...admin, ...headers });
   const postsFor = (subscriptionId: string): ReceivedPost[] =>
     receiver.posts.filter((p) => JSON.parse(p.body).subscriptionId === subscriptionId);
-  return { url, lines, receiver, subscribe, ingest, postsFor };
+  return { url, server: app.http.server, lines, receiver, subscribe, ingest, postsFor };
 }
 
 const traceIdOf = (span: ReadableSpan) => span.spanContext().traceId;
@@ -253,6 +254,33 @@ describe.each(BACKENDS)("tracing on %s", (backend) => {
       expect(completed).toMatchObject(ids);
       // The hand-written access line is still one JSON object with its usual fields.
       expect(completed).toMatchObject({ level: 30, res: { statusCode: 202 }, req: { method: "POST" } });
+    });
+
+    it("keeps Fastify's server settings and serves websocket subscriptions, which get no request span", async () => {
+      // The traced server is made by the gateway (a Fastify serverFactory), no longer by Fastify.
+      expect(gateway.server.requestTimeout).toBe(30_000);
+      expect(gateway.server.keepAliveTimeout).toBe(72_000);
+      expect(gateway.server.timeout).toBe(0);
+      exporter.reset();
+      const awb = nextAwb();
+      const subscriber = await openSubscriber(gateway.url, admin.authorization);
+      subscriber.subscribe("1", "subscription($awb: String!) { awbStatusChanged(awb: $awb) { awb state } }", { awb });
+      try {
+        // Ingest until the subscription, registered asynchronously, has seen one.
+        await until(
+          async () => {
+            if (subscriber.received.length > 0) return true;
+            expect((await gateway.ingest(awb)).status).toBe(202);
+            return subscriber.received.length > 0;
+          },
+          { what: "the live event" },
+        );
+      } finally {
+        subscriber.close();
+      }
+      expect(subscriber.received[0]).toEqual({ awbStatusChanged: { awb, state: "DEP" } });
+      expect(subscriber.errors).toEqual([]);
+      expect(spans().filter((s) => s.attributes["url.path"] === "/graphql")).toEqual([]);
     });
   });
 });

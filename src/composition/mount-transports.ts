@@ -32,6 +32,7 @@ import { registerStationRoutes } from "../stations/station.routes";
 import { problemSchema, stationSchema, temperatureProductsSchema } from "../stations/station.schemas";
 import { STATION_CACHE_POLICY } from "../stations/station.resolver";
 import { registerSubscriptionRoutes } from "../subscriptions/subscription.routes";
+import { requestTracing } from "../tracing/http-server";
 import { loadWebAssets } from "../web/web-assets";
 import { registerWebRoutes, sendIdePage, wantsHtml } from "../web/web.routes";
 import type { BeforeStep, Core } from "./build-services";
@@ -76,7 +77,7 @@ export async function mountTransports(
 
   await beforeStep("http");
   const clientAddress = clientAddressReader(config.trustProxy);
-  const http = createHttpServer(log, clientAddress.trust ? { trustProxy: clientAddress.trust } : {});
+  const http = createHttpServer(log, { trustProxy: clientAddress.trust, tracing: requestTracing() });
   stack.defer("http", () => http.close());
   await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   const authenticateRequest = (request: { headers: { authorization?: string }; ip: string }) =>

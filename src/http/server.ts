@@ -1,11 +1,18 @@
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { createServer, type Server } from "node:http";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerFactory,
+  type FastifyServerOptions,
+} from "fastify";
 import type { Logger } from "pino";
 import type { Socket } from "node:net";
 import { AppError } from "../errors";
 import { AccessLog, lazyRequestLogger } from "./request-log";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
+import type { RequestTracing } from "../tracing/http-server";
 import type { ProxyTrust } from "./client-address";
 import { parseJsonBodyInto } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
@@ -14,11 +21,18 @@ import { isSchemaRefusal, refusal } from "./validation";
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The Fastify instance with the contract's error handling; routes are registered by the caller. */
-export function createHttpServer(logger: Logger, { trustProxy }: { trustProxy?: ProxyTrust } = {}): FastifyInstance {
+/**
+ * The Fastify instance with the contract's error handling; routes are registered by the caller. With
+ * `tracing`, each request runs inside its span (tracing/http-server.ts).
+ */
+export function createHttpServer(
+  logger: Logger,
+  { trustProxy, tracing }: { trustProxy?: ProxyTrust; tracing?: RequestTracing } = {},
+): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
+    ...(tracing ? { serverFactory: tracedServerFactory(tracing) } : {}),
     // request.ip: the peer, or the client a trusted proxy names (client-address.ts, TRUST_PROXY).
     ...(trustProxy ? { trustProxy } : {}),
     logController: new AccessLog(logger),
@@ -61,6 +75,8 @@ export function createHttpServer(logger: Logger, { trustProxy }: { trustProxy?: 
     reply.header("x-request-id", request.id).header("x-content-type-options", "nosniff");
     done();
   });
+  // Before authentication and validation: a refused request's span is named too.
+  if (tracing) app.addHook("onRequest", tracing.nameAfterRoute);
 
   app.setErrorHandler(async (error, request, reply) => {
     // A request its schema refused is explained by the route's own reading of it (validation.ts).
@@ -94,6 +110,25 @@ export function createHttpServer(logger: Logger, { trustProxy }: { trustProxy?: 
   });
 
   return app;
+}
+
+/**
+ * The HTTP/1.1 server Fastify would make, with its request handler run inside the request's span.
+ * (With a server factory Fastify binds one address only: HOST=localhost listens on the first address
+ * the name resolves to.)
+ */
+function tracedServerFactory(tracing: RequestTracing): FastifyServerFactory<Server> {
+  return (handler, options) => {
+    const timeouts = options as Required<
+      Pick<FastifyServerOptions, "keepAliveTimeout" | "requestTimeout" | "connectionTimeout" | "maxRequestsPerSocket">
+    >;
+    const server = createServer(tracing.wrap(handler));
+    server.keepAliveTimeout = timeouts.keepAliveTimeout;
+    server.requestTimeout = timeouts.requestTimeout;
+    server.setTimeout(timeouts.connectionTimeout);
+    if (timeouts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = timeouts.maxRequestsPerSocket;
+    return server;
+  };
 }
 
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
