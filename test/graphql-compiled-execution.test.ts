@@ -13,12 +13,12 @@ import {
   MAX_COMPILED_FIELDS,
   MAX_COMPILED_OPERATIONS,
   MAX_SEEN_ONCE,
-} from "../src/graphql/compiled-executor";
-import type { GraphQLContext } from "../src/graphql/context";
-import { depthLimit } from "../src/graphql/depth-limit";
-import { formatGraphQLError } from "../src/graphql/errors";
+} from "../src/graphql-core/compiled-executor";
+import type { GraphQLContext } from "../src/graphql-core/context";
+import { depthLimit } from "../src/graphql-core/depth-limit";
+import { formatGraphQLError } from "../src/graphql-core/errors";
 import { buildGatewaySchema } from "../src/graphql/schema";
-import { type Deadline, endDeadline, startDeadline } from "../src/graphql/time-limit";
+import { type Deadline, endDeadline, startDeadline } from "../src/graphql-core/time-limit";
 import { authenticate } from "../src/http/auth";
 import { createRateLimiter } from "../src/http/rate-limit";
 import type { StationView } from "../src/stations/station.snapshot";
@@ -27,7 +27,7 @@ import { postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
 
 /**
- * Queries run compiled by graphql-jit (src/graphql/compiled-executor.ts) answer exactly as graphql-js
+ * Queries run compiled by graphql-jit (src/graphql-core/compiled-executor.ts) answer exactly as graphql-js
  * did: compared field by field and error by error with graphql's `execute` on the real schema and
  * services, and checked over HTTP and the websocket of the real app.
  */

@@ -7,10 +7,10 @@
  * twice; one that measures each fragment once reads it a constant number of times.
  */
 import { buildSchema, type DocumentNode, execute, Kind, parse, specifiedRules, validate } from "graphql";
-import { compiledExecutorFor, MAX_COMPILED_FIELDS } from "../src/graphql/compiled-executor";
-import { depthLimit } from "../src/graphql/depth-limit";
-import { checkOperationLimits, DEFAULT_OPERATION_LIMITS } from "../src/graphql/operation-limits";
-import { MAX_WALKED_SELECTIONS } from "../src/graphql/walk-budget";
+import { compiledExecutorFor, MAX_COMPILED_FIELDS } from "../src/graphql-core/compiled-executor";
+import { depthLimit } from "../src/graphql-core/depth-limit";
+import { checkOperationLimits, DEFAULT_OPERATION_LIMITS } from "../src/graphql-core/operation-limits";
+import { MAX_WALKED_SELECTIONS } from "../src/graphql-core/walk-budget";
 
 const schema = buildSchema(`
   type Query { node: Node stations(codes: [String!]): [Station!]! }

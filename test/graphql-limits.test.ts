@@ -1,10 +1,10 @@
 import { buildSchema, parse, validate } from "graphql";
-import { depthLimit } from "../src/graphql/depth-limit";
+import { depthLimit } from "../src/graphql-core/depth-limit";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "graphql-ws";
-import { sha256Hex } from "../src/graphql/allow-list";
+import { sha256Hex } from "../src/graphql-core/allow-list";
 import WebSocket from "ws";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";

@@ -1,5 +1,5 @@
 import { buildSchema, parse } from "graphql";
-import { checkOperationLimits, DEFAULT_OPERATION_LIMITS } from "../src/graphql/operation-limits";
+import { checkOperationLimits, DEFAULT_OPERATION_LIMITS } from "../src/graphql-core/operation-limits";
 
 const schema = buildSchema(`
   type Station { code: String! hours: [Int!]! }

@@ -3,7 +3,7 @@ import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
-import { compiledExecutionTotals } from "../src/graphql/compiled-executor";
+import { compiledExecutionTotals } from "../src/graphql-core/compiled-executor";
 import { createLogger } from "../src/log";
 import { tracingOn } from "../src/tracing/spans";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";

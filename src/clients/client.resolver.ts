@@ -1,6 +1,6 @@
 import { GraphQLJSON } from "graphql-scalars";
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import { requireScope } from "./principal";
 import {
   ApiClientType,

@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { requireScope } from "../clients/principal";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import { DeliveryType } from "./delivery.types";
 
 /** A subscription's deliveries and their redelivery (scope `subscriptions`), as the REST routes in delivery.routes.ts. */

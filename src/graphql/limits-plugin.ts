@@ -1,8 +1,8 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import { OperationTypeNode } from "graphql";
-import { checkOperationLimits, type OperationLimits } from "./operation-limits";
-import { graphqlErrorOf, operationTimedOut } from "./policy";
-import { type Deadline, endDeadline, startDeadline } from "./time-limit";
+import { checkOperationLimits, type OperationLimits } from "../graphql-core/operation-limits";
+import { graphqlErrorOf, operationTimedOut } from "../graphql-core/policy";
+import { type Deadline, endDeadline, startDeadline } from "../graphql-core/time-limit";
 
 /**
  * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's

@@ -1,5 +1,5 @@
 import { Ctx, Query, Resolver } from "type-graphql";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import { Health } from "./health.types";
 
 @Resolver()

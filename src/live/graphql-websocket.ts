@@ -16,13 +16,13 @@ import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import { groupBy } from "../domain/group-by";
 import { AppError, ERROR_TABLE } from "../errors";
-import type { GraphQLContext } from "../graphql/context";
-import { formatGraphQLError } from "../graphql/errors";
-import { checkDocumentLength, checkFieldComparisons } from "../graphql/field-comparisons";
-import { checkOperationLimits } from "../graphql/operation-limits";
-import { graphqlErrorOf, type GraphQLPolicy } from "../graphql/policy";
-import { compiledExecutorFor } from "../graphql/compiled-executor";
-import { executeWithinTimeLimit } from "../graphql/time-limit";
+import type { GraphQLContext } from "../graphql-core/context";
+import { formatGraphQLError } from "../graphql-core/errors";
+import { checkDocumentLength, checkFieldComparisons } from "../graphql-core/field-comparisons";
+import { checkOperationLimits } from "../graphql-core/operation-limits";
+import { graphqlErrorOf, type GraphQLPolicy } from "../graphql-core/policy";
+import { compiledExecutorFor } from "../graphql-core/compiled-executor";
+import { executeWithinTimeLimit } from "../graphql-core/time-limit";
 import { rawProblemResponse } from "../http/problem";
 import type { AwbStreams } from "./awb-streams";
 import { LiveFeed } from "./live-feed";
@@ -129,7 +129,7 @@ export function attachGraphQLWebsocket(options: {
   /** The text each cached document was parsed from: live operations are shared by text, not by node. */
   const queryOf = new WeakMap<DocumentNode, string>();
   let subscriptions = 0;
-  // Queries run compiled (graphql/compiled-executor.ts, the same cache as over HTTP; mutations go
+  // Queries run compiled (graphql-core/compiled-executor.ts, the same cache as over HTTP; mutations go
   // through it to graphql-js); making it also puts the time limit's deadline check on every field.
   const compiled = compiledExecutorFor(schema);
 

@@ -2,7 +2,7 @@ import { Arg, Field, InputType, Resolver, Root, type SubscribeResolverData, Subs
 import { requireScope } from "../clients/principal";
 import { parseAwb } from "../domain/awb";
 import { validationError } from "../errors";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import { StatusEventType } from "../milestones/milestone.types";
 import { StatusCode, toStoredCode } from "../subscriptions/subscription.types";
 import type { LiveMilestone } from "./live-events";

@@ -1,6 +1,6 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import { requireScope } from "../clients/principal";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import { parseMilestones } from "./milestone.validate";
 import { CarrierStatusType } from "./carrier-status.types";
 import { IngestResultType, StatusEventInputType, StatusEventType } from "./milestone.types";

@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from "type-graphql";
 import { isOpenAt } from "../domain/opening-hours";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import type { ResponseCachePolicy } from "../graphql/response-cache";
 import type { StationView } from "./station.snapshot";
 import { StationSide, StationType } from "./station.types";

@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import { requireScope } from "../clients/principal";
-import type { GraphQLContext } from "../graphql/context";
+import type { GraphQLContext } from "../graphql-core/context";
 import { AppError } from "../errors";
 import {
   DeliveryCountsType,

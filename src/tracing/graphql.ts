@@ -66,7 +66,7 @@ const tracedSchemas = new WeakSet<GraphQLSchema>();
  * Nested spans are children of the operation's span (a resolver runs in the context its parent's
  * promise was continued in), and carry their path in `graphql.field.path`.
  *
- * The compiled executor (graphql/compiled-executor.ts) calls the resolvers a query was compiled
+ * The compiled executor (graphql-core/compiled-executor.ts) calls the resolvers a query was compiled
  * with, so this must run before the first operation: a query compiled earlier would never call the
  * wrappers. Outside an operation span (live events rendered over websockets, tracing off) each
  * wrapper costs one check of the active span. Does nothing while tracing is off.
