@@ -6,7 +6,7 @@
  * (GraphQL, the service the admin CLI calls, the bootstrap setting), stored prefixes read as before.
  */
 import type { App } from "../src/app";
-import { parsePrefixes } from "../src/clients/client.service";
+import { parsePrefixes } from "../src/clients/client.validate";
 import { ConfigError, loadConfig } from "../src/config";
 import { AppError } from "../src/errors";
 import { isRegistered } from "../src/subscriptions/callback-url";

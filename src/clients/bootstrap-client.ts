@@ -1,0 +1,58 @@
+import type { Logger } from "pino";
+import type { Prisma } from "../db/database";
+import { apiKeyRow } from "./client-records";
+import { parsePrefixes, parseScopes } from "./client.validate";
+import { generateApiKey, generateSigningSecret, SCOPES } from "./credentials";
+import type { SecretBox } from "./secret-box";
+
+/** Advisory lock held while the first client is created (other keys: station import, instance registry). */
+const BOOTSTRAP_LOCK_KEY = 7_310_002;
+
+/** The BOOTSTRAP_* settings. */
+export interface BootstrapSettings {
+  apiKey?: string | undefined;
+  signingSecret?: string | undefined;
+  callbackPrefixes: readonly string[];
+}
+
+export type BootstrapOutcome =
+  { created: false } | { created: true; clientId: string; generated: { apiKey?: string; signingSecret?: string } };
+
+/**
+ * First start with no client at all: creates one with every scope from the BOOTSTRAP_* settings,
+ * generating what is not set. The generated values are returned (for `main.ts` to show once),
+ * never logged.
+ */
+export async function ensureBootstrapClient(
+  { prisma, log, secrets }: { prisma: Prisma; log: Logger; secrets: SecretBox },
+  bootstrap: BootstrapSettings,
+): Promise<BootstrapOutcome> {
+  if ((await prisma.client.count()) > 0) return { created: false };
+  const signingSecret = bootstrap.signingSecret ?? generateSigningSecret();
+  const key = bootstrap.apiKey ?? generateApiKey();
+  // Instances started at once on an empty database: the lock makes one of them create the client,
+  // and the others find it.
+  const client = await prisma.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+    if ((await tx.client.count()) > 0) return null;
+    const created = await tx.client.create({
+      data: {
+        name: "bootstrap",
+        callbackPrefixes: parsePrefixes(bootstrap.callbackPrefixes),
+        signingSecret: secrets.seal(signingSecret),
+      },
+    });
+    await tx.apiKey.create({ data: apiKeyRow(created.id, key, parseScopes(SCOPES), "bootstrap") });
+    return created;
+  });
+  if (client === null) return { created: false };
+  log.warn({ clientId: client.id }, "created the bootstrap client with every scope");
+  return {
+    created: true,
+    clientId: client.id,
+    generated: {
+      ...(bootstrap.apiKey ? {} : { apiKey: key }),
+      ...(bootstrap.signingSecret ? {} : { signingSecret }),
+    },
+  };
+}
