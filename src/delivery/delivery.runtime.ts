@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Dispatcher } from "undici";
-import type { ClientService } from "../clients/client.service";
+import type { SigningSecretStore } from "../clients/signing-secret-store";
 import type { Config } from "../config";
 import { listenForNotifications, type NotificationListener } from "../db/notifications";
 import type { DeliveryMetrics } from "./delivery.metrics";
@@ -21,7 +21,7 @@ export interface RunningDeliveryWorker extends DeliveryWorker {
 export function startDeliveryWorker(deps: {
   config: Config;
   store: DeliveryStore;
-  clients: ClientService;
+  clients: Pick<SigningSecretStore, "signingSecretsAt">;
   dispatcher: Dispatcher;
   metrics: DeliveryMetrics;
   log: Logger;
@@ -46,8 +46,8 @@ export function startDeliveryWorker(deps: {
           log.warn({ err: error }, "parking a disabled subscription's deliveries failed; claims park them when due"),
       }),
     send: async (delivery, startBy) => {
-      // Every attempt, a retry too, is signed with the secrets valid when it is sent (the client
-      // service remembers them per client for SIGNING_SECRETS_CACHE_MS).
+      // Every attempt, a retry too, is signed with the secrets valid when it is sent (remembered
+      // per client for SIGNING_SECRETS_CACHE_MS).
       const secrets = await clients.signingSecretsAt(delivery.clientId, new Date());
       if (performance.now() > startBy) return null; // too little lease left to send: give it back
       return sendNotification(delivery, secrets, { dispatcher, allowPrivate: config.allowPrivateCallbacks });
