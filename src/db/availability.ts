@@ -1,3 +1,4 @@
+import { type ChainedError, causesOf } from "../domain/error-chain";
 import { AppError } from "../errors";
 
 /**
@@ -35,12 +36,9 @@ function isUnavailableSqlState(code: unknown): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 6; depth++) {
-    const candidate = e as {
-      code?: unknown;
+  for (const e of causesOf(error, 6)) {
+    const candidate = e as ChainedError & {
       meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } };
-      cause?: unknown;
-      message?: unknown;
     };
     if (
       typeof candidate.code === "string" &&
@@ -63,7 +61,6 @@ export function isDatabaseUnavailable(error: unknown): boolean {
       )
     )
       return true;
-    e = candidate.cause;
   }
   return false;
 }
@@ -79,17 +76,14 @@ export function databaseUnavailable(): AppError {
 
 /** The SQLSTATE an error carries (from pg, or inside Prisma's driver-adapter error), if any. */
 export function sqlStateOf(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 6; depth++) {
-    const candidate = e as {
-      code?: unknown;
+  for (const e of causesOf(error, 6)) {
+    const candidate = e as ChainedError & {
       meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } };
-      cause?: unknown;
     };
     const adapterCause = candidate.meta?.driverAdapterError?.cause;
     // Prisma's own codes (P2010…) have the same shape as a SQLSTATE; they are not one.
     for (const code of [adapterCause?.originalCode, adapterCause?.code, candidate.code])
       if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^P\d{4}$/.test(code)) return code;
-    e = candidate.cause;
   }
   return undefined;
 }

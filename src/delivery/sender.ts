@@ -7,6 +7,7 @@ import { webhookSignatures } from "./notification";
 import { endWebhookSpan, startWebhookSpan } from "../tracing/webhook-span";
 
 import { DELIVERY_TIMEOUT_MS } from "../domain/delivery-timing";
+import { causesOf } from "../domain/error-chain";
 
 export { DELIVERY_TIMEOUT_MS };
 const USER_AGENT = "cargo-gateway/1.0 (webhook delivery)";
@@ -64,9 +65,9 @@ export async function sendNotification(
 }
 
 function describe(error: unknown): string {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { name?: string }).name === "TimeoutError") return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
-    const code = (e as { code?: string }).code;
+  for (const e of causesOf(error, 5)) {
+    if (e.name === "TimeoutError") return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+    const code = e.code as string | undefined;
     if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
       return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
     if (code && code !== "UND_ERR_ABORTED") return code;

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent } from "undici";
+import { causesOf } from "../domain/error-chain";
 import { checkAddress } from "./address-policy";
 
 /** Raised when a callback's address is one the service must not reach (SSRF defence). */
@@ -61,9 +62,9 @@ export function assertHostAllowed(url: URL, allowPrivate: boolean): void {
 
 /** The ForbiddenAddressError behind an undici failure, if that is what it was. */
 export function forbiddenCause(error: unknown): ForbiddenAddressError | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (const e of causesOf(error, 5)) {
     if (e instanceof ForbiddenAddressError) return e;
-    if ((e as { code?: string }).code === "ERR_FORBIDDEN_ADDRESS") return e as ForbiddenAddressError;
+    if (e.code === "ERR_FORBIDDEN_ADDRESS") return e as ForbiddenAddressError;
   }
   return undefined;
 }

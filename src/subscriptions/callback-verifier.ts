@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from "undici";
+import { causesOf } from "../domain/error-chain";
 import { AppError } from "../errors";
 import { assertHostAllowed, forbiddenCause } from "../outbound/guarded-agent";
 import { isRegistered, parseCallbackUrl } from "./callback-url";
@@ -95,16 +96,10 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 }
 
 function networkCode(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const name = (e as { name?: string }).name;
-    if (
-      name === "TimeoutError" ||
-      (e as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT" ||
-      (e as { code?: string }).code === "UND_ERR_CONNECT_TIMEOUT"
-    )
+  for (const e of causesOf(error, 5)) {
+    if (e.name === "TimeoutError" || e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT")
       return "TIMEOUT";
-    const code = (e as { code?: string }).code;
-    if (code && UNREACHABLE_CODES.has(code)) return code;
+    if (typeof e.code === "string" && UNREACHABLE_CODES.has(e.code)) return e.code;
   }
   return undefined;
 }
