@@ -1,9 +1,9 @@
 // Helpers for the entry points only (main.ts, worker.ts, scripts/): they print and call process.exit.
 import { type Config, ConfigError, loadConfig } from "./config";
-import type { ClientService } from "./clients/client.service";
+import type { BootstrapOutcome } from "./clients/bootstrap-client";
 import type { AppError } from "./errors";
 
-type CreatedBootstrap = Extract<Awaited<ReturnType<ClientService["ensureBootstrapClient"]>>, { created: true }>;
+type CreatedBootstrap = Extract<BootstrapOutcome, { created: true }>;
 
 /** The configuration, or exit code 2 with the message naming the bad variable. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv): Config {

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Dispatcher } from "undici";
-import { createClientService, type ClientService } from "../clients/client.service";
+import type { BootstrapOutcome } from "../clients/bootstrap-client";
+import { createClientService } from "../clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
 import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
@@ -51,7 +52,7 @@ export type BeforeStep = (step: StartStep) => void | Promise<void>;
 export interface Core {
   readonly database: Database;
   readonly services: Services;
-  readonly bootstrap: Awaited<ReturnType<ClientService["ensureBootstrapClient"]>>;
+  readonly bootstrap: BootstrapOutcome;
   readonly live: LiveEvents;
   readonly metrics: DeliveryMetrics;
   readonly deliveryStore: DeliveryStore;
