@@ -1,11 +1,8 @@
 import { Client } from "pg";
 import type { App } from "../src/app";
-import {
-  createDeliveryStore,
-  subscriptionDisabled,
-  type AttemptOutcome,
-  type ClaimedDelivery,
-} from "../src/delivery/delivery.store";
+import { param, sql, statement } from "../src/db/sql-statement";
+import { createDeliveryStore, type AttemptOutcome, type ClaimedDelivery } from "../src/delivery/delivery.store";
+import { SUBSCRIPTION_DISABLED } from "../src/delivery/sql/subscription-disabled";
 import type { StatusCode } from "../src/domain/status";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
@@ -250,10 +247,11 @@ describe.each(BACKENDS)("parked deliveries on %s", (backend) => {
         // A parking statement under way, as a claim parks: under a key-share lock on the subscription.
         const { other: parker, someoneWaits } = await secondConnection();
         await parker.query("BEGIN");
-        await parker.query(
-          `UPDATE delivery d SET status = 'PARKED' WHERE d.id = $1::uuid AND ${subscriptionDisabled("d.subscription_id")}`,
-          [late],
+        const parkOne = statement<{ id: string }>(
+          "test/park-one",
+          sql`UPDATE delivery d SET status = 'PARKED' WHERE d.id = ${param("id")}::uuid AND ${SUBSCRIPTION_DISABLED}`,
         );
+        await parker.query(parkOne.text, parkOne.values({ id: late }));
         const enabling = postJson(`${url}${SHIPMENT}/subscribe/${subscriptionId}/enable`, {}, auth);
         await until(someoneWaits, { what: "the enable waiting for the parking statement" });
         await parker.query("COMMIT");

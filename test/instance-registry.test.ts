@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
+import pino from "pino";
 import { createApp } from "../src/app";
 import { SHARED_SETTINGS } from "../src/composition/shared-settings";
 import { loadConfig } from "../src/config";
@@ -191,6 +192,33 @@ describeBackend("postgres")("instances on one PostgreSQL database must share the
       });
       expect((await rows()).map((row) => row.pid)).toEqual([process.pid]); // the stale row was removed
       await later.close();
+    });
+
+    it("a heartbeat that finds its row removed compares the settings again: it writes nothing while an instance with another value runs, and registers again once that one is gone", async () => {
+      const lines: Array<{ level: number; msg: string }> = [];
+      const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const timing = { heartbeatMs: 50, aliveForMs: 10_000 };
+      const cutOff = await registerInstance(database.sql, { kind: "gateway", settings: settings("off"), log, timing });
+      const present = async () =>
+        (await admin.query("SELECT 1 FROM gateway_instance WHERE id = $1", [cutOff.id])).rows.length > 0;
+      // As after being out of reach for longer than aliveForMs: its row deleted as stale by another
+      // instance's start, which registered that instance with another value.
+      await admin.query(
+        `WITH gone AS (DELETE FROM gateway_instance WHERE id = $1)
+         INSERT INTO gateway_instance (id, kind, host, pid, settings) VALUES (gen_random_uuid(), 'gateway', 'elsewhere', 1, $2)`,
+        [cutOff.id, JSON.stringify(settings("enforce"))],
+      );
+      await until(async () => lines.some((line) => line.level === 50), { what: "the heartbeat's refusal logged" });
+      const refusal = lines.find((line) => line.level === 50)!.msg;
+      expect(refusal).toContain('AWB_CHECK_DIGIT is "off" here, "enforce" there');
+      expect(refusal).toContain("gateway pid 1 on elsewhere");
+      expect(await present()).toBe(false);
+
+      await admin.query("DELETE FROM gateway_instance WHERE host = 'elsewhere'");
+      await until(present, { what: "the row registered again" });
+      expect(lines.filter((line) => line.level === 50)).toHaveLength(1); // said once, not at every beat
+      await cutOff.close();
+      expect(await rows()).toEqual([]);
     });
 
     it("a stop whose row cannot be removed (the database refuses) still completes", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Client } from "pg";
-import { insertWithinCapScript } from "../src/subscriptions/subscription.store";
+import { insertWithinCap } from "../src/subscriptions/sql/insert-within-cap.sql";
 import { describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
@@ -56,7 +56,7 @@ describeBackend("postgres")("the subscription cap under concurrent creates on Po
     try {
       // The first create: the gateway's script, in a transaction left open (its row not yet committed).
       await holder.query(
-        `BEGIN; ${insertWithinCapScript(clientId, randomUUID(), { awb: AWB, callback: `${receiver.url}/ok/held/1`, states: ["*"], expiresAt: null }, cap)}`,
+        `BEGIN; ${insertWithinCap.render({ id: randomUUID(), clientId, awb: AWB, callback: `${receiver.url}/ok/held/1`, states: ["*"], expiresAt: null, cap })}`,
       );
       // The second: its checks pass (the first's row is not visible yet), then its insert meets the lock.
       const second = create(`${receiver.url}/ok/held/2`);

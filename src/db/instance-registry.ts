@@ -3,7 +3,9 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { CliError } from "../errors";
 import type { SqlExecutor } from "./database";
-import { sqlInteger, sqlString, sqlUuid } from "./sql-literal";
+import { instanceHeartbeat } from "./sql/instance-heartbeat.sql";
+import { registerInstance as registerInstanceSql } from "./sql/register-instance.sql";
+import { removeInstance } from "./sql/remove-instance.sql";
 
 /**
  * A setting every instance on the database must share, as stored in `gateway_instance.settings`:
@@ -29,9 +31,6 @@ export interface RegisteredInstance {
   close(): Promise<void>;
 }
 
-/** Any fixed number: the one lock that makes "compare, then register" one step across instances. */
-const REGISTRY_LOCK = 7_240_024;
-
 interface RunningInstance {
   id: string;
   kind: string;
@@ -45,68 +44,71 @@ interface RunningInstance {
  * Registers this process as a running instance, unless an instance alive on the same database
  * (heard from within `aliveForMs`) uses one of the same settings with another value: then it throws a
  * `CliError` naming every such setting, and nothing is registered. Rows of instances not heard from
- * within `aliveForMs` are deleted on the way.
+ * within `aliveForMs` are deleted on the way; the comparison and the insert are one step under a lock
+ * (db/sql/register-instance.sql.ts), so of two instances starting at once the second sees the first.
  *
- * The comparison and the insert run under one transaction-level advisory lock, so of two instances
- * starting at once the second sees the first. While registered, a heartbeat every `heartbeatMs`
- * keeps the row fresh, and writes it again if it was deleted as stale meanwhile (the database was out
- * of reach for longer than `aliveForMs`); that write compares nothing.
+ * While registered, a heartbeat every `heartbeatMs` keeps the row fresh. A row removed meanwhile (the
+ * database was out of reach for longer than `aliveForMs`, and another start deleted it as stale) is
+ * registered again the same way: compared first, since an instance with other settings may have
+ * started in between. While one runs, this instance's row stays out and the heartbeat logs an error.
  */
 export async function registerInstance(
   sql: SqlExecutor,
   options: { kind: "gateway" | "worker"; settings: SharedSettings; log: Logger; timing?: InstanceTiming },
 ): Promise<RegisteredInstance> {
   const { heartbeatMs, aliveForMs } = options.timing ?? DEFAULT_INSTANCE_TIMING;
+  const { log } = options;
   const id = randomUUID();
-  const host = hostname();
-  const settingsJson = JSON.stringify(options.settings);
-  const row = `${sqlUuid(id)}, ${sqlString(options.kind)}, ${sqlString(host)}, ${sqlInteger(process.pid)}, ${sqlString(settingsJson)}::jsonb`;
-  const results = await sql.script(
-    [
-      `SELECT pg_advisory_xact_lock(${REGISTRY_LOCK})`,
-      `DELETE FROM gateway_instance WHERE heartbeat_at < now() - make_interval(secs => ${sqlInteger(aliveForMs)} / 1000.0)`,
-      `SELECT id::text, kind, host, pid, settings, extract(epoch FROM now() - heartbeat_at)::float8 AS silent_s FROM gateway_instance ORDER BY started_at`,
-      // Inserted only when no running instance holds one of the same settings with another value.
-      `INSERT INTO gateway_instance (id, kind, host, pid, settings)
-         SELECT ${row}
-         WHERE NOT EXISTS (
-           SELECT 1 FROM gateway_instance other, jsonb_each(other.settings) theirs, jsonb_each(${sqlString(settingsJson)}::jsonb) mine
-           WHERE theirs.key = mine.key AND theirs.value <> mine.value)
-         RETURNING id`,
-    ].join(";\n"),
-  );
-  const running = results[2] as RunningInstance[];
-  if ((results[3] ?? []).length === 0) throw new CliError(refusal(options.settings, running, aliveForMs));
+  const register = async (): Promise<{ running: RunningInstance[]; registered: boolean }> => {
+    const results = await registerInstanceSql.run(sql, {
+      id,
+      kind: options.kind,
+      host: hostname(),
+      pid: process.pid,
+      settings: JSON.stringify(options.settings),
+      aliveForMs,
+    });
+    return { running: results[2] as RunningInstance[], registered: (results[3] ?? []).length > 0 };
+  };
+  const started = await register();
+  if (!started.registered)
+    throw new CliError(`Refusing to start: ${refusal(options.settings, started.running, aliveForMs)}`);
 
-  let beat: Promise<unknown> = Promise.resolve();
-  let failing = false;
-  const timer = setInterval(() => {
-    beat = sql
-      .query(
-        `INSERT INTO gateway_instance (id, kind, host, pid, settings) VALUES ($1::uuid, $2, $3, $4, $5::jsonb)
-           ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
-        [id, options.kind, host, process.pid, settingsJson],
-      )
-      .then(
-        () => {
-          if (failing) options.log.info("instance heartbeat recorded again");
-          failing = false;
-        },
-        (error: unknown) => {
-          if (!failing) options.log.warn({ err: error }, "instance heartbeat failed: the database is out of reach");
-          failing = true;
-        },
+  let state: "recorded" | "failing" | "refused" = "recorded";
+  const heartbeat = async () => {
+    if ((await instanceHeartbeat.rows(sql, { id })).length > 0) {
+      if (state === "failing") log.info("instance heartbeat recorded again");
+      state = "recorded";
+      return;
+    }
+    const again = await register();
+    if (again.registered) {
+      log.info({ instance: id }, "instance registered again: its row had been removed as stale");
+      state = "recorded";
+    } else if (state !== "refused") {
+      log.error(
+        { instance: id },
+        `This instance's row was removed as stale: ${refusal(options.settings, again.running, aliveForMs)}`,
       );
+      state = "refused";
+    }
+  };
+  let beat: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    beat = heartbeat().catch((error: unknown) => {
+      if (state !== "failing") log.warn({ err: error }, "instance heartbeat failed: the database is out of reach");
+      state = "failing";
+    });
   }, heartbeatMs);
   timer.unref();
-  options.log.info({ instance: id, running: running.length }, "instance registered");
+  log.info({ instance: id, running: started.running.length }, "instance registered");
   return {
     id,
     async close() {
       clearInterval(timer);
       await beat; // a heartbeat under way would otherwise write the row again after its removal
-      await sql.query("DELETE FROM gateway_instance WHERE id = $1::uuid", [id]).catch((error: unknown) => {
-        options.log.warn(
+      await removeInstance.rows(sql, { id }).catch((error: unknown) => {
+        log.warn(
           { err: error, instance: id },
           `removing this instance's row failed: it counts as running for ${aliveForMs / 1000} s more`,
         );
@@ -137,7 +139,7 @@ function refusal(mine: SharedSettings, running: RunningInstance[], aliveForMs: n
     .map((other) => `${other.kind} pid ${other.pid} on ${other.host}, heard from ${Math.round(other.silent_s)} s ago`)
     .join("; ");
   return (
-    `Refusing to start: settings differ from the running instance${holders.size === 1 ? "" : "s"} on this database (${who}): ` +
+    `settings differ from the running instance${holders.size === 1 ? "" : "s"} on this database (${who}): ` +
     `${[...differences.values()].join("; ")}. Every instance must share them (docs/DEPLOYMENT.md, "What every instance must share"): ` +
     `start this one with the same values, or stop every instance before changing one ` +
     `(an instance that was killed counts as running until ${aliveForMs / 1000} s after it was last heard from).`

@@ -3,7 +3,7 @@ import type { Prisma } from "../db/database";
 import { clientEventIdOf } from "../domain/event-id";
 import { checkSubscriptionId, UUID_PATTERN } from "../domain/ids";
 import { AppError, validationError } from "../errors";
-import { subscriptionDisabled } from "./delivery.store";
+import { requeueDead, requeueDelivery } from "./sql/requeue.sql";
 
 export interface DeliveryAttemptView {
   startedAt: Date;
@@ -32,16 +32,6 @@ export interface DeliveryView {
 }
 
 const STATUSES = ["PENDING", "DELIVERED", "DEAD", "PARKED"] as const;
-
-/**
- * Requeues finished (DEAD or DELIVERED) deliveries from a fresh schedule: PENDING, or PARKED while
- * their subscription is disabled. A handed-back delivery carries no lease token: the holder of its
- * last claim, if it is still running, is fenced out (delivery.store.ts).
- */
-const REQUEUE = `UPDATE delivery d SET
-    status = (CASE WHEN ${subscriptionDisabled("d.subscription_id")} THEN 'PARKED' ELSE 'PENDING' END)::delivery_status,
-    attempt_count = 0, next_attempt_at = now(), completed_at = NULL, lease_until = NULL, lease_token = NULL
-  WHERE d.status IN ('DEAD', 'DELIVERED')`;
 
 function parseInstant(value: unknown, field: string): Date | undefined {
   if (value === undefined || value === null || value === "") return undefined;
@@ -126,7 +116,7 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
       if (!row || row.clientId !== principal.clientId)
         throw new AppError("DELIVERY_NOT_FOUND", `No delivery ${deliveryId}`);
       if (row.status === "DEAD" || row.status === "DELIVERED") {
-        if ((await prisma.$executeRawUnsafe(`${REQUEUE} AND d.id = $1::uuid`, row.id)) > 0) onRequeued();
+        if ((await requeueDelivery.affectedRows(prisma, { id: row.id })) > 0) onRequeued();
       }
       const updated = await prisma.delivery.findUniqueOrThrow({
         where: { id: row.id },
@@ -144,15 +134,12 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
       const id = await ownSubscription(principal, subscriptionId);
       const from = parseInstant(window.from, "from");
       const to = parseInstant(window.to, "to");
-      const count = await prisma.$executeRawUnsafe(
-        `${REQUEUE} AND d.status = 'DEAD' AND d.subscription_id = $1::uuid AND d.client_id = $2::uuid
-           AND ($3::timestamptz IS NULL OR d.created_at >= $3::timestamptz)
-           AND ($4::timestamptz IS NULL OR d.created_at < $4::timestamptz)`,
-        id,
-        principal.clientId,
-        from?.toISOString() ?? null,
-        to?.toISOString() ?? null,
-      );
+      const count = await requeueDead.affectedRows(prisma, {
+        subscriptionId: id,
+        clientId: principal.clientId,
+        from: from?.toISOString() ?? null,
+        to: to?.toISOString() ?? null,
+      });
       if (count > 0) onRequeued();
       return count;
     },

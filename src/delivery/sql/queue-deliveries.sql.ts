@@ -1,0 +1,40 @@
+import { param, sql, sqlText, statement } from "../../db/sql-statement";
+
+/** PostgreSQL NOTIFY channel: told at commit when an ingestion queued deliveries for any worker. */
+export const DELIVERY_CHANNEL = "cgw_deliveries";
+
+/**
+ * Queues deliveries inside an ingestion's transaction, one row per element of the arrays. A row
+ * whose `leased` is true is written already claimed under `leaseToken` for `leaseMs`. When `notify`,
+ * the workers LISTENing on DELIVERY_CHANNEL are told at commit.
+ */
+export const queueDeliveries = statement<{
+  ids: string[];
+  eventIds: string[];
+  subscriptionIds: string[];
+  clientIds: string[];
+  callbacks: string[];
+  origins: string[];
+  payloads: string[];
+  leased: boolean[];
+  leaseMs: number;
+  leaseToken: string;
+  notify: boolean;
+  traceParent: string | null;
+}>(
+  "delivery/queue-deliveries",
+  sql`WITH ins AS (
+       INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, lease_until, lease_token, trace_parent)
+       SELECT i::uuid, e::uuid, s::uuid, c::uuid, cb, o, p,
+              CASE WHEN l THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
+              CASE WHEN l THEN ${param("leaseToken")}::uuid END,
+              ${param("traceParent")}::text
+       FROM unnest(${param("ids")}::text[], ${param("eventIds")}::text[], ${param("subscriptionIds")}::text[],
+                   ${param("clientIds")}::text[], ${param("callbacks")}::text[], ${param("origins")}::text[],
+                   ${param("payloads")}::text[], ${param("leased")}::boolean[]) AS v(i, e, s, c, cb, o, p, l)
+       RETURNING 1
+     ), notified AS (
+       SELECT pg_notify('${sqlText(DELIVERY_CHANNEL)}', '') FROM (SELECT count(*) FROM ins) n WHERE ${param("notify")}::boolean
+     )
+     SELECT (SELECT count(*) FROM notified)::int AS notified`,
+);
