@@ -1,7 +1,7 @@
 import type { ClientService } from "../clients/client.service";
 import type { Principal } from "../clients/principal";
 import { AppError, ERROR_TABLE } from "../errors";
-import type { KeyVerdict } from "./graphql-websocket";
+import type { KeyVerdict } from "./key-recheck";
 
 /**
  * Who may hold a live socket: a key with the `events:read` scope. `authorize` runs on
