@@ -43,7 +43,7 @@ const HEALTHZ_BOUND_MS = 2_000;
 const QUERY_ANSWER_BOUND_MS = 5_000;
 /** A subscription still silent after this has started: a valid one answers only with events. */
 const SUBSCRIPTION_QUIET_MS = 150;
-/** The largest websocket message the server takes (src/live/graphql-websocket.ts). */
+/** The largest websocket message the server takes (src/live/socket-limits.ts). */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
 const CODES: ReadonlySet<unknown> = new Set(Object.keys(ERROR_TABLE));
