@@ -1,11 +1,6 @@
-import { AppError } from "../errors";
-import { budgetNameOf } from "./auth-failures";
-import { createTokenBuckets } from "./rate-limit";
-import { createSharedBuckets } from "./shared-buckets";
+import { createAddressBuckets, createSharedAddressBuckets } from "./address-buckets";
+import { refuseIfWaiting } from "./rate-limit";
 import type { SharedLimitStore } from "./shared-limits";
-
-/** Client addresses whose budgets are kept; past it the least recently used is dropped. */
-const MAX_ADDRESSES = 100_000;
 
 /**
  * What a GraphQL request over HTTP without an API key spends: one token of its client address's
@@ -17,6 +12,9 @@ export interface AnonymousBudget {
   spend(address: string): void | Promise<void>;
 }
 
+const overLimit = (perSecond: number) =>
+  `Too many GraphQL requests without an API key from this address (at most ${perSecond} a second)`;
+
 /** The budget in this process's memory: `perSecond` requests a second on average, `burst` at once; `perSecond` 0 turns it off. */
 export function createAnonymousBudget({
   perSecond,
@@ -27,14 +25,12 @@ export function createAnonymousBudget({
   burst: number;
   now?: () => number;
 }): AnonymousBudget {
-  const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_ADDRESSES, ...(now ? { now } : {}) });
-  return { spend: (address) => refuseIfWaiting(buckets.take(budgetNameOf(address)), perSecond) };
+  const buckets = createAddressBuckets({ perSecond, burst, now });
+  const refusal = overLimit(perSecond);
+  return { spend: (address) => refuseIfWaiting(buckets.take(address), refusal) };
 }
 
-/**
- * The same budget counted in Redis, one for every instance (shared-buckets.ts says how the bucket
- * becomes a window there); this instance's own buckets decide while Redis is unavailable.
- */
+/** The same budget counted in Redis, one for every instance; this instance's own buckets decide while Redis is unavailable. */
 export function createSharedAnonymousBudget({
   perSecond,
   burst,
@@ -44,23 +40,13 @@ export function createSharedAnonymousBudget({
   burst: number;
   store: SharedLimitStore;
 }): AnonymousBudget {
-  const buckets = createSharedBuckets({
+  const buckets = createSharedAddressBuckets({
+    perSecond,
+    burst,
     store,
     limit: "anonymous",
     keyPrefix: "cgw:limits:anonymous",
-    perSecond,
-    burst,
-    local: createTokenBuckets({ perSecond, burst, maxNames: MAX_ADDRESSES }),
   });
-  return { spend: async (address) => refuseIfWaiting(await buckets.take(budgetNameOf(address)), perSecond) };
-}
-
-function refuseIfWaiting(retryAfterSeconds: number, perSecond: number): void {
-  if (retryAfterSeconds > 0) {
-    throw new AppError(
-      "RATE_LIMITED",
-      `Too many GraphQL requests without an API key from this address (at most ${perSecond} a second); retry in ${retryAfterSeconds} s`,
-      { retryAfterSeconds },
-    );
-  }
+  const refusal = overLimit(perSecond);
+  return { spend: async (address) => refuseIfWaiting(await buckets.take(address), refusal) };
 }

@@ -84,8 +84,9 @@ export function createRateLimiter({
   burst: number;
   now?: () => number;
 }): RateLimiter & { take(key: string): void } {
-  const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS, ...(now ? { now } : {}) });
-  const take = (key: string) => refuseIfWaiting(buckets.take(key), perSecond);
+  const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS, now });
+  const refusal = overLimit(perSecond);
+  const take = (key: string) => refuseIfWaiting(buckets.take(key), refusal);
   return { take, takeWithoutWaiting: take };
 }
 
@@ -111,18 +112,17 @@ export function createSharedRateLimiter({
     burst,
     local: createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS }),
   });
+  const refusal = overLimit(perSecond);
   return {
-    take: async (key) => refuseIfWaiting(await buckets.take(key), perSecond),
-    takeWithoutWaiting: (key) => refuseIfWaiting(buckets.takeWithoutWaiting(key), perSecond),
+    take: async (key) => refuseIfWaiting(await buckets.take(key), refusal),
+    takeWithoutWaiting: (key) => refuseIfWaiting(buckets.takeWithoutWaiting(key), refusal),
   };
 }
 
-function refuseIfWaiting(retryAfterSeconds: number, perSecond: number): void {
-  if (retryAfterSeconds > 0) {
-    throw new AppError(
-      "RATE_LIMITED",
-      `This API key is over its limit of ${perSecond} requests a second; retry in ${retryAfterSeconds} s`,
-      { retryAfterSeconds },
-    );
-  }
+const overLimit = (perSecond: number) => `This API key is over its limit of ${perSecond} requests a second`;
+
+/** Throws RATE_LIMITED saying which limit and when to retry, unless a token was taken (`retryAfterSeconds` 0). */
+export function refuseIfWaiting(retryAfterSeconds: number, limit: string): void {
+  if (retryAfterSeconds > 0)
+    throw new AppError("RATE_LIMITED", `${limit}; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
 }
