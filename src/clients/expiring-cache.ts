@@ -11,7 +11,7 @@ export class ExpiringCache<K, V> {
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   /** The value remembered for `key`, unless it expired. */
