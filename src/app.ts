@@ -37,6 +37,11 @@ export interface AppOptions {
   beforeStep?: BeforeStep;
   /** With tracing on (config.tracing): spans go to this exporter as they end, not over OTLP. For tests. */
   spanExporter?: SpanExporter;
+  /**
+   * For an in-memory embedded database (DATA_DIR=memory://): its starting contents, a PGlite data-dir
+   * dump, instead of a new cluster. For tests: every app starts from one migrated dump.
+   */
+  embeddedDatabaseDump?: Blob;
 }
 
 /**
@@ -56,7 +61,7 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
       const tracing = startTracing(config.tracing, log, options.spanExporter);
       stack.defer("tracing", () => tracing.stop());
     }
-    core = await buildServices(config, log, stack, beforeStep);
+    core = await buildServices(config, log, stack, beforeStep, options.embeddedDatabaseDump);
     ({ http } = await mountTransports(core, config, log, stack, beforeStep));
   } catch (error) {
     await stack.dispose().catch(() => {}); // each failure is logged; the start's own error is the one to report

@@ -239,7 +239,7 @@ describeBackend("postgres")("docs/DEPLOYMENT.md, followed on this machine", () =
     disposers.add(() => rm(dir, { recursive: true, force: true }));
     const dump = path.join(dir, "gateway.dump");
     await run("pg_dump", ["--format=custom", "--exclude-table-data=gateway_instance", `--file=${dump}`, databaseUrl]);
-    const restored = await createPostgresDatabase();
+    const restored = await createPostgresDatabase({ empty: true });
     disposers.add(restored.drop);
     await run("pg_restore", ["--no-owner", `--dbname=${restored.url}`, dump]);
 
@@ -283,7 +283,7 @@ describeBackend("postgres")(
     afterAll(() => disposers.disposeAll(), 60_000);
 
     it("both start, and each migration is applied once (the schema engine's advisory lock)", async () => {
-      const database = await createPostgresDatabase();
+      const database = await createPostgresDatabase({ empty: true });
       disposers.add(database.drop);
       const env = {
         DATABASE_URL: database.url,

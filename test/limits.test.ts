@@ -1,8 +1,11 @@
 /** Size, rate and count limits, each answered with its status (HTTP) or close code (websocket). */
 import http from "node:http";
 import WebSocket from "ws";
+import type { App } from "../src/app";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
+import { freshKey } from "./support/shared-limits";
+import { until } from "./support/webhooks";
 import { frameText } from "./support/ws-protocol";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -18,6 +21,7 @@ interface ServerMessage {
 /** A raw graphql-transport-ws socket, acknowledged; resolves its close code when the server closes it. */
 async function openSocket(
   url: string,
+  key: string,
   disposers: Disposers,
 ): Promise<{ socket: WebSocket; messages: ServerMessage[]; closed: Promise<{ code: number; reason: string }> }> {
   const socket = new WebSocket(`${url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
@@ -31,7 +35,7 @@ async function openSocket(
     socket.once("open", resolve);
     socket.once("error", reject);
   });
-  socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${ADMIN_KEY}` } }));
+  socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${key}` } }));
   // Acknowledged, or closed at once (a refused third connection): either way the caller goes on.
   await Promise.race([
     new Promise((resolve) =>
@@ -45,8 +49,9 @@ async function openSocket(
 describe("limits", () => {
   const disposers = new Disposers();
   let url: string;
+  let app: App;
   beforeAll(async () => {
-    ({ url } = await startApp("pglite", disposers, {
+    ({ url, app } = await startApp("pglite", disposers, {
       RATE_LIMIT_PER_SECOND: "2",
       RATE_LIMIT_BURST: "8",
       LIVE_MAX_CONNECTIONS_PER_KEY: "2",
@@ -54,8 +59,8 @@ describe("limits", () => {
     }));
   });
   afterAll(() => disposers.disposeAll());
-  // Each test spends tokens of the one key; wait for the bucket to refill between them.
-  afterEach(() => new Promise((r) => setTimeout(r, 4_000)));
+  // Each test that spends a key's tokens or websocket slots has a key of its own, so no test waits
+  // for another's bucket to refill or its sockets to close.
 
   it("answers headers over 16 KiB with 431 and bodies over 1 MiB with 413, both problem+json", async () => {
     const big = await fetch(`${url}/carrier/stations/stationcodes`, { headers: { "x-padding": "a".repeat(20_000) } });
@@ -102,10 +107,11 @@ describe("limits", () => {
   });
 
   it("answers requests over a key's rate with 429 and Retry-After", async () => {
+    const key = { authorization: `Bearer ${await freshKey(app, "rate")}` };
     const statuses: number[] = [];
     let retryAfter: string | null = null;
     for (let i = 0; i < 12; i++) {
-      const response = await fetch(`${url}/carrier/handling/shipment/subscribe`, { headers: admin });
+      const response = await fetch(`${url}/carrier/handling/shipment/subscribe`, { headers: key });
       statuses.push(response.status);
       if (response.status === 429) retryAfter = response.headers.get("retry-after");
     }
@@ -115,7 +121,7 @@ describe("limits", () => {
   });
 
   it("closes a websocket whose key sends messages over its rate with 4429", async () => {
-    const { socket, closed } = await openSocket(url, disposers);
+    const { socket, closed } = await openSocket(url, await freshKey(app, "socket rate"), disposers);
     for (let i = 0; i < 20; i++) socket.send(JSON.stringify({ type: "ping" }));
     const { code, reason } = await closed;
     expect(code).toBe(4429);
@@ -123,15 +129,16 @@ describe("limits", () => {
   });
 
   it("closes a key's third websocket with 4429 and refuses a third operation on one socket", async () => {
-    const first = await openSocket(url, disposers);
-    await openSocket(url, disposers);
-    const third = await openSocket(url, disposers);
+    const key = await freshKey(app, "socket cap");
+    const first = await openSocket(url, key, disposers);
+    await openSocket(url, key, disposers);
+    const third = await openSocket(url, key, disposers);
     expect((await third.closed).code).toBe(4429);
 
     first.socket.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query: SUBSCRIBE } }));
     first.socket.send(JSON.stringify({ id: "2", type: "subscribe", payload: { query: SUBSCRIBE } }));
     first.socket.send(JSON.stringify({ id: "3", type: "subscribe", payload: { query: SUBSCRIBE } }));
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => first.messages.some((m) => m.id === "3"), { what: "an answer to the third subscribe" });
     const refusal = first.messages.find((m) => m.id === "3");
     expect(refusal).toMatchObject({ type: "error", payload: [{ extensions: { code: "RATE_LIMITED" } }] });
     expect(first.messages.filter((m) => m.type === "error" && m.id !== "3")).toEqual([]);

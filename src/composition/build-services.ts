@@ -72,9 +72,14 @@ export async function buildServices(
   log: Logger,
   stack: DisposerStack,
   beforeStep: BeforeStep,
+  embeddedDatabaseDump?: Blob,
 ): Promise<Core> {
   await beforeStep("database");
-  const database = await openConfiguredDatabase(config, "stop it, or start this one with another DATA_DIR");
+  const database = await openConfiguredDatabase(
+    config,
+    "stop it, or start this one with another DATA_DIR",
+    embeddedDatabaseDump,
+  );
   stack.defer("database", () => database.close());
   if (database.appliedMigrations.length > 0) {
     log.info({ migrations: database.appliedMigrations }, "applied database migrations");

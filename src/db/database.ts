@@ -4,20 +4,18 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { Prisma as PrismaNamespace, PrismaClient } from "../generated/prisma/client";
+import { PrismaClient } from "../generated/prisma/client";
 import { CliError } from "../errors";
 import { DataDirInUseError, lockDataDir } from "./data-dir-lock";
 import { applyPendingMigrations, readMigrationList } from "./migrations";
 
 export type Prisma = PrismaClient;
 
-/** Whether a Prisma call failed on a unique constraint (P2002): the row it would write exists already. */
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof PrismaNamespace.PrismaClientKnownRequestError && error.code === "P2002";
-}
-
 /** Where the data lives: a PostgreSQL server, or the embedded PGlite in a folder ("memory://": in memory). */
-export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string };
+export type DatabaseTarget =
+  | { kind: "postgres"; url: string }
+  /** `dump`: a data-dir dump (PGlite's dumpDataDir) a memory:// database starts from. */
+  | { kind: "pglite"; dataDir: string; dump?: Blob };
 
 /**
  * Raw SQL on the same database, past Prisma: for statements on a hot path where Prisma's own cost
@@ -85,7 +83,10 @@ function adapterFor(target: DatabaseTarget): {
     };
   }
   // As a start parameter: PGlite's `postgresqlconf` option would rewrite DATA_DIR/postgresql.conf.
+  if (target.dump && !target.dataDir.startsWith("memory://"))
+    throw new Error("A data-dir dump can only start an in-memory embedded database");
   const pglite = new PGlite(target.dataDir, {
+    ...(target.dump ? { loadDataDir: target.dump } : {}),
     startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
   });
   return { factory: new PrismaPGlite(pglite), pglite };
@@ -106,10 +107,13 @@ const PGLITE_SHARED_BUFFERS = "16MB";
 export async function openConfiguredDatabase(
   config: { readonly databaseUrl: string | undefined; readonly dataDir: string },
   whatInstead = "stop it first",
+  embeddedDump?: Blob,
 ): Promise<Database> {
   try {
     return await openDatabase(
-      config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir },
+      config.databaseUrl
+        ? { kind: "postgres", url: config.databaseUrl }
+        : { kind: "pglite", dataDir: config.dataDir, dump: embeddedDump },
     );
   } catch (error) {
     if (error instanceof DataDirInUseError)

@@ -1,12 +1,16 @@
 import { Client } from "pg";
 import { processAlive } from "../../src/db/data-dir-lock";
-import { POSTGRES_ADMIN_URL_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
+import { migratedPgliteDump, migratedPostgresTemplate, PGLITE_DUMP_ENV } from "./database-templates";
+import { POSTGRES_ADMIN_URL_ENV, POSTGRES_TEMPLATE_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 /**
- * Decides once per run whether the PostgreSQL half of the database tests can run. The answer reaches
- * the test workers through the environment. With REQUIRE_POSTGRES=1 (CI) an absent server fails the run.
+ * Decides once per run whether the PostgreSQL half of the database tests can run, and migrates once what
+ * the test databases start from: a template database on PostgreSQL, a dump of the embedded one. The
+ * answers reach the test workers through the environment. With REQUIRE_POSTGRES=1 (CI) an absent server
+ * fails the run.
  */
 export default async function globalSetup(): Promise<void> {
+  process.env[PGLITE_DUMP_ENV] = await migratedPgliteDump();
   const url = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   try {
@@ -14,10 +18,10 @@ export default async function globalSetup(): Promise<void> {
     // Databases left behind by an earlier run that was killed: named gw_test_<pid>_…, dropped when
     // that process is gone (a run going on beside this one keeps its databases).
     const { rows } = await client.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname LIKE 'gw_test_%'",
+      "SELECT datname FROM pg_database WHERE datname LIKE 'gw_test_%' OR datname LIKE 'gw_building_%'",
     );
     for (const { datname } of rows) {
-      const pid = Number(/^gw_test_(\d+)_/.exec(datname)?.[1]);
+      const pid = Number(/^gw_(?:test|building)_(\d+)/.exec(datname)?.[1]);
       if (Number.isInteger(pid) && processAlive(pid)) continue;
       await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     }
@@ -33,4 +37,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await client.end().catch(() => {});
   }
+  // Outside the try: a migration that fails is a failure of the run, not a missing server.
+  if (process.env[POSTGRES_ADMIN_URL_ENV] === url)
+    process.env[POSTGRES_TEMPLATE_ENV] = await migratedPostgresTemplate(url);
 }

@@ -1,8 +1,9 @@
 import "reflect-metadata";
 import type { Logger } from "pino";
 import pino from "pino";
-import { type App, createApp } from "../../src/app";
+import { type App, type AppOptions, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
+import { pgliteDump } from "./database-templates";
 import { createPostgresDatabase, postgresAvailable, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 export type Backend = "pglite" | "postgres";
@@ -68,6 +69,15 @@ export async function testEnvironment(
   return { env: { DATABASE_URL: database.url, ...base }, cleanup: database.drop };
 }
 
+/**
+ * What `createApp` needs beyond the configuration: an in-memory embedded database starts from the
+ * migrated dump the global setup made (test/support/database-templates.ts).
+ */
+export function testAppOptions(env: Record<string, string | undefined>): AppOptions {
+  const inMemory = !env.DATABASE_URL && env.DATA_DIR?.startsWith("memory://");
+  return inMemory ? { embeddedDatabaseDump: pgliteDump() } : {};
+}
+
 /** Starts the whole gateway in this process on a free port. */
 export async function startApp(
   backend: Backend,
@@ -76,7 +86,7 @@ export async function startApp(
 ): Promise<{ app: App; url: string; env: Record<string, string> }> {
   const environment = await testEnvironment(backend, env);
   disposers.add(environment.cleanup);
-  const app = await createApp(loadConfig(environment.env), silentLogger);
+  const app = await createApp(loadConfig(environment.env), silentLogger, testAppOptions(environment.env));
   disposers.add(() => app.stop());
   const url = await app.listen();
   return { app, url, env: environment.env };
