@@ -41,7 +41,6 @@ export interface TimeInfo {
 }
 
 export const isDayMonthLike = (token: string) => DAY_MONTH.test(token);
-export const isTimeInfoLike = (token: string) => TIME_INFO.test(token);
 /** A token meant as a quantity (shipment code and a digit), whether or not it is a valid one. */
 export const isQuantityLike = (token: string) => /^[TPDS]\d/.test(token);
 export const isRouteLike = (token: string) => /^[A-Z]{6}$/.test(token);
