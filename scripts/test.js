@@ -1,60 +1,90 @@
 #!/usr/bin/env node
-// npm test: Jest, in two phases. The fault tests (test/*.faults.test.ts) compare delivery rates over
-// real processes, and the browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium
-// using a core of its own; both run after the rest, one file at a time, instead of sharing the two
-// cores with other test files. With arguments (`npm test -- test/live.test.ts`), Jest runs once with them.
-// Before any of it, the dependency check (`npm run lint:deps`, .dependency-cruiser.cjs): an import that
-// points up a layer (docs/ARCHITECTURE.md, "Layers") fails the run. A whole run (no arguments) also
-// type-checks src/, scripts/, test/ and web/, lints (ESLint) and checks formatting (Prettier) first:
-// the same as `npm run check`.
+// npm test: the import-direction check, then Jest in two phases, with the static checks beside the first.
+// - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
+//   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
+// - Phase 1: every test file but the fault and browser tests, two Jest workers. Beside it, one check at
+//   a time: type-checks of test/ and web/ (src/ and scripts/ were type-checked by the build that
+//   `pretest` ran), ESLint and Prettier — the same as `npm run check`. The tests wait on sockets,
+//   timers and child processes often enough that the checks fit in the gaps.
+// - Phase 2: the fault tests (test/*.faults.test.ts) compare delivery rates over real processes and the
+//   browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium using a core of its
+//   own: they run after the rest, one file at a time, with nothing beside them.
+// With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check.
 "use strict";
-const { spawnSync } = require("node:child_process");
+const { spawn, spawnSync } = require("node:child_process");
 const path = require("node:path");
 
+const root = path.join(__dirname, "..");
+const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const jest = [
   "--experimental-vm-modules",
   "--no-warnings=ExperimentalWarning",
   // Leak tests compare heap sizes after forced collections.
   "--expose-gc",
-  path.join(__dirname, "..", "node_modules", "jest", "bin", "jest.js"),
+  bin("jest", "bin/jest.js"),
 ];
-const root = path.join(__dirname, "..");
-// The same command as `npm run lint:deps`.
 const depcruise = [
-  path.join(root, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs"),
+  bin("dependency-cruiser", "bin/dependency-cruise.mjs"),
   "src",
   "--config",
   ".dependency-cruiser.cjs",
 ];
-const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
-if (lintDeps !== 0) {
-  console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
-  process.exit(lintDeps);
-}
-
-const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const staticChecks = [
-  ["type-check src/ and scripts/ (npm run typecheck)", [bin("typescript", "bin/tsc"), "-p", ".", "--noEmit"]],
   ["type-check test/ (npm run typecheck)", [bin("typescript", "bin/tsc"), "-p", "test"]],
   ["type-check web/ (npm run typecheck)", [bin("typescript", "bin/tsc"), "-p", "web"]],
   ["lint (npm run lint)", [bin("eslint", "bin/eslint.js"), "."]],
   ["formatting (npm run format:check; npm run format fixes it)", [bin("prettier", "bin/prettier.cjs"), "--check", "."]],
 ];
 
-const run = (args) => spawnSync(process.execPath, [...jest, ...args], { stdio: "inherit" }).status ?? 1;
-
-const args = process.argv.slice(2);
-if (args.length > 0) process.exit(run(args));
-for (const [what, command] of staticChecks) {
-  const status = spawnSync(process.execPath, command, { stdio: "inherit", cwd: root }).status ?? 1;
-  if (status !== 0) {
-    console.error(`npm test: ${what} failed.`);
-    process.exit(status);
-  }
+/** Runs node with `args`; resolves its exit status. `quiet`: output kept and printed only on failure. */
+function node(args, { quiet = false } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit" });
+    let output = "";
+    if (quiet) {
+      child.stdout.on("data", (chunk) => (output += chunk));
+      child.stderr.on("data", (chunk) => (output += chunk));
+    }
+    child.on("close", (status) => {
+      if (quiet && status !== 0) process.stderr.write(output);
+      resolve(status ?? 1);
+    });
+  });
 }
-const serial = "\\.(faults|browser)\\.test\\.ts$";
-const first = run(["--testPathIgnorePatterns", serial]);
-// In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
-// if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
-const second = run(["--runInBand", "--forceExit", "--testPathPatterns", serial]);
-process.exit(first || second);
+
+const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
+
+async function runChecks() {
+  const failed = [];
+  for (const [what, command] of staticChecks) {
+    const started = Date.now();
+    const status = await node(command, { quiet: true });
+    console.log(`npm test: ${what}: ${status === 0 ? "passed" : "FAILED"} in ${seconds(started)}`);
+    if (status !== 0) failed.push(what);
+  }
+  return failed;
+}
+
+async function main() {
+  const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
+  if (lintDeps !== 0) {
+    console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
+    return lintDeps;
+  }
+  const args = process.argv.slice(2);
+  if (args.length > 0) return node([...jest, ...args]);
+
+  const serial = "\\.(faults|browser)\\.test\\.ts$";
+  let started = Date.now();
+  const [first, failedChecks] = await Promise.all([node([...jest, "--testPathIgnorePatterns", serial]), runChecks()]);
+  console.log(`npm test: phase 1 (tests and static checks) took ${seconds(started)}`);
+  started = Date.now();
+  // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
+  // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
+  const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", serial]);
+  console.log(`npm test: phase 2 (fault and browser tests, one at a time) took ${seconds(started)}`);
+  for (const what of failedChecks) console.error(`npm test: ${what} failed (its output is above).`);
+  return first || second || (failedChecks.length > 0 ? 1 : 0);
+}
+
+main().then((status) => process.exit(status));
