@@ -1,12 +1,10 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../db/database";
+import { advisoryXactLock, LOCK_KEYS } from "../db/sql/advisory-xact-lock.sql";
 import { apiKeyRow } from "./client-records";
 import { parsePrefixes, parseScopes } from "./client.validate";
 import { generateApiKey, generateSigningSecret, SCOPES } from "./credentials";
 import type { SecretBox } from "./secret-box";
-
-/** Advisory lock held while the first client is created (other keys: station import, instance registry). */
-const BOOTSTRAP_LOCK_KEY = 7_310_002;
 
 /** The BOOTSTRAP_* settings. */
 export interface BootstrapSettings {
@@ -33,7 +31,7 @@ export async function ensureBootstrapClient(
   // Instances started at once on an empty database: the lock makes one of them create the client,
   // and the others find it.
   const client = await prisma.$transaction(async (tx) => {
-    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+    await advisoryXactLock.affectedRows(tx, { key: LOCK_KEYS.bootstrapClient });
     if ((await tx.client.count()) > 0) return null;
     const created = await tx.client.create({
       data: {

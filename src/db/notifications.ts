@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { Logger } from "pino";
+import { listen } from "./sql/listen.sql";
 
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 10_000;
@@ -53,7 +54,7 @@ export function listenForNotifications({
     next.on("notification", () => onNotify());
     try {
       await next.connect();
-      await next.query(`LISTEN ${channel}`);
+      await next.query(listen(channel).text);
       if (closed) return void (await next.end().catch(() => {}));
       up = true;
       wait = RECONNECT_MIN_MS;

@@ -1,4 +1,9 @@
 import type { Prisma } from "../db/database";
+import type { CarrierStatusColumn } from "./sql/carrier-status-columns";
+import { carrierStatusesOf as carrierStatusesOfSql } from "./sql/carrier-statuses-of.sql";
+import { recordCarrierStatuses as recordCarrierStatusesSql } from "./sql/record-carrier-statuses.sql";
+
+export { MAX_CARRIER_STATUSES } from "./sql/carrier-statuses-of.sql";
 
 /**
  * A status a carrier message reported, as the AWB's history records it (table carrier_status): every
@@ -43,35 +48,6 @@ export interface StoredCarrierStatus extends CarrierStatusRow {
 
 type Tx = Pick<Prisma, "$executeRawUnsafe">;
 
-/** The columns written, with their SQL types (the jsonb record below is read with them). */
-const FIELDS = [
-  ["status_key", "text"],
-  ["awb", "text"],
-  ["code", "text"],
-  ["mapped", "boolean"],
-  ["reason", "text"],
-  ["format", "text"],
-  ["source_line", "int"],
-  ["source_element", "text"],
-  ["source_text", "text"],
-  ["occurred_at", "timestamptz"],
-  ["time_basis", "text"],
-  ["station", "text"],
-  ["flight", "text"],
-  ["flight_date", "text"],
-  ["carrier_code", "text"],
-  ["discrepancy", "text"],
-  ["toa_timestamp", "timestamptz"],
-  ["shipment", "text"],
-  ["pieces", "int"],
-  ["weight", "double precision"],
-  ["weight_unit", "text"],
-  ["total_pieces", "int"],
-  ["ordinal", "int"],
-] as const;
-const RECORD = FIELDS.map(([name, type]) => `${name} ${type}`).join(", ");
-const COLUMNS = FIELDS.map(([name]) => name).join(", ");
-
 /**
  * Records the statuses whose key is not recorded yet, in the caller's transaction; returns how many
  * were new. Rows go in key order, so two transactions recording overlapping statuses wait for each
@@ -84,7 +60,7 @@ export async function recordCarrierStatuses(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   // One jsonb parameter instead of an array per column: the rows' nulls and numbers survive as they are.
-  const records = rows.map((r, ordinal) => ({
+  const records = rows.map((r, ordinal): Record<CarrierStatusColumn, unknown> => ({
     status_key: r.statusKey,
     awb: r.awb,
     code: r.code,
@@ -109,36 +85,18 @@ export async function recordCarrierStatuses(
     total_pieces: r.totalPieces,
     ordinal,
   }));
-  return tx.$executeRawUnsafe(
-    `INSERT INTO carrier_status (id, received_at, ${COLUMNS})
-     SELECT gen_random_uuid(), $2::timestamptz, ${COLUMNS}
-     FROM (SELECT DISTINCT ON (status_key) * FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD}) ORDER BY status_key, ordinal) r
-     ORDER BY status_key
-     ON CONFLICT (status_key) DO NOTHING`,
-    JSON.stringify(records),
-    receivedAt.toISOString(),
-  );
+  return recordCarrierStatusesSql.affectedRows(tx, {
+    records: JSON.stringify(records),
+    receivedAt: receivedAt.toISOString(),
+  });
 }
 
-/** The most statuses an AWB's history answers with. */
-export const MAX_CARRIER_STATUSES = 1_000;
-
 /**
- * An AWB's recorded statuses in the order they happened (a status without a time when it was
- * received), then in the order they were stored (message order; queue order within a broker batch);
- * the first MAX_CARRIER_STATUSES. The join keeps to the AWB and to mapped statuses: a JSON caller's
- * eventId of the same text ("fsu:…", one namespace) links to nothing here.
+ * An AWB's recorded statuses in the order they happened, then in the order they were stored; the
+ * first MAX_CARRIER_STATUSES.
  */
 export async function carrierStatusesOf(prisma: Prisma, awb: string): Promise<StoredCarrierStatus[]> {
-  const rows = await prisma.$queryRawUnsafe<Array<Record<string, unknown>>>(
-    `SELECT c.id::text AS id, c.received_at, e.id::text AS milestone_id, ${FIELDS.map(([name]) => `c.${name}`).join(", ")}
-     FROM carrier_status c
-       LEFT JOIN status_event e ON c.mapped AND e.dedupe_key = 'id:' || c.status_key AND e.awb = c.awb
-     WHERE c.awb = $1
-     ORDER BY coalesce(c.occurred_at, c.received_at), c.received_at, c.ordinal, c.id
-     LIMIT ${MAX_CARRIER_STATUSES}`,
-    awb,
-  );
+  const rows = await carrierStatusesOfSql.rows(prisma, { awb });
   return rows.map((r) => ({
     id: r.id as string,
     receivedAt: r.received_at as Date,

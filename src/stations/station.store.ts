@@ -1,9 +1,7 @@
 import type { Prisma } from "../db/database";
-import type { Prisma as P } from "../generated/prisma/client";
+import { advisoryXactLock, LOCK_KEYS } from "../db/sql/advisory-xact-lock.sql";
+import type { Prisma as P } from "../../generated/prisma/client";
 import type { StationRecord } from "./station.view";
-
-/** Serialises station imports across every instance sharing the database (an arbitrary constant). */
-const IMPORT_LOCK_KEY = 7_310_001;
 
 /** Station rows in the database. The read path never comes here: it reads the in-memory snapshot. */
 export function createStationStore(prisma: Prisma) {
@@ -45,7 +43,7 @@ export function createStationStore(prisma: Prisma) {
     async replaceAll(records: readonly StationRecord[], { onlyIfEmpty = false } = {}): Promise<number | null> {
       return prisma.$transaction(
         async (tx) => {
-          await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${IMPORT_LOCK_KEY})`);
+          await advisoryXactLock.affectedRows(tx, { key: LOCK_KEYS.stationImport });
           const current = await tx.stationDataVersion.findUnique({ where: { id: 1 } });
           if (onlyIfEmpty && current) return null;
           await tx.station.deleteMany();

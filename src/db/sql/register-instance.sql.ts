@@ -1,7 +1,5 @@
 import { param, script, sql, sqlText } from "../sql-statement";
-
-/** Any fixed number: the one lock that makes "compare, then register" one step across instances. */
-const REGISTRY_LOCK = 7_240_024;
+import { LOCK_KEYS } from "./advisory-xact-lock.sql";
 
 /**
  * Under the registry's lock: deletes the rows of instances not heard from within `aliveForMs`, lists
@@ -17,7 +15,7 @@ export const registerInstance = script<{
   aliveForMs: number;
 }>(
   "db/register-instance",
-  sql`SELECT pg_advisory_xact_lock(${sqlText(String(REGISTRY_LOCK))});
+  sql`SELECT pg_advisory_xact_lock(${sqlText(String(LOCK_KEYS.instanceRegistry))});
 DELETE FROM gateway_instance WHERE heartbeat_at < now() - make_interval(secs => ${param("aliveForMs")} / 1000.0);
 SELECT id::text, kind, host, pid, settings, extract(epoch FROM now() - heartbeat_at)::float8 AS silent_s
 FROM gateway_instance ORDER BY started_at;

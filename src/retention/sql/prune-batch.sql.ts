@@ -1,0 +1,67 @@
+import { param, sql, statement } from "../../db/sql-statement";
+
+type Batch = { before: string; limit: number };
+
+/*
+ * One batch of each kind: at most `limit` rows older than `before`, locked SKIP LOCKED so that a row
+ * a worker holds (or another instance's pruner) is left for later instead of waited for. Each is one
+ * statement, so each batch is its own short transaction. A delivery's attempts go with it (ON DELETE
+ * CASCADE).
+ */
+
+export const pruneDeliveredDeliveries = statement<Batch>(
+  "retention/prune-delivered-deliveries",
+  sql`WITH doomed AS (
+        SELECT id FROM delivery WHERE status = 'DELIVERED' AND completed_at < ${param("before")}::timestamptz
+        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
+      DELETE FROM delivery d USING doomed WHERE d.id = doomed.id`,
+);
+
+export const pruneDeadDeliveries = statement<Batch>(
+  "retention/prune-dead-deliveries",
+  sql`WITH doomed AS (
+        SELECT id FROM delivery WHERE status = 'DEAD' AND completed_at < ${param("before")}::timestamptz
+        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
+      DELETE FROM delivery d USING doomed WHERE d.id = doomed.id`,
+);
+
+/**
+ * An event goes only once it has no delivery left (they go by their own ages first), so retention
+ * never takes a pending notification, nor one a client may still retry, with its event. An AWB's
+ * stream head (awb_stream) is kept, so its positions never start again from 1; the same statement
+ * raises each AWB's `awb_stream_pruned` mark to the highest position it deleted, so a reader that
+ * finds a hole finds the mark that explains it. Marks are raised in AWB order, so two instances'
+ * batches cannot deadlock on them. Answers how many events went.
+ */
+export const pruneEvents = statement<Batch, { n: number }>(
+  "retention/prune-events",
+  sql`WITH doomed AS (
+        SELECT e.id FROM status_event e
+        WHERE e.received_at < ${param("before")}::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM delivery d WHERE d.event_id = e.id)
+        LIMIT ${param("limit")}::int FOR UPDATE OF e SKIP LOCKED
+      ), gone AS (
+        DELETE FROM status_event e USING doomed WHERE e.id = doomed.id RETURNING e.awb, e.position
+      ), marked AS (
+        INSERT INTO awb_stream_pruned (awb, pruned_through)
+        SELECT awb, max(position) FROM gone GROUP BY awb ORDER BY awb
+        ON CONFLICT (awb) DO UPDATE SET pruned_through = greatest(awb_stream_pruned.pruned_through, excluded.pruned_through)
+      )
+      SELECT count(*)::int AS n FROM gone`,
+);
+
+export const pruneCarrierStatuses = statement<Batch>(
+  "retention/prune-carrier-statuses",
+  sql`WITH doomed AS (
+        SELECT id FROM carrier_status WHERE received_at < ${param("before")}::timestamptz
+        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
+      DELETE FROM carrier_status c USING doomed WHERE c.id = doomed.id`,
+);
+
+export const pruneExpiredSubscriptions = statement<Batch>(
+  "retention/prune-expired-subscriptions",
+  sql`WITH doomed AS (
+        SELECT id FROM subscription WHERE expires_at < ${param("before")}::timestamptz
+        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
+      DELETE FROM subscription s USING doomed WHERE s.id = doomed.id`,
+);
