@@ -1,6 +1,6 @@
 import type { Server as HttpServer, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { CloseCode, type Context as WsContext, handleProtocols } from "graphql-ws";
+import { CloseCode, handleProtocols } from "graphql-ws";
 import { type WebSocket, WebSocketServer } from "ws";
 import { AppError } from "../errors";
 import { rawProblemResponse } from "../http/problem";
@@ -12,8 +12,6 @@ import { MAX_MESSAGE_BYTES, refuseMessage } from "./socket-limits";
 
 export const GRAPHQL_PATH = "/graphql";
 const CLOSE_GRACE_MS = 1_000;
-
-export type { KeyVerdict, WsContext };
 
 export interface GraphQLWebsocket {
   /** Closes every socket (1001 going away) and stops accepting new ones. */
