@@ -1,0 +1,100 @@
+import pino from "pino";
+import { ClaimLoop } from "../src/delivery/claim-loop";
+
+const HOUR = 3_600_000;
+
+/** A loop whose rounds answer from `answers` (then false); each round's start is observable. */
+function loopOver(answers: Array<boolean | Error>, pollMs = HOUR) {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  let rounds = 0;
+  let onRound: (() => void) | undefined;
+  const loop = new ClaimLoop({
+    pollMs,
+    log,
+    claimOnce: () => {
+      rounds++;
+      onRound?.();
+      const answer = answers.shift() ?? false;
+      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
+    },
+  });
+  return {
+    loop,
+    lines,
+    rounds: () => rounds,
+    /** Resolves once `n` rounds have started. */
+    roundsStarted: async (n: number): Promise<void> => {
+      while (rounds < n) await new Promise<void>((r) => (onRound = r));
+    },
+  };
+}
+
+describe("the claim loop", () => {
+  it("claims at once on start, again at once while a round says there may be more, then waits", async () => {
+    const { loop, rounds, roundsStarted } = loopOver([true, true, false]);
+    loop.start();
+    expect(loop.running).toBe(true);
+    await roundsStarted(3);
+    await new Promise((r) => setImmediate(r)); // time for a fourth round, were one due
+    expect(rounds()).toBe(3);
+    await loop.stop();
+    expect(loop.running).toBe(false);
+  });
+
+  it("claims again when woken instead of waiting for the poll", async () => {
+    const { loop, roundsStarted } = loopOver([]);
+    loop.start();
+    await roundsStarted(1);
+    await new Promise((r) => setImmediate(r)); // the loop is waiting now
+    loop.wake();
+    await roundsStarted(2);
+    await loop.stop();
+  });
+
+  it("claims again after pollMs when nothing wakes it", async () => {
+    const { loop, roundsStarted } = loopOver([], 5);
+    loop.start();
+    await roundsStarted(3);
+    await loop.stop();
+  });
+
+  it("logs a failed claim and goes on", async () => {
+    const { loop, lines, roundsStarted } = loopOver([new Error("database unavailable")], 5);
+    loop.start();
+    await roundsStarted(2);
+    await loop.stop();
+    expect(lines[0]).toMatchObject({ level: 40, msg: "claiming deliveries failed; will try again" });
+  });
+
+  it("stops waiting at once when stopped, and claims no more", async () => {
+    const { loop, rounds, roundsStarted } = loopOver([]);
+    loop.start();
+    await roundsStarted(1);
+    await loop.stop(); // resolves although the next poll is an hour away
+    loop.wake();
+    await new Promise((r) => setImmediate(r));
+    expect(rounds()).toBe(1);
+  });
+
+  it("lets the round under way end before its stop resolves, and runs none after it", async () => {
+    let finishRound!: (more: boolean) => void;
+    let rounds = 0;
+    const loop = new ClaimLoop({
+      pollMs: HOUR,
+      log: pino({ level: "silent" }),
+      claimOnce: () => {
+        rounds++;
+        return new Promise<boolean>((resolve) => (finishRound = resolve));
+      },
+    });
+    loop.start();
+    let stopped = false;
+    const stopping = loop.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    finishRound(true); // "more", but stopped
+    await stopping;
+    expect(rounds).toBe(1);
+  });
+});
