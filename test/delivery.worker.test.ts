@@ -195,9 +195,10 @@ describe("the delivery worker's policy", () => {
     worker.start();
     await worker.stop();
     // A second stop must settle (it once waited forever on a recording that had already finished).
-    await expect(
-      Promise.race([worker.stop().then(() => "stopped"), new Promise((r) => setTimeout(() => r("hung"), 2_000))]),
-    ).resolves.toBe("stopped");
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise((r) => (timer = setTimeout(() => r("hung"), 2_000)));
+    await expect(Promise.race([worker.stop().then(() => "stopped"), hung])).resolves.toBe("stopped");
+    clearTimeout(timer);
     const d = delivery();
     batches.push([d]);
     worker.start();
