@@ -15,6 +15,7 @@ import { createSigningSecretStore, SIGNING_SECRETS_CACHE_MS } from "../src/clien
 import { type Database, openDatabase, type Prisma } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { setWallClock } from "./support/clock";
+import { pgliteDump } from "./support/database-templates";
 import { silentLogger } from "./support/harness";
 
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
@@ -24,7 +25,7 @@ let prisma: Prisma;
 const secrets = createSecretBox(randomBytes(32));
 
 beforeAll(async () => {
-  database = await openDatabase({ kind: "pglite", dataDir: "memory://" });
+  database = await openDatabase({ kind: "pglite", dataDir: "memory://", dump: pgliteDump() });
   prisma = database.prisma;
 }, 120_000);
 afterAll(() => database.close());
