@@ -51,11 +51,11 @@ module.exports = {
     {
       name: "services-do-not-do-http-or-use-generated-prisma",
       comment:
-        "A service takes its HTTP client as an injected function and uses the project's own types (db/database.ts), not undici, fastify, ws or src/generated/ (stores may use Prisma's generated types).",
+        "A service takes its HTTP client as an injected function and uses the project's own types (db/database.ts), not undici, fastify, ws or generated/ (stores may use Prisma's generated types).",
       severity: "error",
       from: { path: "\\.service\\.ts$" },
       to: {
-        path: ["(^|/)node_modules/(undici|fastify|@fastify|ws|graphql-ws|@apollo|@prisma|pg)/", "^src/generated/"],
+        path: ["(^|/)node_modules/(undici|fastify|@fastify|ws|graphql-ws|@apollo|@prisma|pg)/", "^generated/"],
       },
     },
     {
@@ -125,7 +125,7 @@ module.exports = {
   ],
   options: {
     // Prisma's generated client is a dependency to check, not code to check.
-    doNotFollow: { path: ["node_modules", "^src/generated/"] },
+    doNotFollow: { path: ["node_modules", "^generated/"] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

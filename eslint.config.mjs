@@ -5,7 +5,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "data/", "coverage/", "src/generated/", "node_modules/", "stubs/", "test-output/"] },
+  { ignores: ["dist/", "data/", "coverage/", "generated/", "node_modules/", "stubs/", "test-output/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

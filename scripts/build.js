@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// npm run build (and so `npm start` and `npm test`, whose pre-scripts run it): compiles src/ and
-// scripts/ with tsc into dist/, then builds the browser pages (build-web.js). The compile is skipped
+// npm run build (and so `npm start` and `npm test`, whose pre-scripts run it): compiles src/,
+// scripts/ and the generated Prisma client (generated/) with tsc into dist/, then builds the browser pages (build-web.js). The compile is skipped
 // when no input changed since the last one (a fingerprint of the inputs' paths, sizes and times, as
 // build-web.js keeps for the pages), so a restart with nothing changed starts at once instead of
 // paying tsc's ~5 s. `--force` compiles regardless.
@@ -26,6 +26,7 @@ function inputFiles() {
   };
   walk(path.join(root, "src"));
   walk(path.join(root, "scripts"));
+  walk(path.join(root, "generated"));
   return files.sort();
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs after `npm install`: generates the Prisma client and compiles the TypeScript, so that
-// `npm start` works at once. Plain JavaScript because it runs before anything is compiled.
+// Runs after `npm install`: generates the Prisma client (into generated/) and compiles the
+// TypeScript, so that `npm start` works at once. Plain JavaScript because it runs before anything is
+// compiled.
 "use strict";
 const { execFileSync } = require("node:child_process");
 const path = require("node:path");
