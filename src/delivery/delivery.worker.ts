@@ -261,9 +261,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       claimLoop.start();
     },
     /** New deliveries were committed: look now instead of at the next poll. */
-    wake(): void {
-      claimLoop.wake();
-    },
+    wake: (): void => claimLoop.wake(),
     /** Stops claiming, gives back what was queued, waits for sends in flight, their recording and the give-backs. Safe to call twice. */
     stop(): Promise<void> {
       if (state === "stopped") return Promise.resolve();
