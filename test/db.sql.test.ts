@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { Client } from "pg";
+import type { Database } from "../src/db/database";
+import { advisoryXactLock, LOCK_KEYS } from "../src/db/sql/advisory-xact-lock.sql";
+import { instanceHeartbeat } from "../src/db/sql/instance-heartbeat.sql";
+import { listen } from "../src/db/sql/listen.sql";
+import { registerInstance } from "../src/db/sql/register-instance.sql";
+import { removeInstance } from "../src/db/sql/remove-instance.sql";
+import { BACKENDS, describeBackend, Disposers } from "./support/harness";
+import { emptyTables, openTestDatabase } from "./support/test-database";
+
+/** Each statement of db/sql/ on its own, on both databases. */
+describe.each(BACKENDS)("database statements on %s", (backend) => {
+  describeBackend(backend)(`over ${backend}`, () => {
+    const disposers = new Disposers();
+    let db: Database;
+    let url: string | undefined;
+    beforeAll(async () => {
+      ({ database: db, url } = await openTestDatabase(backend, disposers));
+    });
+    afterAll(() => disposers.disposeAll());
+    beforeEach(() => emptyTables(db));
+
+    it("advisory-xact-lock holds the advisory lock of its key until the transaction ends; every use has a key of its own", async () => {
+      expect(new Set(Object.values(LOCK_KEYS)).size).toBe(Object.keys(LOCK_KEYS).length);
+      const key = LOCK_KEYS.stationImport;
+      const held = () =>
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = ${key} AND granted`;
+      const during = await db.prisma.$transaction(async (tx) => {
+        await advisoryXactLock.affectedRows(tx, { key });
+        return tx.$queryRawUnsafe<Array<{ n: number }>>(held());
+      });
+      expect(during).toEqual([{ n: 1 }]);
+      expect(await db.sql.query(held(), [])).toEqual([{ n: 0 }]);
+    });
+
+    const settings = (values: Record<string, string>) =>
+      JSON.stringify(Object.fromEntries(Object.entries(values).map(([name, value]) => [name, { value }])));
+    const register = (id: string, values: Record<string, string>) =>
+      registerInstance.run(db.sql, {
+        id,
+        kind: "gateway",
+        host: "here",
+        pid: 4121,
+        settings: settings(values),
+        aliveForMs: 30_000,
+      });
+    const insertOther = (values: Record<string, string>, silentMs: number, host = "elsewhere") =>
+      db.sql.query(
+        `INSERT INTO gateway_instance (id, kind, host, pid, settings, heartbeat_at)
+         VALUES (gen_random_uuid(), 'worker', $1, 7, $2::jsonb, now() - $3::int * interval '1 millisecond')`,
+        [host, settings(values), silentMs],
+      );
+
+    it("register-instance deletes the stale rows, lists the others, and inserts its row unless a live one holds a shared setting with another value", async () => {
+      await insertOther({ AWB_CHECK_DIGIT: "enforce" }, 60_000, "stale");
+      await insertOther({ CARRIER_SEGMENT: "other", RATE_LIMIT_BURST: "10" }, 1_000);
+      const id = randomUUID();
+      const results = await register(id, { AWB_CHECK_DIGIT: "off", RATE_LIMIT_BURST: "10" });
+      expect(results[2]).toEqual([
+        expect.objectContaining({
+          kind: "worker",
+          host: "elsewhere",
+          pid: 7,
+          settings: { CARRIER_SEGMENT: { value: "other" }, RATE_LIMIT_BURST: { value: "10" } },
+        }),
+      ]);
+      expect((results[2]![0] as { silent_s: number }).silent_s).toBeGreaterThanOrEqual(1);
+      expect(results[3]).toEqual([{ id }]);
+      const rows = await db.sql.query<{ host: string; pid: number; settings: unknown }>(
+        "SELECT host, pid, settings FROM gateway_instance ORDER BY host",
+        [],
+      );
+      expect(rows).toEqual([
+        expect.objectContaining({ host: "elsewhere" }),
+        { host: "here", pid: 4121, settings: { AWB_CHECK_DIGIT: { value: "off" }, RATE_LIMIT_BURST: { value: "10" } } },
+      ]);
+
+      const refused = await register(randomUUID(), { AWB_CHECK_DIGIT: "enforce" });
+      expect(refused[3]).toEqual([]);
+      expect((refused[2] as unknown[]).length).toBe(2);
+      expect(await db.sql.query("SELECT 1 FROM gateway_instance", [])).toHaveLength(2);
+    });
+
+    it("instance-heartbeat refreshes the row of its id, and answers no row when it was removed; remove-instance removes it", async () => {
+      const id = randomUUID();
+      await register(id, {});
+      await db.sql.query("UPDATE gateway_instance SET heartbeat_at = now() - interval '1 minute'", []);
+      expect(await instanceHeartbeat.rows(db.sql, { id })).toEqual([{ id }]);
+      const [{ silent }] = (await db.sql.query<{ silent: number }>(
+        "SELECT extract(epoch FROM now() - heartbeat_at)::float8 AS silent FROM gateway_instance",
+        [],
+      )) as [{ silent: number }];
+      expect(silent).toBeLessThan(30);
+      await removeInstance.rows(db.sql, { id });
+      expect(await db.sql.query("SELECT 1 FROM gateway_instance", [])).toEqual([]);
+      expect(await instanceHeartbeat.rows(db.sql, { id })).toEqual([]);
+    });
+
+    it("listen subscribes to the channel of exactly its name", async () => {
+      expect(listen('cgw_Test "channel"').text).toBe('LISTEN "cgw_Test ""channel"""');
+      if (!url) {
+        await db.sql.script(listen("cgw_deliveries").text); // valid SQL on the embedded database too
+        return;
+      }
+      const listener = new Client({ connectionString: url });
+      await listener.connect();
+      try {
+        const heard = new Promise<string>((resolve) => listener.on("notification", (n) => resolve(n.channel)));
+        await listener.query(listen("cgw_Test").text);
+        await db.sql.query("SELECT pg_notify('cgw_test', ''), pg_notify('cgw_Test', '')", []);
+        expect(await heard).toBe("cgw_Test");
+      } finally {
+        await listener.end();
+      }
+    });
+  });
+});

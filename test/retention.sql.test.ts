@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "../src/db/database";
+import { expirePending } from "../src/retention/sql/expire-pending.sql";
+import {
+  pruneCarrierStatuses,
+  pruneDeadDeliveries,
+  pruneDeliveredDeliveries,
+  pruneEvents,
+  pruneExpiredSubscriptions,
+} from "../src/retention/sql/prune-batch.sql";
+import { prunedThrough } from "../src/retention/sql/pruned-through.sql";
+import { tableSizes } from "../src/retention/sql/table-sizes.sql";
+import { vacuum } from "../src/retention/sql/vacuum.sql";
+import { BACKENDS, describeBackend, Disposers } from "./support/harness";
+import { emptyTables, fixtures, openTestDatabase } from "./support/test-database";
+
+/** Each statement of retention/sql/ on its own, on both databases. */
+describe.each(BACKENDS)("retention statements on %s", (backend) => {
+  describeBackend(backend)(`over ${backend}`, () => {
+    const disposers = new Disposers();
+    let db: Database;
+    let fx: ReturnType<typeof fixtures>;
+    beforeAll(async () => {
+      ({ database: db } = await openTestDatabase(backend, disposers));
+      fx = fixtures(db);
+    });
+    afterAll(() => disposers.disposeAll());
+    beforeEach(() => emptyTables(db));
+
+    const DAY = 86_400_000;
+    const ago = (ms: number) => new Date(Date.now() - ms);
+    const batch = (limit: number) => ({ before: ago(5 * DAY).toISOString(), limit });
+    const exists = async (id: string) => (await db.prisma.delivery.findUnique({ where: { id } })) !== null;
+
+    it.each([
+      ["prune-delivered-deliveries", pruneDeliveredDeliveries, "DELIVERED", "DEAD"],
+      ["prune-dead-deliveries", pruneDeadDeliveries, "DEAD", "DELIVERED"],
+    ] as const)(
+      "%s deletes a batch of deliveries of its status finished before the cutoff, their attempts with them",
+      async (_, prune, status, other) => {
+        const clientId = await fx.client();
+        const subscriptionId = await fx.subscription(clientId);
+        const old = [];
+        for (let i = 0; i < 3; i++)
+          old.push(await fx.delivery({ subscriptionId, clientId, status, completedAt: ago(10 * DAY) }));
+        await db.prisma.deliveryAttempt.create({
+          data: { deliveryId: old[0]!, startedAt: ago(10 * DAY), durationMs: 5, statusCode: 500 },
+        });
+        const recent = await fx.delivery({ subscriptionId, clientId, status, completedAt: ago(DAY) });
+        const otherStatus = await fx.delivery({ subscriptionId, clientId, status: other, completedAt: ago(10 * DAY) });
+        expect(await prune.affectedRows(db.prisma, batch(2))).toBe(2);
+        expect(await prune.affectedRows(db.prisma, batch(2))).toBe(1);
+        expect(await prune.affectedRows(db.prisma, batch(2))).toBe(0);
+        for (const id of old) expect(await exists(id)).toBe(false);
+        expect(await db.prisma.deliveryAttempt.count()).toBe(0);
+        expect(await exists(recent)).toBe(true);
+        expect(await exists(otherStatus)).toBe(true);
+      },
+    );
+
+    it("prune-events deletes a batch of old events without deliveries and raises each AWB's pruned mark to the highest position deleted", async () => {
+      const [a, b] = [fx.awb(), fx.awb()];
+      for (let i = 0; i < 3; i++) await fx.event(a, ago(10 * DAY));
+      const kept = await fx.event(a, ago(10 * DAY)); // position 4, still has a delivery
+      await fx.event(a, ago(DAY)); // position 5, recent
+      await fx.event(b, ago(10 * DAY));
+      const clientId = await fx.client();
+      await fx.delivery({ subscriptionId: null, clientId, eventId: kept, status: "DELIVERED" });
+      await db.prisma.awbStreamPruned.create({ data: { awb: b, prunedThrough: 7 } });
+      const pruned = async () =>
+        Object.fromEntries(
+          (await db.prisma.awbStreamPruned.findMany()).map((row) => [row.awb, Number(row.prunedThrough)]),
+        );
+      expect(await pruneEvents.rows(db.prisma, batch(100))).toEqual([{ n: 4 }]);
+      expect(await pruned()).toEqual({ [a]: 3, [b]: 7 }); // b's mark is not lowered
+      expect(
+        (await db.prisma.statusEvent.findMany({ where: { awb: a } })).map((e) => Number(e.position)).sort(),
+      ).toEqual([4, 5]);
+      expect(await pruneEvents.rows(db.prisma, batch(100))).toEqual([{ n: 0 }]);
+    });
+
+    it("prune-events takes at most limit events a batch", async () => {
+      const a = fx.awb();
+      for (let i = 0; i < 3; i++) await fx.event(a, ago(10 * DAY));
+      expect(await pruneEvents.rows(db.prisma, batch(2))).toEqual([{ n: 2 }]);
+      expect(await db.prisma.statusEvent.count()).toBe(1);
+    });
+
+    it("prune-carrier-statuses deletes a batch of statuses received before the cutoff", async () => {
+      const status = (statusKey: string, receivedAt: Date) => ({
+        statusKey,
+        awb: "020-12345675",
+        code: "FOH",
+        mapped: false,
+        format: "FSU",
+        sourceText: "FOH",
+        receivedAt,
+        ordinal: 0,
+      });
+      await db.prisma.carrierStatus.createMany({
+        data: [status("fsu:1", ago(10 * DAY)), status("fsu:2", ago(10 * DAY)), status("fsu:3", ago(DAY))],
+      });
+      expect(await pruneCarrierStatuses.affectedRows(db.prisma, batch(1))).toBe(1);
+      expect(await pruneCarrierStatuses.affectedRows(db.prisma, batch(10))).toBe(1);
+      expect((await db.prisma.carrierStatus.findMany()).map((row) => row.statusKey)).toEqual(["fsu:3"]);
+    });
+
+    it("prune-expired-subscriptions deletes a batch of subscriptions expired before the cutoff", async () => {
+      const clientId = await fx.client();
+      await fx.subscription(clientId, { expiresAt: ago(10 * DAY) });
+      const lately = await fx.subscription(clientId, { expiresAt: ago(DAY) });
+      const never = await fx.subscription(clientId);
+      expect(await pruneExpiredSubscriptions.affectedRows(db.prisma, batch(10))).toBe(1);
+      expect((await db.prisma.subscription.findMany()).map((row) => row.id).sort()).toEqual([lately, never].sort());
+    });
+
+    it("expire-pending marks dead the unheld pending and parked deliveries of expired, long-disabled and deleted subscriptions", async () => {
+      const clientId = await fx.client();
+      const expired = await fx.subscription(clientId, { expiresAt: ago(1_000) });
+      const longDisabled = await fx.subscription(clientId, { disabledAt: ago(10 * DAY) });
+      const lately = await fx.subscription(clientId, { disabledAt: ago(DAY) });
+      const live = await fx.subscription(clientId);
+      const stale = randomUUID();
+      const ofExpired = await fx.delivery({ subscriptionId: expired, clientId, leaseToken: stale, leaseUntil: ago(1) });
+      const heldToken = randomUUID();
+      const held = await fx.delivery({
+        subscriptionId: expired,
+        clientId,
+        leaseToken: heldToken,
+        leaseUntil: new Date(Date.now() + 60_000),
+      });
+      const parkedLong = await fx.delivery({ subscriptionId: longDisabled, clientId, status: "PARKED" });
+      const parkedLately = await fx.delivery({ subscriptionId: lately, clientId, status: "PARKED" });
+      const orphan = await fx.delivery({ subscriptionId: null, clientId, status: "PARKED" });
+      const ofLive = await fx.delivery({ subscriptionId: live, clientId });
+      const run = (disabledBefore: Date | null, limit = 10) =>
+        expirePending.affectedRows(db.prisma, { limit, disabledBefore: disabledBefore?.toISOString() ?? null });
+
+      expect(await run(null)).toBe(2); // the expired subscription's and the orphan
+      expect(await fx.deliveryRow(ofExpired)).toMatchObject({
+        status: "DEAD",
+        lastError: "subscription expired before it was sent",
+        leaseToken: null,
+      });
+      expect(await fx.deliveryRow(orphan)).toMatchObject({
+        status: "DEAD",
+        lastError: "subscription deleted while disabled",
+      });
+      expect(await run(ago(5 * DAY))).toBe(1);
+      expect(await fx.deliveryRow(parkedLong)).toMatchObject({
+        status: "DEAD",
+        lastError: "subscription disabled for longer than RETENTION_DEAD_DAYS",
+      });
+      expect((await fx.deliveryRow(parkedLong)).completedAt).not.toBeNull();
+      for (const [id, status] of [
+        [held, "PENDING"],
+        [parkedLately, "PARKED"],
+        [ofLive, "PENDING"],
+      ] as const)
+        expect((await fx.deliveryRow(id)).status).toBe(status);
+      expect((await fx.deliveryRow(held)).leaseToken).toBe(heldToken);
+    });
+
+    it("expire-pending takes at most limit deliveries of each kind a batch", async () => {
+      const clientId = await fx.client();
+      const expired = await fx.subscription(clientId, { expiresAt: ago(1_000) });
+      for (let i = 0; i < 3; i++) await fx.delivery({ subscriptionId: expired, clientId });
+      expect(await expirePending.affectedRows(db.prisma, { limit: 2, disabledBefore: null })).toBe(2);
+      expect(await expirePending.affectedRows(db.prisma, { limit: 2, disabledBefore: null })).toBe(1);
+    });
+
+    it("vacuum refreshes the row estimates that table-sizes answers with each table's size", async () => {
+      const clientId = await fx.client();
+      const subscriptionId = await fx.subscription(clientId);
+      for (let i = 0; i < 3; i++) await fx.delivery({ subscriptionId, clientId });
+      await vacuum(["delivery", "subscription"]).affectedRows(db.prisma, {});
+      const sizes = await tableSizes.rows(db.prisma, { tables: ["delivery", "subscription", "no_such_table"] });
+      const byTable = Object.fromEntries(sizes.map((row) => [row.table, row]));
+      expect(Object.keys(byTable).sort()).toEqual(["delivery", "subscription"]);
+      expect(Number(byTable.delivery!.rows)).toBe(3);
+      expect(Number(byTable.subscription!.rows)).toBe(1);
+      expect(Number(byTable.delivery!.bytes)).toBeGreaterThan(8_192);
+      await expect(vacuum(["no_such_table"]).affectedRows(db.prisma, {})).rejects.toThrow(/no_such_table/);
+    });
+
+    it("pruned-through answers an AWB's pruned mark, no row without one", async () => {
+      const [a, b] = [fx.awb(), fx.awb()];
+      await db.prisma.awbStreamPruned.create({ data: { awb: a, prunedThrough: 42 } });
+      expect((await prunedThrough.rows(db.prisma, { awb: a })).map((row) => Number(row.pruned_through))).toEqual([42]);
+      expect(await prunedThrough.rows(db.prisma, { awb: b })).toEqual([]);
+    });
+  });
+});
