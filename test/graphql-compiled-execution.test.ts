@@ -307,7 +307,7 @@ describe("compiled queries on the real schema and services", () => {
     const executor = compiledExecutorFor(schema); // also puts the deadline check on every field, for both
     const document = parse(c.query);
     // As Apollo: only valid documents are executed.
-    expect(validate(schema, document, [...specifiedRules, depthLimit()])).toEqual([]);
+    expect(validate(schema, document, [...specifiedRules, depthLimit(12)])).toEqual([]);
     const args = () => ({
       schema,
       document,

@@ -12,6 +12,9 @@ import { depthLimit } from "../src/graphql-core/depth-limit";
 import { checkOperationLimits, DEFAULT_OPERATION_LIMITS } from "../src/graphql-core/operation-limits";
 import { MAX_WALKED_SELECTIONS } from "../src/graphql-core/walk-budget";
 
+/** GRAPHQL_MAX_DEPTH's default. */
+const MAX_DEPTH = 12;
+
 const schema = buildSchema(`
   type Query { node: Node stations(codes: [String!]): [Station!]! }
   type Node { child: Node name: String }
@@ -59,7 +62,7 @@ describe("the depth rule measures each fragment once", () => {
   it("passes the issue's document (20, 24, 30, 40 fragments), reading each fragment a bounded number of times", () => {
     for (const n of SIZES) {
       const { document, reads } = instrumented(doubling(n));
-      expect(validate(schema, document, [depthLimit()])).toEqual([]); // one level deep
+      expect(validate(schema, document, [depthLimit(MAX_DEPTH)])).toEqual([]); // one level deep
       expect(reads()).toBeLessThanOrEqual(READS_PER_FRAGMENT * n);
     }
   });
@@ -71,7 +74,7 @@ describe("the depth rule measures each fragment once", () => {
       for (let i = 1; i < n; i++) text += ` fragment N${i} on Node { name child { ...N${i + 1} ...N${i + 1} } }`;
       text += ` fragment N${n} on Node { name }`;
       const { document, reads } = instrumented(text);
-      expect(validate(schema, document, [depthLimit()]).map((e) => e.message)).toEqual([
+      expect(validate(schema, document, [depthLimit(MAX_DEPTH)]).map((e) => e.message)).toEqual([
         `The operation is nested ${n + 1} levels deep; at most 12 are allowed`,
       ]);
       expect(reads()).toBeLessThanOrEqual(READS_PER_FRAGMENT * n);
@@ -81,7 +84,7 @@ describe("the depth rule measures each fragment once", () => {
   it("counts introspection fields and selections in doubled fragments as if expanded", () => {
     for (const n of SIZES) {
       const fields = instrumented(doubling(n, "__schema { queryType { name } }"));
-      expect(validate(schema, fields.document, [depthLimit()]).map((e) => e.message)).toEqual([
+      expect(validate(schema, fields.document, [depthLimit(MAX_DEPTH)]).map((e) => e.message)).toEqual([
         `The operation selects __schema or __type ${expanded(n)} times; at most 5 are allowed`,
       ]);
       expect(fields.reads()).toBeLessThanOrEqual(READS_PER_FRAGMENT * n);
@@ -91,7 +94,7 @@ describe("the depth rule measures each fragment once", () => {
         text += ` fragment T${i} on __Schema { queryType { name } ...T${i + 1} ...T${i + 1} }`;
       text += ` fragment T${n} on __Schema { queryType { name } }`;
       const selections = instrumented(text);
-      expect(validate(schema, selections.document, [depthLimit()]).map((e) => e.message)).toEqual([
+      expect(validate(schema, selections.document, [depthLimit(MAX_DEPTH)]).map((e) => e.message)).toEqual([
         "The introspection selects more than 1000 fields (fragments counted where they are spread)",
       ]);
       expect(selections.reads()).toBeLessThanOrEqual(READS_PER_FRAGMENT * n);
@@ -102,7 +105,7 @@ describe("the depth rule measures each fragment once", () => {
     const document = parse(
       "{ ...A node { ...B } } fragment A on Query { __typename ...A2 } fragment A2 on Query { ...A } fragment B on Node { child { ...B } }",
     );
-    const errors = validate(schema, document, [...specifiedRules, depthLimit()]).map((e) => e.message);
+    const errors = validate(schema, document, [...specifiedRules, depthLimit(MAX_DEPTH)]).map((e) => e.message);
     expect(errors).toEqual([
       'Cannot spread fragment "A" within itself via "A2".',
       'Cannot spread fragment "B" within itself.',
@@ -111,14 +114,16 @@ describe("the depth rule measures each fragment once", () => {
 
   it("refuses a document with more selections than its walk may visit", () => {
     const document = parse(`{ ${"__typename ".repeat(MAX_WALKED_SELECTIONS + 1)} }`);
-    const errors = validate(schema, document, [depthLimit()]);
+    const errors = validate(schema, document, [depthLimit(MAX_DEPTH)]);
     expect(errors.map((e) => [e.message, e.extensions.code])).toEqual([
       [
         `The operation has more than ${MAX_WALKED_SELECTIONS} selections to measure (each fragment counted once)`,
         "QUERY_TOO_COMPLEX",
       ],
     ]);
-    expect(validate(schema, parse(`{ ${"__typename ".repeat(MAX_WALKED_SELECTIONS)} }`), [depthLimit()])).toEqual([]);
+    expect(
+      validate(schema, parse(`{ ${"__typename ".repeat(MAX_WALKED_SELECTIONS)} }`), [depthLimit(MAX_DEPTH)]),
+    ).toEqual([]);
   });
 });
 

@@ -10,9 +10,6 @@ import {
 } from "graphql";
 import { countText, createWalkBudget, saturatingAdd, WalkOverBudget } from "./walk-budget";
 
-/** Deepest field nesting an operation may have (the deepest legitimate station query is 6). */
-export const MAX_QUERY_DEPTH = 12;
-
 /**
  * How deep an introspection selection (under `__schema` or `__type`) may go. graphql-js's
  * `getIntrospectionQuery()` — what GraphiQL, codegen tools and Postman send — reaches 14 with all its
@@ -121,7 +118,7 @@ function measurerOf(document: DocumentNode): (selectionSet: SelectionSetNode) =>
  * own depth bound, and the number of `__schema`/`__type` fields is bounded (aliases cannot repeat it).
  * A document with more selections to measure than the walk budget (walk-budget.ts) is refused too.
  */
-export function depthLimit(maxDepth = MAX_QUERY_DEPTH): ValidationRule {
+export function depthLimit(maxDepth: number): ValidationRule {
   return (context: ValidationContext) => {
     const measure = measurerOf(context.getDocument());
     const tooComplex = (node: ASTNode, message: string) =>
