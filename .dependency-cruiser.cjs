@@ -1,14 +1,78 @@
-// Dependencies point down (docs/ARCHITECTURE.md, "Layers"):
-//   transports (http/, graphql/, live/, web/, */*.routes.ts, */*.resolver.ts)
-//     → services (*/*.service.ts, */*.store.ts, services.ts)
-//       → domain/ (pure rules, no I/O) and db/
-// `npm run lint:deps` checks it; `npm test` runs it first.
+// Dependencies point down the layers below (docs/ARCHITECTURE.md "Layers"): a module imports from
+// its own layer and those under it, never from one above. `npm run lint:deps` checks it; `npm test`
+// runs it first. `npm run docs:layers` draws the layers and the imports between them into
+// docs/ARCHITECTURE.md.
+
+/** The websocket adapter's files in live/; the rest of live/ is the live-events feature. */
+const WEBSOCKET =
+  "graphql-websocket|graphql-ws-server|document-cache|keep-alive|key-recheck|operation-admission|socket-limits|websocket-keys|connection-cap";
+/** What REST routes build on in http/; the rest of http/ is the server's. */
+const ROUTE_KIT = "route-access|schema|problem|validation";
+/** Feature folders: their routes, resolvers and GraphQL types are transports, the rest features. */
+const FEATURE_FOLDERS =
+  "clients|delivery|health|ingestion|live|milestones|outbound|retention|stations|subscriptions|web";
+const FEATURE_TRANSPORTS = `^src/(${FEATURE_FOLDERS})/[^/]+\\.(routes|resolver|schemas|types)\\.ts$`;
+
+/**
+ * The layers, top down. Every module of src/ is in exactly one (`npm run docs:layers` fails on one
+ * that is in none).
+ */
+const LAYERS = [
+  {
+    name: "entry points",
+    holds: "the processes, their printing and watchdog",
+    path: ["^src/(main|worker|cli|process-watchdog|process-watchdog-thread)\\.ts$"],
+  },
+  {
+    name: "composition",
+    holds: "builds the services, mounts the transports",
+    path: ["^src/app\\.ts$", "^src/composition/"],
+  },
+  {
+    name: "server assembly",
+    holds: "the GraphQL schema and Apollo, Fastify with authentication and limits, the websocket adapter",
+    path: ["^src/graphql/", `^src/http/(?!(${ROUTE_KIT}|json-body)\\.ts$)`, `^src/live/(${WEBSOCKET})\\.ts$`],
+  },
+  {
+    name: "feature transports",
+    holds: "each feature's *.routes.ts, *.resolver.ts, *.schemas.ts, *.types.ts",
+    path: [FEATURE_TRANSPORTS],
+  },
+  {
+    name: "transport kit",
+    holds: "the GraphQL context, authorisation, limits and executor; the routes' access, schemas, problems",
+    path: ["^src/graphql-core/", `^src/http/(${ROUTE_KIT})\\.ts$`],
+  },
+  {
+    name: "features",
+    holds: "services, stores, workers and helpers",
+    path: [`^src/(${FEATURE_FOLDERS})/`, "^src/services\\.ts$"],
+    pathNot: [FEATURE_TRANSPORTS, `^src/live/(${WEBSOCKET})\\.ts$`],
+  },
+  {
+    name: "foundation",
+    holds: "pure rules, the database, tracing, errors, configuration, logging, safe JSON",
+    path: ["^src/(domain|db|tracing|generated)/", "^src/(errors|config|log|paths)\\.ts$", "^src/http/json-body\\.ts$"],
+  },
+];
+
+/** One rule per layer: nothing in it imports from a layer above. */
+const LAYER_RULES = LAYERS.slice(1).map((layer, i) => ({
+  name: `${layer.name.replace(/ /g, "-")}-import-no-layer-above`,
+  comment: `Nothing in the ${layer.name} layer imports from a layer above it: ${LAYERS.slice(0, i + 1)
+    .map((l) => l.name)
+    .join(", ")} (docs/ARCHITECTURE.md "Layers").`,
+  severity: "error",
+  from: { path: layer.path, ...(layer.pathNot ? { pathNot: layer.pathNot } : {}) },
+  to: { path: LAYERS.slice(0, i + 1).flatMap((l) => l.path) },
+}));
 
 /** The transports: what only app.ts (and other transports) may import. */
 const TRANSPORTS = [
   "^src/http/",
   "^src/web/",
-  "^src/graphql/apollo",
+  "^src/graphql/",
+  "^src/graphql-core/",
   "^src/live/",
   "\\.routes\\.ts$",
   "\\.resolver\\.ts$",
@@ -25,6 +89,7 @@ const IO_BUILTINS =
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...LAYER_RULES,
     {
       name: "domain-imports-only-domain",
       comment:
@@ -136,3 +201,6 @@ module.exports = {
     reporterOptions: { text: { highlightFocused: true } },
   },
 };
+// The layers, for scripts/layers-graph.js; not enumerable, so dependency-cruiser's validation of
+// this configuration does not see it.
+Object.defineProperty(module.exports, "layers", { value: LAYERS, enumerable: false });

@@ -10,8 +10,8 @@ import pino from "pino";
 import { parseAwb } from "../src/domain/awb";
 import { UUID_PATTERN } from "../src/domain/ids";
 import { validationError } from "../src/errors";
-import { keyed } from "../src/http/auth";
 import { addSchemas, ALWAYS, objectSchema, PATTERNS, problems, problemSchema } from "../src/http/schema";
+import { enforceRouteAccess } from "../src/http/route-access";
 import { createHttpServer } from "../src/http/server";
 
 interface Tally {
@@ -98,6 +98,7 @@ describe("requests are checked against their schema before the handler", () => {
   const handled: unknown[] = [];
   beforeAll(async () => {
     app = createHttpServer(pino({ level: "silent" }));
+    enforceRouteAccess(app, async () => null);
     addSchemas(app, problemSchema);
     const body = {
       type: "object",
@@ -108,7 +109,7 @@ describe("requests are checked against their schema before the handler", () => {
         items: { type: "array", items: { type: "object", properties: { count: { type: "integer" } } } },
       },
     };
-    app.post("/plain", { schema: { body } }, async (request) => {
+    app.post("/plain", { schema: { body }, config: { auth: "public" } }, async (request) => {
       handled.push(request.body);
       return { ok: true };
     });
@@ -117,6 +118,7 @@ describe("requests are checked against their schema before the handler", () => {
       {
         schema: { body },
         config: {
+          auth: "public",
           explainInvalid: (request) => {
             if ((request.body as { name?: unknown }).name === "silent") return;
             throw validationError([{ field: "name", message: "is what the service says" }]);
@@ -125,7 +127,7 @@ describe("requests are checked against their schema before the handler", () => {
       },
       async () => ({ ok: true }),
     );
-    app.post("/keyed", { schema: { body }, ...keyed(async () => null, "subscriptions") }, async () => ({ ok: true }));
+    app.post("/keyed", { schema: { body }, config: { scope: "subscriptions" } }, async () => ({ ok: true }));
     app.get<{ Querystring: { first?: number } }>(
       "/paged",
       {
@@ -135,6 +137,7 @@ describe("requests are checked against their schema before the handler", () => {
             properties: { first: { type: "integer", minimum: 1, maximum: 500, default: 50 } },
           },
         },
+        config: { auth: "public" },
       },
       async (request) => ({ first: request.query.first }),
     );

@@ -15,6 +15,7 @@ import { admitCaller, authenticate } from "../http/auth";
 import { createAuthFailureBudget, createSharedAuthFailureBudget } from "../http/auth-failures";
 import { registerLimitMetrics } from "../http/limits.metrics";
 import { registerOpenApi } from "../http/openapi";
+import { enforceRouteAccess } from "../http/route-access";
 import { createRateLimiter, createSharedRateLimiter } from "../http/rate-limit";
 import { openSharedLimitStore } from "../http/shared-limits";
 import { registerLogMetrics } from "../log";
@@ -79,9 +80,10 @@ export async function mountTransports(
   const clientAddress = clientAddressReader(config.trustProxy);
   const http = createHttpServer(log, { trustProxy: clientAddress.trust, tracing: requestTracing() });
   stack.defer("http", () => http.close());
-  await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   const authenticateRequest = (request: { headers: { authorization?: string }; ip: string }) =>
     authenticateHeader(request.headers.authorization, request.ip);
+  enforceRouteAccess(http, authenticateRequest);
+  await registerOpenApi(http, [stationSchema, temperatureProductsSchema, problemSchema]);
   registerHealthRoutes(http, services.health);
   registerMetricsRoute(http, metrics.registry);
   registerLogMetrics(metrics.registry);
@@ -93,13 +95,11 @@ export async function mountTransports(
     enforceCheckDigit: services.enforceCheckDigit,
     timeZoneOf: (station) => services.stations.timeZoneOf(station),
     isStation: (code) => services.stations.isStation(code),
-    authenticate: authenticateRequest,
   });
-  registerDeliveryRoutes(http, { deliveries: services.deliveries, carrier, authenticate: authenticateRequest });
+  registerDeliveryRoutes(http, { deliveries: services.deliveries, carrier });
   registerSubscriptionRoutes(http, {
     subscriptions: services.subscriptions,
     carrier,
-    authenticate: authenticateRequest,
   });
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });

@@ -1,5 +1,5 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { requireScope } from "../clients/principal";
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
+import { callerOf } from "../graphql-core/authorization";
 import type { GraphQLContext } from "../graphql-core/context";
 import { DeliveryType } from "./delivery.types";
 
@@ -7,13 +7,14 @@ import { DeliveryType } from "./delivery.types";
 @Resolver()
 export class DeliveryResolver {
   @Query(() => [DeliveryType], { description: "A subscription's deliveries, newest first, with their attempts." })
+  @Authorized("subscriptions")
   async deliveries(
     @Arg("subscriptionId", () => ID) subscriptionId: string,
     @Ctx() ctx: GraphQLContext,
     @Arg("status", () => String, { nullable: true }) status?: string | null,
     @Arg("first", () => Int, { defaultValue: 50 }) first?: number,
   ): Promise<DeliveryType[]> {
-    const principal = requireScope(await ctx.auth(), "subscriptions");
+    const principal = await callerOf(ctx);
     return ctx.services.deliveries.listForSubscription(principal, subscriptionId, {
       status: status ?? undefined,
       first: first ?? 50,
@@ -24,21 +25,23 @@ export class DeliveryResolver {
     description:
       "Sends a dead or delivered notification again, with the same webhook-id (PARKED while its subscription is disabled).",
   })
+  @Authorized("subscriptions")
   async redeliver(@Arg("deliveryId", () => ID) deliveryId: string, @Ctx() ctx: GraphQLContext): Promise<DeliveryType> {
-    const principal = requireScope(await ctx.auth(), "subscriptions");
+    const principal = await callerOf(ctx);
     return ctx.services.deliveries.redeliver(principal, deliveryId);
   }
 
   @Mutation(() => Int, {
     description: "Requeues every dead delivery of a subscription (optionally created in [from, to)); returns how many.",
   })
+  @Authorized("subscriptions")
   async redeliverDead(
     @Arg("subscriptionId", () => ID) subscriptionId: string,
     @Ctx() ctx: GraphQLContext,
     @Arg("from", () => Date, { nullable: true }) from?: Date | null,
     @Arg("to", () => Date, { nullable: true }) to?: Date | null,
   ): Promise<number> {
-    const principal = requireScope(await ctx.auth(), "subscriptions");
+    const principal = await callerOf(ctx);
     return ctx.services.deliveries.redeliverDead(principal, subscriptionId, { from, to });
   }
 }

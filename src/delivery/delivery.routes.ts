@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Principal } from "../clients/principal";
 import { UUID_PATTERN } from "../domain/ids";
 import { validationError } from "../errors";
-import { callerOf, keyed } from "../http/auth";
+import { callerOf } from "../http/route-access";
 import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
 import {
   DELIVERY_MESSAGES,
@@ -23,15 +22,10 @@ type RedeliverRequest = FastifyRequest<{ Params: { id: string }; Querystring: { 
 /** A subscription's deliveries and their redelivery (scope `subscriptions`); CONTRACT §7. */
 export function registerDeliveryRoutes(
   app: FastifyInstance,
-  deps: {
-    deliveries: DeliveryService;
-    carrier: string;
-    authenticate: (request: FastifyRequest) => Promise<Principal | null>;
-  },
+  deps: { deliveries: DeliveryService; carrier: string },
 ): void {
-  const { deliveries, carrier, authenticate } = deps;
+  const { deliveries, carrier } = deps;
   const base = `/${carrier}/handling/shipment`;
-  const auth = keyed(authenticate, "subscriptions");
   addSchemas(app, deliverySchema);
 
   const list = (request: FastifyRequest) => {
@@ -57,10 +51,9 @@ export function registerDeliveryRoutes(
           ...problems([400, ...KEYED, 404, ...ALWAYS, ...DATABASE], SUBSCRIPTION_NOT_FOUND),
         },
       },
-      ...auth,
       // The service checks the id, then that the subscription is the caller's, then the query, and
       // only then reads the deliveries: asking it says why a request was refused, in that order.
-      config: { explainInvalid: list },
+      config: { scope: "subscriptions", explainInvalid: list },
     },
     list,
   );
@@ -84,8 +77,8 @@ export function registerDeliveryRoutes(
           ...problems([...WITH_BODY, ...KEYED, 404, ...ALWAYS, ...DATABASE], SUBSCRIPTION_NOT_FOUND),
         },
       },
-      ...auth,
       config: {
+        scope: "subscriptions",
         // As redeliverDead checks, without its write: the id and the subscription's owner (a read of
         // one delivery), then from and to (refused by the schema only when given twice).
         explainInvalid: async (request) => {
@@ -118,8 +111,8 @@ export function registerDeliveryRoutes(
           }),
         },
       },
-      ...auth,
       config: {
+        scope: "subscriptions",
         explainInvalid: (request) => {
           const { deliveryId } = request.params as { deliveryId?: unknown };
           if (typeof deliveryId !== "string" || !UUID_PATTERN.test(deliveryId))

@@ -26,8 +26,8 @@ import { saturatingAdd } from "./walk-budget";
  * Queries run by graphql-jit: a document is compiled into JavaScript specialised to its selections the
  * second time its text and operation are seen, kept while it stays among the most recently used, and
  * run for every request that sends the same text and operation. The first time, it runs on graphql-js
- * and is only marked as seen once, in a list of its own (MAX_SEEN_ONCE): a compilation costs up to
- * about 60 ms that no deadline checks, wasted on a text never sent again (a client varying a comment),
+ * and is only marked as seen once, in a list of its own (MAX_SEEN_ONCE): a compilation takes time
+ * that no deadline checks, wasted on a text never sent again (a client varying a comment),
  * and a stream of such texts pushes out only one another's marks, never a compiled query. The answers
  * are graphql-js's, and the limits hold as with graphql-js:
  * - Every field is resolved through the schema's own `resolve`, so the time limit's wrapper
@@ -79,11 +79,10 @@ export const MAX_SEEN_ONCE = 1_000;
 /** Longer documents run on graphql-js: they are rarely repeated, and their text is the cache key. */
 export const MAX_COMPILED_SOURCE_CHARS = 16 * 1024;
 /**
- * Compiled code grows with the fields selected, fragments expanded where they are spread: about
- * 1.5 KB of heap and 30 µs of compiling per field (measured on station queries). A query selecting
- * more than `MAX_COMPILED_FIELDS` runs on graphql-js, so one compilation stays within about 60 ms
- * (it happens before any field checks the deadline); the cache keeps at most `MAX_CACHED_FIELDS`
- * fields' worth (about 30 MB).
+ * Compiled code and the time to compile it grow with the fields selected, fragments expanded where
+ * they are spread (BENCHMARKS.md, "Costs behind the GraphQL bounds"). A query selecting more than
+ * `MAX_COMPILED_FIELDS` runs on graphql-js, which bounds one compilation (it happens before any field
+ * checks the deadline); the cache keeps at most `MAX_CACHED_FIELDS` fields' worth.
  */
 export const MAX_COMPILED_FIELDS = 2_000;
 export const MAX_CACHED_FIELDS = 20_000;

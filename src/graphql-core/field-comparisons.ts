@@ -6,9 +6,8 @@ import { createWalkBudget, WalkOverBudget, type WalkBudget } from "./walk-budget
  * Pairs of fields sharing a response name that one document may make validation compare. graphql-js's
  * OverlappingFieldsCanBeMerged rule compares every such pair in a selection set (fragments and inline
  * fragments merged in), then their sub-selections merged, so `{ health{status} health{status} … }`
- * costs the square of its repeats: 490 of them, within GRAPHQL_MAX_TOKENS, took 100–300 ms of CPU
- * each. Legitimate documents repeat a name a handful of times (test/graphql-field-comparisons.test.ts
- * prints the validation time of the largest document the bound admits).
+ * costs the square of its repeats, within GRAPHQL_MAX_TOKENS too (BENCHMARKS.md, "Costs behind the
+ * GraphQL bounds"). Legitimate documents repeat a name a handful of times.
  */
 export const MAX_FIELD_COMPARISONS = 2_500;
 
@@ -86,9 +85,8 @@ function isPlainLeaf(field: FieldNode): boolean {
 /**
  * The longest document text read (characters). Whitespace and comments are no tokens, so
  * GRAPHQL_MAX_TOKENS does not bound a text's length; and graphql-js locates each validation error
- * (up to 100 of them) by scanning the text from its start: a 1 MB text of newlines and 101 errors
- * took 1.6 s of CPU. 16,384 characters hold the largest legitimate documents (1,000 station codes
- * written out: about 7,000).
+ * (up to 100 of them) by scanning the text from its start, so a long text makes every error costly.
+ * The largest legitimate documents (1,000 station codes written out) fit.
  */
 export const MAX_DOCUMENT_CHARS = 16_384;
 

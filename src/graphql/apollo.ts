@@ -3,7 +3,7 @@ import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
 } from "@apollo/server/plugin/disabled";
-import fastifyApollo from "@as-integrations/fastify";
+import { fastifyApolloHandler } from "@as-integrations/fastify";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type DocumentNode, type GraphQLSchema, Kind, OperationTypeNode, parse, printSchema } from "graphql";
 import type { Logger } from "pino";
@@ -98,10 +98,11 @@ export async function mountApollo<Admission>(options: {
       }
     });
     if (responseCache) serveFromCache(scope, responseCache);
-    await scope.register(fastifyApollo(apollo), {
-      path: "/graphql",
+    scope.route({
+      url: "/graphql",
       method: ["GET", "POST", "OPTIONS"],
-      context: (request) => createContext(request, admissions.get(request)),
+      config: { auth: "per-field" },
+      handler: fastifyApolloHandler(apollo, { context: (request) => createContext(request, admissions.get(request)) }),
     });
   });
   return apollo;

@@ -1,5 +1,6 @@
 import { type DocumentNode, Kind, OperationTypeNode, parse, visit } from "graphql";
 import { Counter, type Registry } from "prom-client";
+import type { ResponseCachePolicy } from "../graphql-core/response-cache-policy";
 
 /**
  * A cache of whole GraphQL responses for operations that read only immutable, public data (station
@@ -14,17 +15,6 @@ import { Counter, type Registry } from "prom-client";
  * with a fixed overhead per entry. A request whose key (operation text, name, variables) is longer
  * than `maxKeyChars` is neither looked up nor kept, so one large query cannot take the space.
  */
-export interface ResponseCachePolicy {
-  /** Root query fields whose answers depend only on the versioned data. */
-  readonly rootFields: ReadonlySet<string>;
-  /**
-   * Fields that depend on the clock unless the argument named here has a non-null value (`openAt`
-   * without `at`, or with `at: null`, means "now"). A variable pins only when the request gives it a
-   * non-null value (or it is omitted and its declared default is a non-null literal).
-   */
-  readonly timeDependent: ReadonlyMap<string, string>;
-}
-
 export interface CachedResponse {
   readonly contentType: string;
   readonly body: string;

@@ -14,7 +14,10 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
   // Liveness: the process is up and its event loop turns. Never touches a dependency.
   app.get(
     "/healthz",
-    { schema: { tags, summary: "Liveness", response: { 200: liveness, ...problems(ALWAYS) } } },
+    {
+      schema: { tags, summary: "Liveness", response: { 200: liveness, ...problems(ALWAYS) } },
+      config: { auth: "public" },
+    },
     async () => ({ status: "ok" }) as const,
   );
 
@@ -34,6 +37,7 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
           ...problems(ALWAYS),
         },
       },
+      config: { auth: "public" },
     },
     async (_request, reply) => {
       const report = await health.readiness();
@@ -57,7 +61,7 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
 
 /** GET /metrics: Prometheus text of this process (deliveries, queue, live fan-out). Not in the API docs. */
 export function registerMetricsRoute(app: FastifyInstance, registry: Registry): void {
-  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) =>
+  app.get("/metrics", { schema: { hide: true }, config: { auth: "public" } }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
 }

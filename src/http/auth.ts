@@ -1,7 +1,5 @@
-import type { FastifyRequest } from "fastify";
 import type { ClientService } from "../clients/client.service";
-import { type Principal, requireScope } from "../clients/principal";
-import type { Scope } from "../clients/credentials";
+import type { Principal } from "../clients/principal";
 import { AppError } from "../errors";
 import type { AnonymousBudget } from "./anonymous-budget";
 import type { AuthFailureBudget } from "./auth-failures";
@@ -97,30 +95,4 @@ export async function admitCaller(
     await anonymous.spend(address);
   }
   return { caller };
-}
-
-const callers = new WeakMap<FastifyRequest, Principal>();
-
-/**
- * Route options that authenticate the caller and check its scope in `preValidation`, before the
- * route's schema looks at the request: a caller without a valid key or scope hears 401/403 (or 429)
- * whatever it sent, as when handlers checked keys before reading input. The handler gets the caller
- * from `callerOf`.
- */
-export function keyed(
-  authenticate: (request: FastifyRequest) => Promise<Principal | null>,
-  ...scopes: [Scope, ...Scope[]]
-): { preValidation: (request: FastifyRequest) => Promise<void> } {
-  return {
-    preValidation: async (request) => {
-      callers.set(request, requireScope(await authenticate(request), ...scopes));
-    },
-  };
-}
-
-/** The caller `keyed` authenticated for this request. */
-export function callerOf(request: FastifyRequest): Principal {
-  const principal = callers.get(request);
-  if (!principal) throw new Error(`${request.method} ${request.url}: the route authenticates no caller`);
-  return principal;
 }

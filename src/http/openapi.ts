@@ -1,6 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { registerPublic } from "./route-access";
 import { addSchemas, type JsonSchema, problemSchema } from "./schema";
 
 /**
@@ -27,7 +28,7 @@ export async function registerOpenApi(app: FastifyInstance, schemas: readonly Js
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
     },
   });
-  await app.register(swaggerUi, {
+  await registerPublic(app, swaggerUi, {
     routePrefix: "/docs",
     staticCSP: true,
     // Swagger UI sets inline styles (its layout) at run time; a style cannot run script, so inline
@@ -39,5 +40,5 @@ export async function registerOpenApi(app: FastifyInstance, schemas: readonly Js
         .replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'")
         .replace(/;?\s*upgrade-insecure-requests/, ""),
   });
-  app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+  app.get("/openapi.json", { schema: { hide: true }, config: { auth: "public" } }, () => app.swagger());
 }

@@ -1,7 +1,7 @@
 import { Arg, Field, InputType, Resolver, Root, type SubscribeResolverData, Subscription } from "type-graphql";
-import { requireScope } from "../clients/principal";
 import { parseAwb } from "../domain/awb";
 import { validationError } from "../errors";
+import { authorizedSubscribe } from "../graphql-core/authorization";
 import type { GraphQLContext } from "../graphql-core/context";
 import { StatusEventType } from "../milestones/milestone.types";
 import { StatusCode, toStoredCode } from "../subscriptions/subscription.types";
@@ -38,16 +38,14 @@ function wantedStates(states: readonly StatusCode[] | null | undefined): Set<str
 
 /**
  * A live feed of the AWBs' events (see live-feed.ts): what was stored after each AWB's `after`
- * position first, then live events, each once and in each AWB's order. It is checked here (scope,
- * arguments) and started by the websocket transport, which knows the socket it writes to.
+ * position first, then live events, each once and in each AWB's order. Its arguments are checked
+ * here; it is started by the websocket transport, which knows the socket it writes to.
  */
-async function watch(
-  ctx: GraphQLContext,
+function watch(
   awbs: readonly string[],
   states: readonly StatusCode[] | null | undefined,
   after: ReadonlyMap<string, number>,
-): Promise<LiveFeed> {
-  requireScope(await ctx.auth(), "events:read");
+): LiveFeed {
   return new LiveFeed({ awbs: [...new Set(awbs)], states: wantedStates(states), after });
 }
 
@@ -58,14 +56,14 @@ export class LiveResolver {
   @Subscription(() => StatusEventType, {
     description:
       "Milestones of one AWB as they are stored, in order (scope events:read); `states` omitted means all; `after` (the `sequence` of the last event seen) first replays what was stored since.",
-    subscribe: ({ args, context }: Data) => {
+    subscribe: authorizedSubscribe(["events:read"], ({ args }: Data) => {
       const awb = parseAwbField(args.awb as string, "awb");
       const after =
         args.after === undefined || args.after === null
           ? new Map<string, number>()
           : new Map([[awb, parsePosition(args.after as string, "after")]]);
-      return watch(context, [awb], args.states as StatusCode[] | null, after);
-    },
+      return watch([awb], args.states as StatusCode[] | null, after);
+    }),
   })
   awbStatusChanged(
     @Root() event: LiveMilestone,
@@ -78,7 +76,7 @@ export class LiveResolver {
 
   @Subscription(() => StatusEventType, {
     description: `Milestones of up to ${MAX_WATCHED_AWBS} AWBs, for dashboards (scope events:read), each AWB's in order; \`after\` lists, per AWB, the \`sequence\` of the last event seen.`,
-    subscribe: ({ args, context }: Data) => {
+    subscribe: authorizedSubscribe(["events:read"], ({ args }: Data) => {
       const values = args.awbs as string[];
       if (values.length === 0 || values.length > MAX_WATCHED_AWBS)
         throw validationError([{ field: "awbs", message: `must list 1 to ${MAX_WATCHED_AWBS} AWBs` }]);
@@ -90,8 +88,8 @@ export class LiveResolver {
           throw validationError([{ field: `after[${i}].awb`, message: "must be one of the AWBs watched" }]);
         after.set(awb, parsePosition(p.sequence, `after[${i}].sequence`));
       });
-      return watch(context, awbs, args.states as StatusCode[] | null, after);
-    },
+      return watch(awbs, args.states as StatusCode[] | null, after);
+    }),
   })
   statusEvents(
     @Root() event: LiveMilestone,

@@ -1,5 +1,5 @@
-import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
-import { requireScope } from "../clients/principal";
+import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from "type-graphql";
+import { callerOf } from "../graphql-core/authorization";
 import type { GraphQLContext } from "../graphql-core/context";
 import { parseMilestones } from "./milestone.validate";
 import { CarrierStatusType } from "./carrier-status.types";
@@ -10,11 +10,12 @@ export class MilestoneResolver {
   @Mutation(() => [IngestResultType], {
     description: "Ingests up to 1,000 milestones (scope events:write), as POST …/handling/shipment/events.",
   })
+  @Authorized("events:write")
   async recordStatusEvents(
     @Arg("events", () => [StatusEventInputType]) events: StatusEventInputType[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<IngestResultType[]> {
-    const { clientId } = requireScope(await ctx.auth(), "events:write");
+    const { clientId } = await callerOf(ctx);
     const plain = events.map((e) =>
       Object.fromEntries(Object.entries({ ...e }).filter(([, v]) => v !== undefined && v !== null)),
     );
@@ -29,8 +30,8 @@ export class MilestoneResolver {
   @Query(() => [StatusEventType], {
     description: "The stored milestones of an AWB in the order they happened (scope events:read or subscriptions).",
   })
+  @Authorized("events:read", "subscriptions")
   async milestones(@Arg("awb") awb: string, @Ctx() ctx: GraphQLContext): Promise<StatusEventType[]> {
-    requireScope(await ctx.auth(), "events:read", "subscriptions");
     return (await ctx.services.milestones.history(awb)).map((e) => new StatusEventType(e));
   }
 
@@ -38,8 +39,8 @@ export class MilestoneResolver {
     description:
       "Every status FSU and XFSU messages reported for an AWB, milestones or not, with pieces and weight, in the order they happened; at most 1,000 (scope events:read or subscriptions).",
   })
+  @Authorized("events:read", "subscriptions")
   async carrierStatuses(@Arg("awb") awb: string, @Ctx() ctx: GraphQLContext): Promise<CarrierStatusType[]> {
-    requireScope(await ctx.auth(), "events:read", "subscriptions");
     return (await ctx.services.milestones.carrierStatuses(awb)).map((s) => new CarrierStatusType(s));
   }
 }

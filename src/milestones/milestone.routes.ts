@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Principal } from "../clients/principal";
-import { callerOf, keyed } from "../http/auth";
+import { callerOf } from "../http/route-access";
 import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
 import { carrierStatusSchema, historyQuery, ingestAnswer, ingestBody, milestoneSchema } from "./milestone.schemas";
 import { carrierStatusView } from "./carrier-status.view";
@@ -22,10 +21,9 @@ export async function registerMilestoneRoutes(
     timeZoneOf: (station: string) => string | null;
     /** Whether a code is one of the carrier's stations. */
     isStation: (code: string) => boolean;
-    authenticate: (request: FastifyRequest) => Promise<Principal | null>;
   },
 ): Promise<void> {
-  const { milestones, carrier, enforceCheckDigit, timeZoneOf, isStation, authenticate } = deps;
+  const { milestones, carrier, enforceCheckDigit, timeZoneOf, isStation } = deps;
   const base = `/${carrier}/handling/shipment`;
   addSchemas(app, milestoneSchema, carrierStatusSchema);
 
@@ -65,8 +63,7 @@ export async function registerMilestoneRoutes(
           },
           response: { 202: ingestAnswer, ...problems([...WITH_BODY, ...KEYED, ...ALWAYS, ...DATABASE]) },
         },
-        ...keyed(authenticate, "events:write"),
-        config: { explainInvalid: readEvents },
+        config: { scope: "events:write", explainInvalid: readEvents },
       },
       async (request, reply) => {
         const contents = readEvents(request);
@@ -91,9 +88,8 @@ export async function registerMilestoneRoutes(
           ...problems([400, ...KEYED, ...ALWAYS, ...DATABASE], { 400: "awb is missing or not an AWB" }),
         },
       },
-      ...keyed(authenticate, "events:read", "subscriptions"),
       // Refused only for a missing or malformed awb, which the service says before it reads anything.
-      config: { explainInvalid: readHistory },
+      config: { scope: ["events:read", "subscriptions"], explainInvalid: readHistory },
     },
     async (request) => (await readHistory(request)).map(milestoneView),
   );
@@ -112,8 +108,7 @@ export async function registerMilestoneRoutes(
           ...problems([400, ...KEYED, ...ALWAYS, ...DATABASE], { 400: "awb is missing or not an AWB" }),
         },
       },
-      ...keyed(authenticate, "events:read", "subscriptions"),
-      config: { explainInvalid: readCarrierStatuses },
+      config: { scope: ["events:read", "subscriptions"], explainInvalid: readCarrierStatuses },
     },
     async (request) => (await readCarrierStatuses(request)).map(carrierStatusView),
   );

@@ -1,7 +1,8 @@
 import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from "type-graphql";
 import { isOpenAt } from "../domain/opening-hours";
+import { Public } from "../graphql-core/authorization";
 import type { GraphQLContext } from "../graphql-core/context";
-import type { ResponseCachePolicy } from "../graphql/response-cache";
+import type { ResponseCachePolicy } from "../graphql-core/response-cache-policy";
 import type { StationView } from "./station.snapshot";
 import { StationSide, StationType } from "./station.types";
 
@@ -29,11 +30,13 @@ const openNow = new WeakMap<StationView, { minute: number } & Partial<Record<Sta
 @Resolver(() => StationType)
 export class StationResolver {
   @Query(() => [String], { description: "Every station code, sorted." })
+  @Public()
   stationCodes(@Ctx() ctx: GraphQLContext): readonly string[] {
     return ctx.services.stations.snapshot().codes;
   }
 
   @Query(() => StationType, { nullable: true, description: "One station; null when the code is unknown." })
+  @Public()
   station(@Arg("code", () => String) code: string, @Ctx() ctx: GraphQLContext): StationView | null {
     return ctx.services.stations.find(code)?.view ?? null;
   }
@@ -43,6 +46,7 @@ export class StationResolver {
     description:
       "Stations in the order asked (at most 100; duplicates kept); null where a code is unknown. Without codes: every station.",
   })
+  @Public()
   stations(
     @Arg("codes", () => [String], { nullable: true }) codes: string[] | null | undefined,
     @Ctx() ctx: GraphQLContext,
@@ -59,6 +63,7 @@ export class StationResolver {
     description:
       "Whether the import or export counter is open at the instant (default: now), from its opening hours in the station's time zone; null when either is unknown.",
   })
+  @Public()
   openAt(
     @Root() station: StationView,
     @Arg("side", () => StationSide, { defaultValue: StationSide.EXPORT }) side: StationSide,

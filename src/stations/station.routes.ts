@@ -38,6 +38,7 @@ export function registerStationRoutes(
           ...problems(ALWAYS),
         },
       },
+      config: { auth: "public" },
     },
     (_request, reply) => sendJson(reply, stations.snapshot().codesJson),
   );
@@ -54,7 +55,7 @@ export function registerStationRoutes(
           ...problems([...WITH_BODY, 404, ...ALWAYS], { 404: "A code is unknown (STATION_NOT_FOUND, unknownCodes)" }),
         },
       },
-      config: { explainInvalid: readCodes },
+      config: { auth: "public", explainInvalid: readCodes },
     },
     (request, reply) => {
       const entries = stations.getMany(readCodes(request));
@@ -80,7 +81,7 @@ export function registerStationRoutes(
         ...oneStation,
         response: { 200: { description: "The station", ...ref("Station") }, ...oneStation.response },
       },
-      config: { explainInvalid: readCode },
+      config: { auth: "public", explainInvalid: readCode },
     },
     (request, reply) => sendJson(reply, stations.get(request.params.IATACode, "IATACode").json),
   );
@@ -97,7 +98,7 @@ export function registerStationRoutes(
           ...oneStation.response,
         },
       },
-      config: { explainInvalid: readCode },
+      config: { auth: "public", explainInvalid: readCode },
     },
     (request, reply) => sendJson(reply, stations.get(request.params.IATACode, "IATACode").productsJson),
   );

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Principal } from "../clients/principal";
 import { validationError } from "../errors";
-import { callerOf, keyed } from "../http/auth";
+import { callerOf } from "../http/route-access";
 import { addSchemas, ALWAYS, DATABASE, KEYED, problems, ref, WITH_BODY } from "../http/schema";
 import { listQuery, subscriptionBody, subscriptionIdParams, subscriptionSchema } from "./subscription.schemas";
 import { parseSubscriptionId, type SubscriptionService } from "./subscription.service";
@@ -21,18 +20,9 @@ type ListQuery = { awb?: unknown; callback?: unknown };
 /** REST routes 4.1–4.4 and the list route (CONTRACT §2), scope `subscriptions`. */
 export function registerSubscriptionRoutes(
   app: FastifyInstance,
-  {
-    subscriptions,
-    carrier,
-    authenticate,
-  }: {
-    subscriptions: SubscriptionService;
-    carrier: string;
-    authenticate: (request: FastifyRequest) => Promise<Principal | null>;
-  },
+  { subscriptions, carrier }: { subscriptions: SubscriptionService; carrier: string },
 ): void {
   const base = `/${carrier}/handling/shipment/subscribe`;
-  const auth = keyed(authenticate, "subscriptions");
   addSchemas(app, subscriptionSchema);
   const answer = { description: "The subscription", ...ref("Subscription") };
 
@@ -82,8 +72,7 @@ export function registerSubscriptionRoutes(
           ...problems([...WITH_BODY, ...KEYED, 409, 422, 424, ...ALWAYS, ...DATABASE], CALLBACK_PROBLEMS),
         },
       },
-      ...auth,
-      config: { explainInvalid: readCreate },
+      config: { scope: "subscriptions", explainInvalid: readCreate },
     },
     async (request, reply) => {
       const created = await subscriptions.create(callerOf(request), readCreate(request));
@@ -106,8 +95,8 @@ export function registerSubscriptionRoutes(
           }),
         },
       },
-      ...auth,
       config: {
+        scope: "subscriptions",
         // The service checks awb and callback before it reads anything.
         explainInvalid: (request) =>
           subscriptions.list(callerOf(request), { ...readListQuery(request), first: 1, after: null }),
@@ -142,8 +131,7 @@ export function registerSubscriptionRoutes(
         params: subscriptionIdParams,
         response: { 200: answer, ...problems([400, ...KEYED, 404, ...ALWAYS, ...DATABASE], NOT_FOUND) },
       },
-      ...auth,
-      config: { explainInvalid: readId },
+      config: { scope: "subscriptions", explainInvalid: readId },
     },
     async (request) => subscriptionView(await subscriptions.get(callerOf(request), request.params.id)),
   );
@@ -165,8 +153,7 @@ export function registerSubscriptionRoutes(
           }),
         },
       },
-      ...auth,
-      config: { explainInvalid: readUpdate },
+      config: { scope: "subscriptions", explainInvalid: readUpdate },
     },
     async (request) =>
       subscriptionView(await subscriptions.update(callerOf(request), request.params.id, readUpdate(request))),
@@ -185,8 +172,7 @@ export function registerSubscriptionRoutes(
           ...problems([...WITH_BODY, ...KEYED, 404, ...ALWAYS, ...DATABASE], NOT_FOUND),
         },
       },
-      ...auth,
-      config: { explainInvalid: readId },
+      config: { scope: "subscriptions", explainInvalid: readId },
     },
     async (request, reply) => {
       await subscriptions.remove(callerOf(request), request.params.id);
@@ -205,8 +191,7 @@ export function registerSubscriptionRoutes(
         params: subscriptionIdParams,
         response: { 200: answer, ...problems([...KEYED, 400, 404, ...ALWAYS, ...DATABASE], NOT_FOUND) },
       },
-      ...auth,
-      config: { explainInvalid: readId },
+      config: { scope: "subscriptions", explainInvalid: readId },
     },
     async (request) => subscriptionView(await subscriptions.enable(callerOf(request), request.params.id)),
   );

@@ -10,8 +10,9 @@ export function registerWebRoutes(app: FastifyInstance, options: { assets: WebAs
   const { assets, log } = options;
   if (assets.size === 0) log.warn("the browser pages are not built (dist/web is empty): run npm run build");
 
-  app.get("/dashboard", { schema: { hide: true } }, (_request, reply) => sendPage(reply, DASHBOARD_HTML, assets));
-  app.get<{ Params: { name: string } }>("/assets/:name", { schema: { hide: true } }, async (request, reply) => {
+  const page = { schema: { hide: true }, config: { auth: "public" as const } };
+  app.get("/dashboard", page, (_request, reply) => sendPage(reply, DASHBOARD_HTML, assets));
+  app.get<{ Params: { name: string } }>("/assets/:name", page, async (request, reply) => {
     const asset = await assets.get(request.params.name);
     if (!asset) return sendProblem(reply, new AppError("NOT_FOUND", `No asset ${request.params.name}`));
     reply

@@ -1,0 +1,45 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const ROOT = path.resolve(__dirname, "..");
+const SCRIPT = path.join(ROOT, "scripts", "layers-graph.js");
+const DOC = path.join(ROOT, "docs", "ARCHITECTURE.md");
+
+/** Runs scripts/layers-graph.js; its exit code and what it printed on stderr. */
+async function layersGraph(...args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    const { stderr } = await promisify(execFile)(process.execPath, [SCRIPT, ...args], { cwd: ROOT });
+    return { code: 0, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stderr: string };
+    return { code: failed.code, stderr: failed.stderr };
+  }
+}
+
+describe("the layer graph in docs/ARCHITECTURE.md", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "layers-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("is what dependency-cruiser draws from the code today (npm run docs:layers)", async () => {
+    expect(await layersGraph("--check")).toEqual({ code: 0, stderr: "" });
+  });
+
+  it("is found stale when an edge is missing, and redrawn by the script", async () => {
+    const copy = path.join(dir, "ARCHITECTURE.md");
+    const committed = readFileSync(DOC, "utf8");
+    const stale = committed.replace(/\n {2}L\d+ --> L\d+(?=\n)/, "");
+    expect(stale).not.toBe(committed);
+    writeFileSync(copy, stale);
+    const checked = await layersGraph("--check", "--doc", copy);
+    expect(checked.code).toBe(1);
+    expect(checked.stderr).toContain("the layer graph is stale; run npm run docs:layers");
+    expect(await layersGraph("--doc", copy)).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(copy, "utf8")).toBe(committed);
+  });
+});
