@@ -1,7 +1,7 @@
 import ipaddr from "ipaddr.js";
-import { createTokenBuckets } from "./rate-limit";
+import { type BucketRate, createTokenBuckets, type SharedBucketRate } from "./rate-limit";
 import { createSharedBuckets } from "./shared-buckets";
-import type { LimitName, SharedLimitStore } from "./shared-limits";
+import type { LimitName } from "./shared-limits";
 
 /** Client addresses whose budgets are kept; past it the least recently used is dropped. */
 const MAX_ADDRESSES = 100_000;
@@ -23,15 +23,7 @@ export function budgetNameOf(address: string): string {
  * Token buckets per client address (by `budgetNameOf`), in this process's memory: `perSecond`
  * tokens a second on average, `burst` at once; `perSecond` 0 turns them off.
  */
-export function createAddressBuckets({
-  perSecond,
-  burst,
-  now,
-}: {
-  perSecond: number;
-  burst: number;
-  now?: () => number;
-}) {
+export function createAddressBuckets({ perSecond, burst, now }: BucketRate) {
   const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_ADDRESSES, now });
   return {
     /** Takes one token: 0 when taken, else the whole seconds (at least 1) until one is free. */
@@ -53,13 +45,7 @@ export function createSharedAddressBuckets({
   store,
   limit,
   keyPrefix,
-}: {
-  perSecond: number;
-  burst: number;
-  store: SharedLimitStore;
-  limit: LimitName;
-  keyPrefix: string;
-}) {
+}: SharedBucketRate & { limit: LimitName; keyPrefix: string }) {
   const buckets = createSharedBuckets({
     store,
     limit,

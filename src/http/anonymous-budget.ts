@@ -1,6 +1,5 @@
 import { createAddressBuckets, createSharedAddressBuckets } from "./address-buckets";
-import { refuseIfWaiting } from "./rate-limit";
-import type { SharedLimitStore } from "./shared-limits";
+import { type BucketRate, refuseIfWaiting, type SharedBucketRate } from "./rate-limit";
 
 /**
  * What a GraphQL request over HTTP without an API key spends: one token of its client address's
@@ -16,30 +15,14 @@ const overLimit = (perSecond: number) =>
   `Too many GraphQL requests without an API key from this address (at most ${perSecond} a second)`;
 
 /** The budget in this process's memory: `perSecond` requests a second on average, `burst` at once; `perSecond` 0 turns it off. */
-export function createAnonymousBudget({
-  perSecond,
-  burst,
-  now,
-}: {
-  perSecond: number;
-  burst: number;
-  now?: () => number;
-}): AnonymousBudget {
+export function createAnonymousBudget({ perSecond, burst, now }: BucketRate): AnonymousBudget {
   const buckets = createAddressBuckets({ perSecond, burst, now });
   const refusal = overLimit(perSecond);
   return { spend: (address) => refuseIfWaiting(buckets.take(address), refusal) };
 }
 
 /** The same budget counted in Redis, one for every instance; this instance's own buckets decide while Redis is unavailable. */
-export function createSharedAnonymousBudget({
-  perSecond,
-  burst,
-  store,
-}: {
-  perSecond: number;
-  burst: number;
-  store: SharedLimitStore;
-}): AnonymousBudget {
+export function createSharedAnonymousBudget({ perSecond, burst, store }: SharedBucketRate): AnonymousBudget {
   const buckets = createSharedAddressBuckets({
     perSecond,
     burst,

@@ -1,6 +1,5 @@
 import { createAddressBuckets, createSharedAddressBuckets } from "./address-buckets";
-import { refuseIfWaiting } from "./rate-limit";
-import type { SharedLimitStore } from "./shared-limits";
+import { type BucketRate, refuseIfWaiting, type SharedBucketRate } from "./rate-limit";
 
 export { budgetNameOf } from "./address-buckets";
 
@@ -21,15 +20,7 @@ const overLimit = (perSecond: number) =>
  * turns it off. An unknown key costs a database read, and unknown keys are not remembered (a key
  * issued later must work at once), so this is what bounds the reads one address can cause.
  */
-export function createAuthFailureBudget({
-  perSecond,
-  burst,
-  now,
-}: {
-  perSecond: number;
-  burst: number;
-  now?: () => number;
-}) {
+export function createAuthFailureBudget({ perSecond, burst, now }: BucketRate) {
   const buckets = createAddressBuckets({ perSecond, burst, now });
   const refusal = overLimit(perSecond);
   return {
@@ -47,15 +38,7 @@ export function createAuthFailureBudget({
 }
 
 /** The same budget counted in Redis, one for every instance; this instance's own buckets decide while Redis is unavailable. */
-export function createSharedAuthFailureBudget({
-  perSecond,
-  burst,
-  store,
-}: {
-  perSecond: number;
-  burst: number;
-  store: SharedLimitStore;
-}): AuthFailureBudget {
+export function createSharedAuthFailureBudget({ perSecond, burst, store }: SharedBucketRate): AuthFailureBudget {
   const buckets = createSharedAddressBuckets({
     perSecond,
     burst,

@@ -15,12 +15,7 @@ export function createTokenBuckets({
   maxNames,
   // A monotonic clock: a wall clock stepped back (NTP) would drain every bucket for as long.
   now = () => performance.now(),
-}: {
-  perSecond: number;
-  burst: number;
-  maxNames: number;
-  now?: () => number;
-}) {
+}: BucketRate & { maxNames: number }) {
   const buckets = new Map<string, { tokens: number; at: number }>();
 
   /** The name's bucket refilled to now, moved to the most recently used end. */
@@ -59,6 +54,21 @@ export function createTokenBuckets({
   };
 }
 
+/** A budget's rate: `perSecond` tokens a second on average, `burst` at once; `perSecond` 0 turns it off. */
+export interface BucketRate {
+  perSecond: number;
+  burst: number;
+  /** A monotonic clock in milliseconds (tests set it). */
+  now?: () => number;
+}
+
+/** A budget's rate, counted in Redis through `store`. */
+export interface SharedBucketRate {
+  perSecond: number;
+  burst: number;
+  store: SharedLimitStore;
+}
+
 /** API keys whose request buckets are kept; past it the least recently used is dropped. */
 const MAX_KEYS = 100_000;
 
@@ -75,15 +85,7 @@ export interface RateLimiter {
  * second on average and `burst` at once. With several instances each enforces its own share
  * (`createSharedRateLimiter` shares one budget through Redis).
  */
-export function createRateLimiter({
-  perSecond,
-  burst,
-  now,
-}: {
-  perSecond: number;
-  burst: number;
-  now?: () => number;
-}): RateLimiter & { take(key: string): void } {
+export function createRateLimiter({ perSecond, burst, now }: BucketRate): RateLimiter & { take(key: string): void } {
   const buckets = createTokenBuckets({ perSecond, burst, maxNames: MAX_KEYS, now });
   const refusal = overLimit(perSecond);
   const take = (key: string) => refuseIfWaiting(buckets.take(key), refusal);
@@ -95,15 +97,7 @@ export function createRateLimiter({
  * says how the bucket becomes a window there); this instance's own buckets decide while Redis is
  * unavailable.
  */
-export function createSharedRateLimiter({
-  perSecond,
-  burst,
-  store,
-}: {
-  perSecond: number;
-  burst: number;
-  store: SharedLimitStore;
-}): RateLimiter {
+export function createSharedRateLimiter({ perSecond, burst, store }: SharedBucketRate): RateLimiter {
   const buckets = createSharedBuckets({
     store,
     limit: "requests",
