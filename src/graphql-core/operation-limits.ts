@@ -32,7 +32,7 @@ export interface OperationLimits {
 /** maxCost: every field of every station costs 238,501 by this measure, the heaviest legitimate query. */
 export const DEFAULT_OPERATION_LIMITS: OperationLimits = { maxCost: 300_000, maxAliases: 30, maxListArgument: 1_000 };
 
-/** How many items a top-level list is assumed to return when no argument says (every station: 439 today). */
+/** How many items a top-level list is assumed to return when no argument says (more than the carrier has stations). */
 const UNBOUNDED_LIST_SIZE = 500;
 /** Lists inside objects are small, bounded collections (a week of opening days, a delivery's attempts). */
 const NESTED_LIST_SIZE = 10;
