@@ -93,12 +93,15 @@ export async function registerInstance(
       state = "refused";
     }
   };
-  let beat: Promise<unknown> = Promise.resolve();
+  let beat: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    beat = heartbeat().catch((error: unknown) => {
-      if (state !== "failing") log.warn({ err: error }, "instance heartbeat failed: the database is out of reach");
-      state = "failing";
-    });
+    if (beat) return; // one at a time: two re-registrations of one id would collide
+    beat = heartbeat()
+      .catch((error: unknown) => {
+        if (state !== "failing") log.warn({ err: error }, "instance heartbeat failed: the database is out of reach");
+        state = "failing";
+      })
+      .finally(() => (beat = undefined));
   }, heartbeatMs);
   timer.unref();
   log.info({ instance: id, running: started.running.length }, "instance registered");
