@@ -51,8 +51,8 @@ const LAYERS = [
   },
   {
     name: "foundation",
-    holds: "pure rules, the database, tracing, errors, configuration, logging, safe JSON",
-    path: ["^src/(domain|db|tracing|generated)/", "^src/(errors|config|log|paths)\\.ts$", "^src/http/json-body\\.ts$"],
+    holds: "pure rules, the database, tracing, errors, configuration, logging, safe JSON, closing Redis",
+    path: ["^src/(domain|db|tracing)/", "^src/(errors|config|log|paths|redis)\\.ts$", "^src/http/json-body\\.ts$"],
   },
 ];
 

@@ -1,5 +1,6 @@
 import Redis from "ioredis";
 import type { Logger } from "pino";
+import { disconnectRedis } from "../redis";
 
 /** The limits that can be shared, as named in the fallback counter's `limit` label. */
 export const LIMIT_NAMES = ["requests", "auth_failures", "anonymous", "websockets"] as const;
@@ -117,16 +118,7 @@ export function openSharedLimitStore({
     async close() {
       closed = true;
       clearInterval(prober);
-      if (redis.status === "end") return;
-      // Resolved once the connection has ended (its socket closed), at most 3 s after asking.
-      await new Promise<void>((resolve) => {
-        const cap = setTimeout(resolve, 3_000);
-        redis.once("end", () => {
-          clearTimeout(cap);
-          resolve();
-        });
-        redis.disconnect();
-      });
+      await disconnectRedis(redis);
     },
   };
 }

@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import Redis from "ioredis";
 import type { Logger } from "pino";
 import type { MilestoneView } from "../milestones/milestone.view";
+import { disconnectRedis } from "../redis";
 
 /** A milestone as live subscribers receive it: the same view REST shows (plain JSON, so it crosses Redis unchanged). */
 export type LiveMilestone = MilestoneView;
@@ -226,7 +227,7 @@ export function createLiveEvents({
       closed = true;
       clearTimeout(resubscribe);
       // Resolved once each connection has really ended (its socket closed), not when asked to.
-      await Promise.all([publisher, subscriber].map(disconnected));
+      await Promise.all([publisher, subscriber].map(disconnectRedis));
     },
   };
 }
@@ -249,17 +250,4 @@ function readHeads(message: string): AnnouncedHeads {
     heads.set(entry[0], entry[1] as number);
   }
   return heads;
-}
-
-/** Disconnects a client and resolves when it has ended (at most 3 s: ioredis destroys the socket by 2 s). */
-function disconnected(client: Redis): Promise<void> {
-  if (client.status === "end") return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const cap = setTimeout(resolve, 3_000);
-    client.once("end", () => {
-      clearTimeout(cap);
-      resolve();
-    });
-    client.disconnect();
-  });
 }
