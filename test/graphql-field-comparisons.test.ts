@@ -7,7 +7,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { buildSchema, parse, specifiedRules, validate } from "graphql";
 import { AppError } from "../src/errors";
-import { checkFieldComparisons, MAX_DOCUMENT_CHARS, MAX_FIELD_COMPARISONS } from "../src/graphql-core/field-comparisons";
+import {
+  checkFieldComparisons,
+  MAX_DOCUMENT_CHARS,
+  MAX_FIELD_COMPARISONS,
+} from "../src/graphql-core/field-comparisons";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { postJson } from "./support/http";
 import { openSubscriber } from "./support/ws-protocol";
