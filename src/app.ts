@@ -9,7 +9,6 @@ import { type BeforeStep, buildServices, type Core } from "./composition/build-s
 import { DisposerStack } from "./composition/disposer-stack";
 import { mountTransports } from "./composition/mount-transports";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { startTracing } from "./tracing/tracing";
 
 export interface App {
   readonly http: FastifyInstance;
@@ -58,6 +57,8 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
   try {
     // First, so that it is stopped last: the spans of everything else's stop are still sent.
     if (config.tracing) {
+      // The OpenTelemetry SDK (some 200 modules) is loaded only when tracing is on.
+      const { startTracing } = await import("./tracing/tracing.js");
       const tracing = startTracing(config.tracing, log, options.spanExporter);
       stack.defer("tracing", () => tracing.stop());
     }

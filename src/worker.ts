@@ -15,7 +15,6 @@ import { DisposerStack } from "./composition/disposer-stack";
 import { createLogger, SERVICE } from "./log";
 import { createGuardedAgent } from "./outbound/guarded-agent";
 import { inspectorOpen, STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
-import { startTracing } from "./tracing/tracing";
 
 /**
  * `npm run worker`: a delivery worker without the API, for deployments that scale delivery apart
@@ -36,6 +35,8 @@ async function main(): Promise<void> {
   const started = await (async () => {
     // First, so that it is stopped last: the sends finishing during the stop are still exported.
     if (config.tracing) {
+      // The OpenTelemetry SDK is loaded only when tracing is on.
+      const { startTracing } = await import("./tracing/tracing.js");
       const tracing = startTracing(config.tracing, log);
       stack.defer("tracing", () => tracing.stop());
     }
