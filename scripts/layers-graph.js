@@ -14,14 +14,23 @@ const DOC = DOC_ARG > 0 ? path.resolve(process.argv[DOC_ARG + 1]) : path.join(RO
 const BEGIN = "<!-- layers:begin (drawn by npm run docs:layers from .dependency-cruiser.cjs) -->";
 const END = "<!-- layers:end -->";
 
-/** Each src/ module's layer index; a module no layer holds is reported and fails the run. */
+/**
+ * Each src/ module's layer index; a module no layer holds is reported and fails the run, and one that
+ * two layers hold fails it at once (the layers' rules would judge it twice).
+ */
 function layerOf(layers) {
   const matchers = layers.map((layer) => ({
     path: layer.path.map((p) => new RegExp(p)),
     pathNot: (layer.pathNot ?? []).map((p) => new RegExp(p)),
   }));
-  return (source) =>
-    matchers.findIndex((m) => m.path.some((r) => r.test(source)) && !m.pathNot.some((r) => r.test(source)));
+  return (source) => {
+    const holding = matchers.flatMap((m, index) =>
+      m.path.some((r) => r.test(source)) && !m.pathNot.some((r) => r.test(source)) ? [index] : [],
+    );
+    if (holding.length > 1)
+      throw new Error(`${source} is in more than one layer of .dependency-cruiser.cjs (${holding.join(", ")})`);
+    return holding.length === 1 ? holding[0] : -1;
+  };
 }
 
 /** A module's folder under src/ ("http/"), or its name when it sits in src/ itself ("app.ts"). */

@@ -4,14 +4,15 @@
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
 // - Phase 1: every test file but the fault and browser tests, two Jest workers. Beside it, one check at
 //   a time: type-checks of test/ and web/ (src/ and scripts/ were type-checked by the build that
-//   `pretest` ran), ESLint and Prettier — the same as `npm run check`. The tests wait on sockets,
-//   timers and child processes often enough that the checks fit in the gaps.
+//   `pretest` ran), ESLint and Prettier — the same as `npm run check` — at a lower priority (nice 10),
+//   so the tests beside them, some with time bounds, have the cores first.
 // - Phase 2: the fault tests (test/*.faults.test.ts) compare delivery rates over real processes and the
 //   browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium using a core of its
 //   own: they run after the rest, one file at a time, with nothing beside them.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check.
 "use strict";
 const { spawn, spawnSync } = require("node:child_process");
+const os = require("node:os");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..");
@@ -40,6 +41,8 @@ const staticChecks = [
 function node(args, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: root, stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit" });
+    // The checks yield the cores to the tests beside them, some of which hold time bounds.
+    if (quiet) os.setPriority(child.pid, 10);
     let output = "";
     if (quiet) {
       child.stdout.on("data", (chunk) => (output += chunk));

@@ -9,10 +9,10 @@ import "reflect-metadata";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { execute, isObjectType, parse, subscribe } from "graphql";
 import pino from "pino";
-import { Authorized, buildSchema, Ctx, Query, Resolver, Root, Subscription } from "type-graphql";
+import { Arg, Authorized, buildSchema, Ctx, Int, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { Scope } from "../src/clients/credentials";
 import type { Principal } from "../src/clients/principal";
-import { AppError } from "../src/errors";
+import { AppError, validationError } from "../src/errors";
 import { authChecker, authorizedSubscribe, declaredFieldAccess, Public } from "../src/graphql-core/authorization";
 import type { GraphQLContext } from "../src/graphql-core/context";
 import { buildGatewaySchema, RESOLVERS } from "../src/graphql/schema";
@@ -155,6 +155,17 @@ describe("the auth checker", () => {
     watched(@Root() event: string): string {
       return event;
     }
+    @Subscription(() => String, {
+      subscribe: authorizedSubscribe(["events:read"], ({ args }) => {
+        if ((args as { n: number }).n < 0) throw validationError([{ field: "n", message: "must not be negative" }]);
+        return (async function* () {
+          yield "event";
+        })();
+      }),
+    })
+    counted(@Root() event: string, @Arg("n", () => Int) _n: number): string {
+      return event;
+    }
   }
   let schema: Awaited<ReturnType<typeof buildSchema>>;
   beforeAll(async () => {
@@ -214,6 +225,27 @@ describe("the auth checker", () => {
       contextValue: contextOf(principal("events:read")),
     });
     expect(Symbol.asyncIterator in admitted).toBe(true);
+  });
+
+  it("checks a subscription's arguments before its caller: VALIDATION_FAILED without a key lookup", async () => {
+    authCalls = 0;
+    const refused = await subscribe({
+      schema,
+      document: parse("subscription { counted(n: -1) }"),
+      contextValue: contextOf(null),
+    });
+    expect(errorOf(refused as { errors?: readonly { originalError?: unknown }[] })).toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
+    expect(authCalls).toBe(0);
+    const unauthenticated = await subscribe({
+      schema,
+      document: parse("subscription { counted(n: 1) }"),
+      contextValue: contextOf(null),
+    });
+    expect(errorOf(unauthenticated as { errors?: readonly { originalError?: unknown }[] })).toMatchObject({
+      code: "UNAUTHENTICATED",
+    });
   });
 
   it("renders a subscription's event without a caller, synchronously (one rendering serves every subscriber)", () => {

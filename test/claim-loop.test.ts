@@ -97,4 +97,38 @@ describe("the claim loop", () => {
     await stopping;
     expect(rounds).toBe(1);
   });
+
+  it("started again while its stopped round is under way, goes on as one loop (never two claiming at once)", async () => {
+    let inFlight = 0;
+    let most = 0;
+    let rounds = 0;
+    const finishers: Array<(more: boolean) => void> = [];
+    const loop = new ClaimLoop({
+      pollMs: HOUR,
+      log: pino({ level: "silent" }),
+      claimOnce: () => {
+        rounds++;
+        most = Math.max(most, ++inFlight);
+        return new Promise<boolean>((resolve) =>
+          finishers.push((more) => {
+            inFlight--;
+            resolve(more);
+          }),
+        );
+      },
+    });
+    loop.start();
+    const stopping = loop.stop();
+    loop.start(); // before the first round has ended
+    await new Promise((r) => setImmediate(r));
+    expect(rounds).toBe(1);
+    finishers.shift()!(true); // "more": the loop, running again, claims at once
+    await new Promise((r) => setImmediate(r));
+    expect(rounds).toBe(2);
+    expect(most).toBe(1);
+    const stopped = loop.stop();
+    finishers.shift()!(false);
+    await Promise.all([stopping, stopped]);
+    expect(rounds).toBe(2);
+  });
 });

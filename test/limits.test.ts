@@ -6,7 +6,7 @@ import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
 import { freshKey } from "./support/shared-limits";
 import { until } from "./support/webhooks";
-import { frameText } from "./support/ws-protocol";
+import { frameText, metric } from "./support/ws-protocol";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 const SUBSCRIBE = 'subscription { awbStatusChanged(awb: "020-12345675") { state } }';
@@ -139,6 +139,10 @@ describe("limits", () => {
     first.socket.send(JSON.stringify({ id: "2", type: "subscribe", payload: { query: SUBSCRIBE } }));
     first.socket.send(JSON.stringify({ id: "3", type: "subscribe", payload: { query: SUBSCRIBE } }));
     await until(() => first.messages.some((m) => m.id === "3"), { what: "an answer to the third subscribe" });
+    // The first two run (the third is refused before their subscribes, which look the key up, finish).
+    await until(async () => (await metric(url, "gateway_live_subscriptions")) === 2, {
+      what: "the first two subscriptions running",
+    });
     const refusal = first.messages.find((m) => m.id === "3");
     expect(refusal).toMatchObject({ type: "error", payload: [{ extensions: { code: "RATE_LIMITED" } }] });
     expect(first.messages.filter((m) => m.type === "error" && m.id !== "3")).toEqual([]);

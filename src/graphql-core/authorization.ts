@@ -27,7 +27,10 @@ export const authChecker: AuthCheckerFn<GraphQLContext, Scope> = async ({ contex
 const subscribeScopes = new WeakMap<object, readonly [Scope, ...Scope[]]>();
 
 /**
- * A subscription field's `subscribe`, run once `authChecker` admits the caller for `scopes`.
+ * A subscription field's `subscribe`, answered only once `authChecker` admits the caller for `scopes`.
+ * The arguments are checked first (`subscribe` runs before the caller is looked up): a malformed
+ * subscription is VALIDATION_FAILED whoever sends it and spends no key lookup or rate token. So
+ * `subscribe` MUST only check and build (the resolvers return a feed the transport starts later).
  * `@Authorized` would also check each event's rendering, which has no caller (one rendering serves
  * every subscriber of an operation: live/live-operations.ts) and must stay synchronous.
  */
@@ -36,8 +39,9 @@ export function authorizedSubscribe<Data extends SubscribeResolverData<unknown, 
   subscribe: (data: Data) => Result,
 ): (data: Data) => Promise<Result> {
   const checked = async (data: Data) => {
+    const result = subscribe(data);
     await authChecker({ root: data.source, args: data.args, context: data.context, info: data.info }, [...scopes]);
-    return subscribe(data);
+    return result;
   };
   subscribeScopes.set(checked, scopes);
   return checked;

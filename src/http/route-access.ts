@@ -11,9 +11,11 @@ import { type Principal, requireScope } from "../clients/principal";
 declare module "fastify" {
   interface FastifyContextConfig {
     /**
-     * A key holding one of these scopes may call the route. Checked in preValidation, before the
-     * route's schema reads the request: a caller without a valid key or scope hears 401/403 (or 429)
-     * whatever it sent. The handler gets the caller from `callerOf`.
+     * A key holding one of these scopes may call the route. Checked in preValidation: after the body
+     * is parsed (a malformed body or an unsupported media type is answered 400/415 first, as before
+     * this check was declarative), before the route's schema validates it: a caller without a valid
+     * key or scope hears 401/403 (or 429) for any well-formed request. The handler gets the caller
+     * from `callerOf`.
      */
     scope?: Scope | readonly [Scope, ...Scope[]];
     /** No key needed ("public"), or GraphQL's route, whose fields each declare their own ("per-field"). */

@@ -28,6 +28,8 @@ function migrationsFingerprint(): string {
     hash.update(path.relative(dir, entry)).update("\0").update(readFileSync(entry)).update("\0");
   }
   hash.update(readFileSync(path.join(PRISMA_DIR, "..", "node_modules", "@electric-sql", "pglite", "package.json")));
+  // The code that applies migrations and records them in _prisma_migrations.
+  hash.update(readFileSync(path.join(PRISMA_DIR, "..", "src", "db", "migrations.ts")));
   return hash.digest("hex").slice(0, 16);
 }
 
@@ -69,12 +71,23 @@ async function removeStaleDumps(current: string): Promise<void> {
  */
 export async function migratedPostgresTemplate(adminUrl: string): Promise<string> {
   const name = `gw_template_${migrationsFingerprint()}`;
+  // Each template's comment is when a run last used it: those of other migrations unused for an hour
+  // are dropped (a run on another checkout may be creating databases from its own).
   const existing = await admin(
-    (c) => c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'gw_template_%'"),
+    (c) =>
+      c.query<{ datname: string; used: string | null }>(
+        "SELECT datname, shobj_description(oid, 'pg_database') AS used FROM pg_database WHERE datname LIKE 'gw_template_%'",
+      ),
     adminUrl,
   );
-  for (const { datname } of existing.rows) {
-    if (datname !== name) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`), adminUrl);
+  for (const { datname, used } of existing.rows) {
+    if (datname !== name && Date.now() - Number(used ?? 0) > 3_600_000)
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${datname}"`), adminUrl).catch(() => {});
+  }
+  const markUsed = () => admin((c) => c.query(`COMMENT ON DATABASE "${name}" IS '${Date.now()}'`), adminUrl);
+  if (existing.rows.some((row) => row.datname === name)) {
+    await markUsed();
+    return name;
   }
   if (existing.rows.some((row) => row.datname === name)) return name;
   // Built under a name of its own and renamed when complete: a template is never half migrated.
@@ -101,6 +114,7 @@ export async function migratedPostgresTemplate(adminUrl: string): Promise<string
     await admin((c) => c.query(`DROP DATABASE IF EXISTS "${building}" WITH (FORCE)`), adminUrl);
     if (!/already exists/.test((error as Error).message)) throw error;
   }
+  await markUsed();
   return name;
 }
 

@@ -1,4 +1,4 @@
-import { param, sql, statement } from "../../db/sql-statement";
+import { param, sql, sqlText, statement } from "../../db/sql-statement";
 
 type Batch = { before: string; limit: number };
 
@@ -9,20 +9,28 @@ type Batch = { before: string; limit: number };
  * CASCADE).
  */
 
-export const pruneDeliveredDeliveries = statement<Batch>(
-  "retention/prune-delivered-deliveries",
-  sql`WITH doomed AS (
-        SELECT id FROM delivery WHERE status = 'DELIVERED' AND completed_at < ${param("before")}::timestamptz
+/** A batch of `table`'s rows where `olderThan` (a column compared with `before`) and `also` hold. */
+const pruneBatch = (name: string, table: string, olderThan: string, also = "TRUE") =>
+  statement<Batch>(
+    name,
+    sql`WITH doomed AS (
+        SELECT id FROM ${sqlText(table)} WHERE ${sqlText(also)} AND ${sqlText(olderThan)} < ${param("before")}::timestamptz
         LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
-      DELETE FROM delivery d USING doomed WHERE d.id = doomed.id`,
+      DELETE FROM ${sqlText(table)} t USING doomed WHERE t.id = doomed.id`,
+  );
+
+export const pruneDeliveredDeliveries = pruneBatch(
+  "retention/prune-delivered-deliveries",
+  "delivery",
+  "completed_at",
+  "status = 'DELIVERED'",
 );
 
-export const pruneDeadDeliveries = statement<Batch>(
+export const pruneDeadDeliveries = pruneBatch(
   "retention/prune-dead-deliveries",
-  sql`WITH doomed AS (
-        SELECT id FROM delivery WHERE status = 'DEAD' AND completed_at < ${param("before")}::timestamptz
-        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
-      DELETE FROM delivery d USING doomed WHERE d.id = doomed.id`,
+  "delivery",
+  "completed_at",
+  "status = 'DEAD'",
 );
 
 /**
@@ -50,18 +58,10 @@ export const pruneEvents = statement<Batch, { n: number }>(
       SELECT count(*)::int AS n FROM gone`,
 );
 
-export const pruneCarrierStatuses = statement<Batch>(
-  "retention/prune-carrier-statuses",
-  sql`WITH doomed AS (
-        SELECT id FROM carrier_status WHERE received_at < ${param("before")}::timestamptz
-        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
-      DELETE FROM carrier_status c USING doomed WHERE c.id = doomed.id`,
-);
+export const pruneCarrierStatuses = pruneBatch("retention/prune-carrier-statuses", "carrier_status", "received_at");
 
-export const pruneExpiredSubscriptions = statement<Batch>(
+export const pruneExpiredSubscriptions = pruneBatch(
   "retention/prune-expired-subscriptions",
-  sql`WITH doomed AS (
-        SELECT id FROM subscription WHERE expires_at < ${param("before")}::timestamptz
-        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED)
-      DELETE FROM subscription s USING doomed WHERE s.id = doomed.id`,
+  "subscription",
+  "expires_at",
 );
