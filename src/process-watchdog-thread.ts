@@ -29,8 +29,15 @@ setInterval(() => {
   if (stallMs > 0 && stillMs >= stallMs) end(`the event loop has not turned for ${stallMs} ms; exiting`);
 }, beatMs);
 
+/**
+ * The thread is the backstop: it ends a stop this long after the main thread's own deadline, so that
+ * a process whose loop still turns exits by its own handler (which says what it was waiting for),
+ * and the two never race at the same instant.
+ */
+const BACKSTOP_AFTER_MS = 1_000;
+
 parentPort!.on("message", ({ stopWithinMs }: StopWithinMessage) => {
-  setTimeout(() => end(`stopping took longer than ${stopWithinMs} ms; exiting`), stopWithinMs);
+  setTimeout(() => end(`stopping took longer than ${stopWithinMs} ms; exiting`), stopWithinMs + BACKSTOP_AFTER_MS);
 });
 
 /**

@@ -38,7 +38,8 @@ export async function inspectorOpen(): Promise<boolean> {
 export interface ProcessWatchdog {
   /**
    * From now, the process has `ms` to end. Past it, `late` runs if the event loop turns (to log and
-   * exit), and the watchdog thread ends the process with exit code 1 however busy that loop is.
+   * exit), and a second later the watchdog thread ends the process with exit code 1 however busy
+   * that loop is.
    */
   stopWithin(ms: number, late?: () => void): void;
   /** Stops the heartbeat and the thread. */
