@@ -6,7 +6,8 @@
 import http from "node:http";
 import WebSocket from "ws";
 import { randomBytes } from "node:crypto";
-import { budgetNameOf, createAuthFailureBudget } from "../src/http/auth-failures";
+import { budgetNameOf } from "../src/http/address-buckets";
+import { createAuthFailureBudget } from "../src/http/auth-failures";
 import { createTokenBuckets } from "../src/http/rate-limit";
 import { AppError } from "../src/errors";
 import type { App } from "../src/app";

@@ -1,6 +1,6 @@
 import { createDeliveryWorker, type WorkerDeps, type WorkerOptions } from "../src/delivery/delivery.worker";
 import type { AttemptOutcome, ClaimedDelivery } from "../src/delivery/delivery.store";
-import type { SendResult } from "../src/delivery/sender";
+import type { SendResult } from "../src/delivery/attempt-outcome";
 import { silentLogger } from "./support/harness";
 
 /**

@@ -10,8 +10,6 @@ import { OriginPacing, PREFETCH_FACTOR, SATURATED_DEFER_MS } from "./origin-paci
 import { OriginQueues } from "./origin-queues";
 import { OutcomeRecorder } from "./outcome-recorder";
 
-export type { SendResult };
-
 export interface WorkerOptions {
   /** Sends in flight at once in this worker, over all origins. */
   concurrency: number;

@@ -2,7 +2,7 @@ import { type Dispatcher, request } from "undici";
 import { assertHostAllowed, forbiddenCause } from "../outbound/guarded-agent";
 import { parseRetryAfter } from "./backoff";
 import type { ClaimedDelivery } from "./delivery.store";
-import type { SendResult } from "./delivery.worker";
+import type { SendResult } from "./attempt-outcome";
 import { webhookSignatures } from "./notification";
 import { endWebhookSpan, startWebhookSpan } from "../tracing/webhook-span";
 
@@ -11,8 +11,6 @@ import { causesOf } from "../domain/error-chain";
 
 export { DELIVERY_TIMEOUT_MS };
 const USER_AGENT = "cargo-gateway/1.0 (webhook delivery)";
-
-export type { SendResult };
 
 /**
  * POSTs one signed notification, signed with each of `secrets` (the client's secrets valid now,

@@ -1,8 +1,6 @@
 import { createAddressBuckets, createSharedAddressBuckets } from "./address-buckets";
 import { type BucketRate, refuseIfWaiting, type SharedBucketRate } from "./rate-limit";
 
-export { budgetNameOf } from "./address-buckets";
-
 /** What authentication needs of a budget of failed authentications per client address. */
 export interface AuthFailureBudget {
   /** Spends one attempt of the address's budget, or throws (rejects with) RATE_LIMITED when none is left. */
