@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // npm run build (and so `npm start` and `npm test`, whose pre-scripts run it): compiles src/,
-// scripts/ and the generated Prisma client (generated/) with tsc into dist/, then builds the browser pages (build-web.js). The compile is skipped
+// scripts/ and the generated Prisma client (generated/) with tsc into dist/, makes the migrated
+// embedded database new data folders start from (scripts/embedded-template.ts; only when the
+// migrations changed), then builds the browser pages (build-web.js). The compile is skipped
 // when no input changed since the last one (a fingerprint of the inputs' paths, sizes and times, as
 // build-web.js keeps for the pages), so a restart with nothing changed starts at once instead of
 // paying tsc's ~5 s. `--force` compiles regardless.
@@ -59,4 +61,5 @@ if (!upToDate) {
   });
   fs.writeFileSync(fingerprintFile, current);
 }
+execFileSync(process.execPath, [path.join(root, "dist", "scripts", "embedded-template.js")], { stdio: "inherit" });
 execFileSync(process.execPath, [path.join(__dirname, "build-web.js")], { stdio: "inherit" });

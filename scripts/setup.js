@@ -19,5 +19,6 @@ const engineEnv = process.env.PRISMA_SCHEMA_ENGINE_BINARY ? {} : { PRISMA_SCHEMA
 run(bin("prisma"), ["generate"], { ...engineEnv, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" });
 if (!process.argv.includes("--generate-only")) {
   run(bin("tsc"), ["-p", "."]);
+  run(process.execPath, [path.join(root, "dist", "scripts", "embedded-template.js")]);
   run(process.execPath, [path.join(root, "scripts", "build-web.js")]);
 }

@@ -19,7 +19,8 @@ describe("the server process", () => {
 
   it("on SIGTERM finishes the request in flight, closes websockets with 1001, and exits 0", async () => {
     const server = await spawnServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: "cgw_process-test-key-000001" });
-    expect(server.logs.some((l) => l.msg === "applied database migrations")).toBe(true);
+    // A new data folder starts as a copy of the database the build migrated (db/embedded-template.ts).
+    expect(server.logs.some((l) => l.msg === "created the embedded database from a migrated copy")).toBe(true);
 
     const socket = new WebSocket(`${server.url.replace("http", "ws")}/graphql`, "graphql-transport-ws");
     await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
@@ -67,6 +68,7 @@ describe("the server process", () => {
   it("restarts on the same embedded database without re-applying migrations", async () => {
     const server = await spawnServer({ DATA_DIR: dataDir });
     expect(server.logs.some((l) => l.msg === "applied database migrations")).toBe(false);
+    expect(server.logs.some((l) => l.msg === "created the embedded database from a migrated copy")).toBe(false);
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
     server.child.kill("SIGTERM");

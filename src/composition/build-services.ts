@@ -81,6 +81,7 @@ export async function buildServices(
     embeddedDatabaseDump,
   );
   stack.defer("database", () => database.close());
+  if (database.createdMigrated) log.info("created the embedded database from a migrated copy");
   if (database.appliedMigrations.length > 0) {
     log.info({ migrations: database.appliedMigrations }, "applied database migrations");
   }

@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -7,6 +9,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../generated/prisma/client";
 import { CliError } from "../errors";
 import { DataDirInUseError, lockDataDir } from "./data-dir-lock";
+import { copyEmbeddedTemplate } from "./embedded-template";
 import { applyPendingMigrations, readMigrationList } from "./migrations";
 
 export type Prisma = PrismaClient;
@@ -14,8 +17,12 @@ export type Prisma = PrismaClient;
 /** Where the data lives: a PostgreSQL server, or the embedded PGlite in a folder ("memory://": in memory). */
 export type DatabaseTarget =
   | { kind: "postgres"; url: string }
-  /** `dump`: a data-dir dump (PGlite's dumpDataDir) a memory:// database starts from. */
-  | { kind: "pglite"; dataDir: string; dump?: Blob };
+  /**
+   * `dump`: a data-dir dump (PGlite's dumpDataDir) a memory:// database starts from. A new database in
+   * a folder starts as a copy of the build's migrated template, when there is one (db/embedded-template.ts;
+   * `templateDir`: where templates are, by default the build's).
+   */
+  | { kind: "pglite"; dataDir: string; dump?: Blob; templateDir?: string };
 
 /**
  * Raw SQL on the same database, past Prisma: for statements on a hot path where Prisma's own cost
@@ -40,6 +47,8 @@ export interface Database {
   readonly kind: "postgres" | "pglite";
   /** Migrations applied by this open, in order. */
   readonly appliedMigrations: readonly string[];
+  /** True when this open created the embedded database from a migrated copy (a dump or the build's template). */
+  readonly createdMigrated: boolean;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   /** True when every migration of prisma/migrations is recorded as finished in `_prisma_migrations`. */
@@ -82,11 +91,9 @@ function adapterFor(target: DatabaseTarget): {
       }),
     };
   }
-  // As a start parameter: PGlite's `postgresqlconf` option would rewrite DATA_DIR/postgresql.conf.
-  if (target.dump && !target.dataDir.startsWith("memory://"))
-    throw new Error("A data-dir dump can only start an in-memory embedded database");
   const pglite = new PGlite(target.dataDir, {
     ...(target.dump ? { loadDataDir: target.dump } : {}),
+    // As a start parameter: PGlite's `postgresqlconf` option would rewrite DATA_DIR/postgresql.conf.
     startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
   });
   return { factory: new PrismaPGlite(pglite), pglite };
@@ -122,6 +129,17 @@ export async function openConfiguredDatabase(
   }
 }
 
+/**
+ * True when a new embedded database starts migrated: from its dump (in memory), or as a copy of the
+ * build's template (in a folder that holds no database yet; the folder is locked by now).
+ */
+async function startMigrated(target: Extract<DatabaseTarget, { kind: "pglite" }>): Promise<boolean> {
+  if (target.dataDir.startsWith("memory://")) return target.dump !== undefined;
+  if (target.dump) throw new Error("A data-dir dump can only start an in-memory embedded database");
+  if (existsSync(path.join(target.dataDir, "PG_VERSION"))) return false;
+  return copyEmbeddedTemplate(target.dataDir, target.templateDir);
+}
+
 /** Opens the database, applies pending migrations, and returns a Prisma client over it. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let unlock = async () => {};
@@ -129,6 +147,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     await mkdir(target.dataDir, { recursive: true });
     unlock = await lockDataDir(target.dataDir);
   }
+  const createdMigrated = target.kind === "pglite" && (await startMigrated(target));
   const { factory, pglite, pool, migrationFactory } = adapterFor(target);
   // PGlite runs one query at a time (its own queue) and pg's pool is shared with Prisma's adapter:
   // these statements take turns with Prisma's on the same connections.
@@ -174,6 +193,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     sql,
     kind: target.kind === "postgres" ? "postgres" : "pglite",
     appliedMigrations,
+    createdMigrated,
     async ping() {
       try {
         await prisma.$queryRawUnsafe("SELECT 1");

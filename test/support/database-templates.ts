@@ -7,7 +7,12 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Client } from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import pino from "pino";
+import { PrismaClient } from "../../generated/prisma/client";
 import { applyPendingMigrations } from "../../src/db/migrations";
+import { BUNDLED_STATIONS_FILE, createStationService } from "../../src/stations/station.service";
+import { createStationStore } from "../../src/stations/station.store";
 import { PRISMA_DIR } from "../../src/paths";
 import { admin, databaseUrl } from "./postgres";
 
@@ -28,15 +33,34 @@ function migrationsFingerprint(): string {
     hash.update(path.relative(dir, entry)).update("\0").update(readFileSync(entry)).update("\0");
   }
   hash.update(readFileSync(path.join(PRISMA_DIR, "..", "node_modules", "@electric-sql", "pglite", "package.json")));
-  // The code that applies migrations and records them in _prisma_migrations.
+  // The code that applies migrations and records them in _prisma_migrations, and the station data
+  // every template holds (as a first start loads it).
   hash.update(readFileSync(path.join(PRISMA_DIR, "..", "src", "db", "migrations.ts")));
+  hash.update(readFileSync(BUNDLED_STATIONS_FILE));
+  hash.update(readFileSync(path.join(PRISMA_DIR, "..", "src", "stations", "station.store.ts")));
   return hash.digest("hex").slice(0, 16);
 }
 
 /**
- * A migrated embedded database, dumped (PGlite's dumpDataDir) to a file in the temporary folder, made
- * once per set of migrations: apps under test start from it (AppOptions.embeddedDatabaseDump) instead
- * of initialising a cluster and applying every migration.
+ * Loads the bundled station data set as an app's first start does, so that apps under test start
+ * with it instead of each validating and inserting it again.
+ */
+async function loadBundledStations(adapter: SqlMigrationAwareDriverAdapterFactory): Promise<void> {
+  const prisma = new PrismaClient({ adapter });
+  try {
+    await createStationService({ store: createStationStore(prisma), log: pino({ level: "silent" }) }).start({
+      refreshIntervalMs: 0,
+    });
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+/**
+ * A migrated embedded database holding the bundled stations, dumped (PGlite's dumpDataDir) to a file in
+ * the temporary folder, made once per set of migrations: apps under test start from it
+ * (AppOptions.embeddedDatabaseDump) instead of initialising a cluster, applying every migration and
+ * loading the stations.
  */
 export async function migratedPgliteDump(): Promise<string> {
   const file = path.join(tmpdir(), `cgw-test-pglite-${migrationsFingerprint()}.tar`);
@@ -45,6 +69,7 @@ export async function migratedPgliteDump(): Promise<string> {
   const pglite = new PGlite("memory://");
   try {
     await applyPendingMigrations(new PrismaPGlite(pglite), async (sql) => (await pglite.query(sql)).rows as never);
+    await loadBundledStations(new PrismaPGlite(pglite));
     const dump = await pglite.dumpDataDir("none");
     const partial = `${file}.${process.pid}`;
     await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
@@ -66,8 +91,8 @@ async function removeStaleDumps(current: string): Promise<void> {
 }
 
 /**
- * A migrated PostgreSQL database that test databases are created from (`CREATE DATABASE … TEMPLATE`),
- * made once per set of migrations; templates of other migrations are dropped.
+ * A migrated PostgreSQL database holding the bundled stations that test databases are created from
+ * (`CREATE DATABASE … TEMPLATE`), made once per set of migrations; templates of other migrations are dropped.
  */
 export async function migratedPostgresTemplate(adminUrl: string): Promise<string> {
   const name = `gw_template_${migrationsFingerprint()}`;
@@ -89,7 +114,6 @@ export async function migratedPostgresTemplate(adminUrl: string): Promise<string
     await markUsed();
     return name;
   }
-  if (existing.rows.some((row) => row.datname === name)) return name;
   // Built under a name of its own and renamed when complete: a template is never half migrated.
   const building = `gw_building_${process.pid}`;
   await admin(
@@ -104,6 +128,7 @@ export async function migratedPostgresTemplate(adminUrl: string): Promise<string
       new PrismaPg({ connectionString: url, max: 2 }),
       async (sql) => (await client.query(sql)).rows as never,
     );
+    await loadBundledStations(new PrismaPg({ connectionString: url, max: 2 }));
   } finally {
     await client.end();
   }

@@ -33,7 +33,7 @@ export function databaseUrl(name: string, adminUrl = process.env[POSTGRES_ADMIN_
 
 /**
  * A database of its own for one test file (so files run in parallel), dropped by `drop`. Migrated by
- * default: a copy of the global setup's template, which the gateway opens without loading the schema
+ * default: a copy of the global setup's template (migrated, with the bundled stations), which the gateway opens without loading the schema
  * engine. `{ empty: true }` for a test of migrations or of a restore.
  */
 export async function createPostgresDatabase({ empty = false } = {}): Promise<{

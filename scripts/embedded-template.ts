@@ -1,0 +1,14 @@
+// Run by `npm run build` (and the install's setup): makes the migrated embedded database that new
+// embedded databases start from (src/db/embedded-template.ts), unless the current migrations' one is
+// there already. A few seconds of CPU once per set of migrations.
+import { ensureEmbeddedTemplate } from "../src/db/embedded-template";
+
+ensureEmbeddedTemplate().then(
+  (made) => {
+    if (made) console.log("build: made the migrated embedded database new data folders start from");
+  },
+  (error: unknown) => {
+    console.error("build: could not make the migrated embedded database:", error);
+    process.exit(1);
+  },
+);

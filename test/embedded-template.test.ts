@@ -1,0 +1,79 @@
+import { existsSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { openDatabase } from "../src/db/database";
+import { copyEmbeddedTemplate, embeddedTemplatePath, ensureEmbeddedTemplate } from "../src/db/embedded-template";
+import { readMigrationList } from "../src/db/migrations";
+
+describe("new embedded databases from the build's migrated template", () => {
+  let scratch: string;
+  let templates: string;
+  beforeAll(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), "gw-template-"));
+    templates = path.join(scratch, "templates");
+    await mkdir(templates);
+    // What other builds may have left: another migrations' template, and a build of this one under way.
+    await mkdir(path.join(templates, "0123456789abcdef"));
+    await mkdir(path.join(templates, `${path.basename(embeddedTemplatePath(templates))}.999999`));
+    expect(await ensureEmbeddedTemplate(templates)).toBe(true);
+  }, 60_000);
+  afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+  it("is made once per set of migrations; other migrations' templates are removed, builds under way left alone", async () => {
+    expect(await ensureEmbeddedTemplate(templates)).toBe(false);
+    const current = path.basename(embeddedTemplatePath(templates));
+    expect((await readdir(templates)).sort()).toEqual([current, `${current}.999999`]);
+  });
+
+  it("starts a new data folder migrated, without applying a migration, and reopens it as it is", async () => {
+    const dataDir = path.join(scratch, "data-new");
+    const database = await openDatabase({ kind: "pglite", dataDir, templateDir: templates });
+    try {
+      expect(database.createdMigrated).toBe(true);
+      expect(database.appliedMigrations).toEqual([]);
+      expect(await database.migrationsApplied()).toBe(true);
+      await database.sql.script("CREATE TABLE kept_by_the_folder (id int); INSERT INTO kept_by_the_folder VALUES (7)");
+    } finally {
+      await database.close();
+    }
+    const reopened = await openDatabase({ kind: "pglite", dataDir, templateDir: templates });
+    try {
+      expect(reopened.createdMigrated).toBe(false);
+      expect(await reopened.sql.query("SELECT id FROM kept_by_the_folder", [])).toEqual([{ id: 7 }]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("copies again over a copy that was cut short (no PG_VERSION yet)", async () => {
+    const dataDir = path.join(scratch, "data-cut-short");
+    await copyEmbeddedTemplate(dataDir, templates);
+    await rm(path.join(dataDir, "PG_VERSION"));
+    await rm(path.join(dataDir, "global"), { recursive: true }); // part of the cluster never arrived
+    await writeFile(path.join(dataDir, "postgresql.auto.conf"), "# half written\n");
+    const database = await openDatabase({ kind: "pglite", dataDir, templateDir: templates });
+    try {
+      expect(database.createdMigrated).toBe(true);
+      expect(await database.migrationsApplied()).toBe(true);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("without a template for these migrations, creates the database and applies every migration", async () => {
+    const stale = path.join(scratch, "stale-templates");
+    // A template of other migrations is never used, whatever it holds.
+    await cp(embeddedTemplatePath(templates), path.join(stale, "0123456789abcdef"), { recursive: true });
+    const dataDir = path.join(scratch, "data-no-template");
+    const database = await openDatabase({ kind: "pglite", dataDir, templateDir: stale });
+    try {
+      expect(database.createdMigrated).toBe(false);
+      const { migrationDirectories } = await readMigrationList();
+      expect(database.appliedMigrations).toEqual(migrationDirectories.map((dir) => dir.path));
+    } finally {
+      await database.close();
+    }
+    expect(existsSync(path.join(dataDir, "PG_VERSION"))).toBe(true);
+  }, 60_000);
+});
