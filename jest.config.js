@@ -17,8 +17,11 @@ module.exports = {
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.(t|j)s$": swc },
-  // The schema engine's wasm glue is an ES module; let swc turn it into CommonJS for Jest.
-  transformIgnorePatterns: ["/node_modules/(?!@prisma/schema-engine-wasm/)"],
+  // ES modules that swc turns into CommonJS for Jest: the schema engine's wasm glue, and rdf-validate-shacl
+  // with the RDF/JS packages it imports (test/support/onerecord-conformance.ts).
+  transformIgnorePatterns: [
+    "/node_modules/(?!(@prisma/schema-engine-wasm|rdf-validate-shacl|rdf-validate-datatype|@rdfjs|@vocabulary|clownface|@tpluscode|@zazuko)/)",
+  ],
   // Prisma's generated client imports its siblings as "./x.js"; the sources are .ts.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   globalSetup: "<rootDir>/test/support/global-setup.ts",
