@@ -27,7 +27,8 @@ export function cargoVocabulary(current: Release, previous: Release, codeLists: 
       comparedWith: versionOf(previous.header),
       codeLists: versionOf(codeLists),
     },
-    classes: classesOf(current, previous, CARGO),
+    // The code lists' classes too: the cargo ontology declares them (subclasses of cargo:CodeListElement).
+    classes: classesOf(current, previous, CARGO, CODES),
     properties: propertiesOf(current, previous, CARGO),
     notInCurrent: notInCurrent(current, previous, CARGO),
   };
@@ -76,10 +77,14 @@ function versionOf(header: OntologyHeader) {
   return { ontology: header.iri, version: header.version, versionIri: header.versionIri };
 }
 
-const inNamespace = (namespace: string) => (iri: string) => iri.startsWith(namespace);
+const inNamespace =
+  (...namespaces: string[]) =>
+  (iri: string) =>
+    namespaces.some((ns) => iri.startsWith(ns));
 
-function classesOf(current: Release, previous: Release, namespace: string) {
-  const classes = [...current.model.classes.values()].filter((c) => inNamespace(namespace)(c.iri));
+/** The classes of the namespaces given; a code list's members (owl:oneOf) are in code-lists.json, or the code-list ontology. */
+function classesOf(current: Release, previous: Release, ...namespaces: string[]) {
+  const classes = [...current.model.classes.values()].filter((c) => inNamespace(...namespaces)(c.iri));
   return Object.fromEntries(
     classes.map((c) => {
       const before = previous.model.classes.get(c.iri);
@@ -100,7 +105,7 @@ function classesOf(current: Release, previous: Release, namespace: string) {
           superClasses: c.superClasses,
           inPrevious: before !== undefined,
           ...(c.deprecated ? { deprecated: true } : {}),
-          ...(c.oneOf === undefined ? {} : { oneOf: c.oneOf }),
+          ...(c.oneOf === undefined ? {} : c.iri.startsWith(CODES) ? { closed: true } : { oneOf: c.oneOf }),
           ...(isCodeList(current.model, c.iri) ? { codeList: true } : {}),
           ...(dropped.length === 0 ? {} : { restrictionsDroppedSincePrevious: dropped }),
           properties: Object.fromEntries(properties),

@@ -123,12 +123,22 @@ function expandOptions(body: object) {
   };
 }
 
+/** jsonld's error, with what it wraps: a safe-mode event's details, or the cause (the refused fetch). */
 function jsonLdProblem(error: unknown): string {
-  if (!(error instanceof Error)) return `JSON-LD: ${String(error)}`;
-  const details = (error as Error & { details?: { event?: { message?: string; details?: unknown } } }).details;
-  const event = details?.event;
-  const why = event === undefined ? "" : `: ${event.message ?? ""} ${JSON.stringify(event.details ?? {})}`;
-  return `JSON-LD: ${error.message}${why}`;
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 5;) {
+    if (!(e instanceof Error)) {
+      parts.push(JSON.stringify(e));
+      break;
+    }
+    parts.push(e.message);
+    const details = (e as Error & { details?: { event?: { message?: string; details?: unknown }; cause?: unknown } })
+      .details;
+    if (details?.event !== undefined)
+      parts.push(`${details.event.message ?? ""} ${JSON.stringify(details.event.details ?? {})}`);
+    e = details?.cause ?? e.cause;
+  }
+  return `JSON-LD: ${parts.join(": ")}`;
 }
 
 function untypedTopLevelNodes(expanded: jsonld.JsonLdDocument): ConformanceViolation[] {
@@ -202,7 +212,9 @@ function nodeName(term: RdfTerm): string {
   const text = JSON.stringify(term.value);
   if (term.language) return `${text}@${term.language}`;
   const datatype = term.datatype?.value ?? `${PREFIXES.xsd}string`;
-  return datatype === `${PREFIXES.xsd}string` ? text : `${text}^^${compact(datatype)}`;
+  if (datatype === `${PREFIXES.xsd}string`) return text;
+  const name = compact(datatype);
+  return name === datatype ? `${text}^^<${datatype}>` : `${text}^^${name}`;
 }
 
 function compact(iri: string): string {
