@@ -68,9 +68,12 @@ const CARDINALITIES = {
 } as const;
 
 export function loadTurtle(...files: string[]): Store {
+  return turtleStore(...files.map((file) => readFileSync(file, "utf8")));
+}
+
+export function turtleStore(...documents: string[]): Store {
   const store = new Store();
-  for (const file of files)
-    store.addQuads(new Parser({ baseIRI: "urn:unused-base:" }).parse(readFileSync(file, "utf8")));
+  for (const text of documents) store.addQuads(new Parser().parse(text));
   return store;
 }
 
