@@ -55,7 +55,8 @@ function derive(referenceFolder: string): Map<string, string> {
   const previous = standard("2025-07");
   const both = mergeModels(current.cargo.model, current.api.model);
   checkSpecificationRequirements(both);
-  const errorTitles = readErrorTitles(readFileSync(source("api", "implementation-guidelines.md"), "utf8"));
+  const pages = readdirSync(source("api")).filter((name) => name.endsWith(".md"));
+  const errorTitles = readErrorTitles(...pages.sort().map((name) => readFileSync(source("api", name), "utf8")));
   const examples = specificationExamples(referenceFolder);
   const licence = readFileSync(source("LICENSE"), "utf8");
 

@@ -1,5 +1,5 @@
-// The API specification's table of error titles (api/implementation-guidelines.md, "Error Handling"):
-// the ontology has api:hasTitle but no list of titles, so they are read from the page.
+// The API specification's table of error titles (its implementation guidelines, "Error Handling"): the
+// ontology has api:hasTitle but no list of titles, so they are read from the specification's pages.
 export interface ErrorTitle {
   httpStatus: number;
   title: string;
@@ -8,10 +8,17 @@ export interface ErrorTitle {
 
 const TABLE_HEADER = /^\|\s*HTTP status code\s*\|\s*Title\s*\|\s*Message in ErrorDetails\s*\|$/;
 
-export function readErrorTitles(markdown: string): ErrorTitle[] {
-  const lines = markdown.split(/\r?\n/);
+/** The titles of the one table of error titles in `pages` (the API specification's markdown pages). */
+export function readErrorTitles(...pages: string[]): ErrorTitle[] {
+  const withTable = pages
+    .map((page) => page.split(/\r?\n/))
+    .filter((lines) => lines.some((l) => TABLE_HEADER.test(l.trim())));
+  const [lines] = withTable;
+  if (lines === undefined || withTable.length > 1)
+    throw new Error(
+      `the table of error titles was not found on exactly one page of the API specification (${withTable.length})`,
+    );
   const header = lines.findIndex((line) => TABLE_HEADER.test(line.trim()));
-  if (header === -1) throw new Error("api/implementation-guidelines.md: the table of error titles was not found");
   const titles: ErrorTitle[] = [];
   for (const line of lines.slice(header + 2)) {
     const cells = /^\|(.*)\|$/
@@ -21,9 +28,9 @@ export function readErrorTitles(markdown: string): ErrorTitle[] {
     if (cells === undefined) break;
     const [status, title, message] = cells;
     if (cells.length !== 3 || !/^\d{3}$/.test(status ?? "") || !title || !message)
-      throw new Error(`api/implementation-guidelines.md: unexpected row in the table of error titles: ${line}`);
+      throw new Error(`unexpected row in the API specification's table of error titles: ${line}`);
     titles.push({ httpStatus: Number(status), title, message });
   }
-  if (titles.length === 0) throw new Error("api/implementation-guidelines.md: the table of error titles is empty");
+  if (titles.length === 0) throw new Error("the API specification's table of error titles is empty");
   return titles;
 }

@@ -20,21 +20,21 @@ export const SPECIFICATION_REQUIREMENTS: readonly SpecificationRequirement[] = [
     propertyIri: `${CARGO}eventDate`,
     min: 1,
     because:
-      'api/logistics-events.md: "Every Logistics Event MUST have a property eventDate (xsd:dateTime)"; the ontology says at most 1',
+      'Logistics Events page: "Every Logistics Event MUST have a property eventDate (xsd:dateTime)"; the ontology says at most 1',
   },
   {
     classIri: `${API}Collection`,
     propertyIri: `${API}hasItem`,
     min: 0,
     because:
-      "api/logistics-events.md: a query that finds nothing answers a Collection without api:hasItem (api:hasTotalItems 0); the ontology says someValuesFrom owl:Thing",
+      "Logistics Events page: a query that finds nothing answers a Collection without api:hasItem (api:hasTotalItems 0); the ontology says someValuesFrom owl:Thing",
   },
   {
     classIri: `${API}EventCreationResult`,
     propertyIri: `${API}hasLogisticsEvent`,
     min: 0,
     because:
-      'api/logistics-events.md: api:hasLogisticsEvent is "only present when api:hasHTTPStatus is 201"; the ontology says exactly 1',
+      'Logistics Events page: api:hasLogisticsEvent is "only present when api:hasHTTPStatus is 201"; the ontology says exactly 1',
   },
   ...[`${API}AccessDelegation`, `${API}Change`, `${API}Subscription`, `${API}Verification`].map((classIri) => ({
     classIri,

@@ -42,7 +42,8 @@ export function apiVocabulary(current: Release, previous: Release, errorTitles: 
     enumerations: enumerationsOf(current, previous, API),
     notInCurrent: notInCurrent(current, previous, API),
     errorTitles: {
-      source: "api/implementation-guidelines.md, Error Handling (the ontology has api:hasTitle but lists no titles)",
+      source:
+        "the API specification's implementation guidelines, Error Handling (the ontology has api:hasTitle but lists no titles)",
       titles: errorTitles,
     },
   };

@@ -93,7 +93,7 @@ test("shapes: one node shape per restricted class, sh:in for a closed list, an I
   expect(event).toMatch(/sh:path cargo:eventFor ;\s+sh:minCount 1 ;\s+sh:or \( \[ sh:class cargo:LogisticsObject \]/);
   // The API specification's text makes eventDate required; the shape says where that comes from.
   expect(event).toMatch(/sh:path cargo:eventDate ;\s+sh:minCount 1 ;\s+sh:maxCount 1 ;\s+sh:datatype xsd:dateTime/);
-  expect(event).toContain('rdfs:comment "API specification: api/logistics-events.md');
+  expect(event).toContain('rdfs:comment "API specification: Logistics Events page: \\"Every Logistics Event MUST');
   expect(event).toMatch(/sh:path cargo:unit ;\s+sh:nodeKind sh:IRI/);
   expect(event).toMatch(
     /sh:path cargo:revision ;\s+sh:minCount 1 ;\s+sh:maxCount 1 ;\s+sh:or \( \[ sh:datatype xsd:positiveInteger \] \[ sh:datatype xsd:integer ; sh:minInclusive 1 \] \)/,
@@ -121,5 +121,7 @@ test("the error titles come from the specification's table, and a page without i
     { httpStatus: 400, title: "Invalid body request", message: "The request body is missing." },
     { httpStatus: 404, title: "Resource not found", message: "The requested resource cannot be found." },
   ]);
+  expect(readErrorTitles("another page", page)).toHaveLength(2);
   expect(() => readErrorTitles("no table here")).toThrow(/table of error titles was not found/);
+  expect(() => readErrorTitles(page, page)).toThrow(/not found on exactly one page/);
 });
