@@ -111,6 +111,27 @@ export interface Config {
    * endpoint set, or OTEL_SDK_DISABLED=true): off, and nothing of OpenTelemetry is registered.
    */
   readonly tracing: TracingSettings | undefined;
+  /** The IATA ONE Record API (docs/ONE-RECORD.md). */
+  readonly oneRecord: OneRecordSettings;
+}
+
+export interface OneRecordSettings {
+  /** ONE_RECORD_BASE_PATH: where the API's routes are mounted on this server ("/onerecord"). */
+  readonly basePath: string;
+  /**
+   * ONE_RECORD_BASE_URL: the public URL every logistics object's URI starts with (a proxy in front
+   * must not change the URIs). Undefined: this server's own URL and base path, once it listens.
+   */
+  readonly baseUrl: string | undefined;
+  /** ONE_RECORD_ORGANIZATION_NAME: the carrier's name on its Organization, the data holder. */
+  readonly organizationName: string;
+  /**
+   * The OpenID Connect issuer whose access tokens identify ONE Record agents (`logistics_agent_uri`):
+   * ONE_RECORD_OIDC_ISSUER, its keys at ONE_RECORD_OIDC_JWKS_URL, and the audience a token must name
+   * (ONE_RECORD_OIDC_AUDIENCE, optional). Undefined: API keys only.
+   */
+  readonly oidc:
+    { readonly issuer: string; readonly jwksUrl: string; readonly audience: string | undefined } | undefined;
 }
 
 export interface TracingSettings {
@@ -298,6 +319,31 @@ function secretsKey(env: Env): Buffer | undefined {
   return key;
 }
 
+function oneRecord(env: Env): OneRecordSettings {
+  const basePath = text(env, "ONE_RECORD_BASE_PATH") ?? "/onerecord";
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath))
+    throw new ConfigError("ONE_RECORD_BASE_PATH", 'must be a path of one or more segments, such as "/onerecord"');
+  const baseUrl = url(env, "ONE_RECORD_BASE_URL", ["http:", "https:"]);
+  if (baseUrl !== undefined && (/[?#]/.test(baseUrl) || baseUrl.endsWith("/")))
+    throw new ConfigError("ONE_RECORD_BASE_URL", "must be an absolute URL without a query, a fragment or a trailing /");
+  const issuer = url(env, "ONE_RECORD_OIDC_ISSUER", ["http:", "https:"]);
+  const jwksUrl = url(env, "ONE_RECORD_OIDC_JWKS_URL", ["http:", "https:"]);
+  if ((issuer === undefined) !== (jwksUrl === undefined))
+    throw new ConfigError(
+      issuer === undefined ? "ONE_RECORD_OIDC_ISSUER" : "ONE_RECORD_OIDC_JWKS_URL",
+      "must be set together with the other: ONE_RECORD_OIDC_ISSUER and ONE_RECORD_OIDC_JWKS_URL",
+    );
+  return Object.freeze({
+    basePath,
+    baseUrl,
+    organizationName: text(env, "ONE_RECORD_ORGANIZATION_NAME") ?? "Carrier",
+    oidc:
+      issuer === undefined || jwksUrl === undefined
+        ? undefined
+        : Object.freeze({ issuer, jwksUrl, audience: text(env, "ONE_RECORD_OIDC_AUDIENCE") }),
+  });
+}
+
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const carrierSegment = text(env, "CARRIER_SEGMENT") ?? "carrier";
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(carrierSegment)) {
@@ -398,6 +444,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       disableAfterHours: integer(env, "DELIVERY_DISABLE_AFTER_HOURS", 120, 0, 87_600),
     }),
     tracing: tracing(env),
+    oneRecord: oneRecord(env),
     retention: Object.freeze({
       ages: Object.freeze({
         delivered_deliveries: days(env, "RETENTION_DELIVERED_DAYS", 30),

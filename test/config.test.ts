@@ -17,6 +17,7 @@ describe("configuration", () => {
       trustProxy: [],
       awbCheckDigit: "off",
       logLevel: "info",
+      oneRecord: { basePath: "/onerecord", baseUrl: undefined, oidc: undefined, organizationName: "Carrier" },
       graphqlIntrospection: true,
       graphqlLimits: {
         maxDepth: 12,
