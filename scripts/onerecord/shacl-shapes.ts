@@ -97,13 +97,13 @@ function valueConstraint(model: OntologyModel, range: string): ValueConstraint |
   if (isCodeList(model, range))
     return {
       turtle: ["sh:nodeKind sh:IRI"],
-      description: `the IRI of a ${compactIri(range)} element (an open code list)`,
+      description: `the IRI of a member of ${compactIri(range)} (an open code list)`,
     };
   return {
     turtle: [
       `sh:or ( [ sh:class ${term(range)} ] [ sh:nodeKind sh:IRI ; sh:not [ sh:path rdf:type ; sh:minCount 1 ] ] )`,
     ],
-    description: `a ${compactIri(range)} (with its @type), or a link to one (an IRI without @type)`,
+    description: `an object of class ${compactIri(range)} (with its @type), or a link to one (an IRI without @type)`,
   };
 }
 

@@ -1,3 +1,5 @@
+// Checks JSON-LD bodies against ONE Record: the vocabulary and SHACL shapes that `npm run onerecord:derive`
+// derived from IATA's ontologies (src/onerecord/vocabulary/, test/onerecord/shapes.ttl).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import jsonld from "jsonld";
@@ -7,20 +9,6 @@ import apiVocabulary from "../../src/onerecord/vocabulary/api.json";
 import cargoVocabulary from "../../src/onerecord/vocabulary/cargo.json";
 import derivedContext from "../../src/onerecord/vocabulary/context.json";
 
-/**
- * Does a JSON-LD body conform to ONE Record? The body is expanded with the `jsonld` library (no remote
- * fetch: its context is inline, or, if it has none, the gateway's derived context.json), turned into
- * RDF, and checked in two ways:
- * - its terms: every cargo:/api: property and class it uses is one the ontologies declare (SHACL
- *   shapes are open, so a misspelt property would otherwise pass unseen), every top-level node has an
- *   @type (the API specification's "MUST include an @type"), and one at least is of a ONE Record class
- *   (else no shape would apply and anything would pass);
- * - SHACL (`rdf-validate-shacl`) against test/onerecord/shapes.ttl, the shapes `npm run
- *   onerecord:derive` generates from the ontologies' restrictions.
- * A node that carries an @type is validated as that class: an object referred to with its @type must
- * hold what the class requires (a LogisticsEvent its eventDate and eventFor), so refer to objects
- * described elsewhere by IRI alone ({"@id": …}).
- */
 export interface ConformanceViolation {
   /** The node that fails: an IRI, a blank node (`_:b0`), or "(document)". */
   focusNode: string;
@@ -73,6 +61,20 @@ function loadShapes(): Promise<Shapes> {
   return shapes;
 }
 
+/**
+ * Does a JSON-LD body conform to ONE Record? The body is expanded with the `jsonld` library (no remote
+ * fetch: its context is inline, or, if it has none, the gateway's derived context.json), turned into
+ * RDF, and checked in two ways:
+ * - its terms: every cargo:/api: property and class it uses is one the ontologies declare (SHACL
+ *   shapes are open, so a misspelt property would otherwise pass unseen), every top-level node has an
+ *   @type (the API specification's "MUST include an @type"), and one at least is of a ONE Record class
+ *   (else no shape would apply and anything would pass);
+ * - SHACL (`rdf-validate-shacl`) against test/onerecord/shapes.ttl, the shapes `npm run
+ *   onerecord:derive` generates from the ontologies' restrictions.
+ * A node that carries an @type is validated as that class: an object referred to with its @type must
+ * hold what the class requires (a LogisticsEvent its eventDate and eventFor), so refer to objects
+ * described elsewhere by IRI alone ({"@id": …}).
+ */
 export async function conformanceReport(body: object): Promise<ConformanceReport> {
   let quads: Quad[];
   let expanded: jsonld.JsonLdDocument;
