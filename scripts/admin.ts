@@ -21,7 +21,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                        create a client; prints its id and signing secret once
   key:issue --client <id> --scopes <s1,s2> [--label <text>]
                                                        issue an API key; printed once, only its hash is kept
-                                                       scopes: subscriptions, events:read, events:write, admin
+                                                       scopes: subscriptions, events:read, events:write, objects:write, admin
   key:revoke --key <key id>                            revoke a key
   secret:rotate --client <id> [--grace <seconds>]      new webhook signing secret; printed once. The replaced
                                                        one keeps signing too for --grace seconds (default

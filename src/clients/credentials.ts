@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-export const SCOPES = ["subscriptions", "events:read", "events:write", "admin"] as const;
+export const SCOPES = ["subscriptions", "events:read", "events:write", "objects:write", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** The part of a key stored in clear to find its row; the rest is only ever compared by hash. */

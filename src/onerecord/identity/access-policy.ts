@@ -1,0 +1,78 @@
+import type { OneRecordCaller } from "./caller";
+import { CARRIER_ORGANIZATION_ID } from "./organizations";
+
+/**
+ * Who may do what with a logistics object (docs/ONE-RECORD.md "Identity and access"). Default deny:
+ * each rule below grants something, nothing else is allowed.
+ */
+
+/** What the rules need to know of an object. */
+export interface ObjectMeta {
+  /** Its local id ("waybill-020-12345675", "location-FRA", a UUID). */
+  readonly id: string;
+  /** Its most specific class (IRI). */
+  readonly type: string;
+  /** The AWB ("020-12345675") when the object is an AWB's Waybill or Shipment. */
+  readonly awb?: string | null | undefined;
+  /** The creator's Organization id (organizations.ts). */
+  readonly createdBy: string;
+  /** Organizations the creator granted read access to (object-grants.ts `readersOf`). */
+  readonly readers?: readonly string[] | undefined;
+}
+
+const LOCATION = "https://onerecord.iata.org/ns/cargo#Location";
+
+/** The carrier's stations and its own Organization: public to every authenticated caller, written by none. */
+function isCarrierReferenceData(object: ObjectMeta): boolean {
+  return (
+    object.id === CARRIER_ORGANIZATION_ID || (object.type === LOCATION && object.createdBy === CARRIER_ORGANIZATION_ID)
+  );
+}
+
+function isAwbObject(object: ObjectMeta): boolean {
+  return object.awb !== undefined && object.awb !== null;
+}
+
+function isCreatorOrReader(caller: OneRecordCaller, object: ObjectMeta): boolean {
+  return object.createdBy === caller.organizationId || (object.readers ?? []).includes(caller.organizationId);
+}
+
+/**
+ * Reading an object, its revisions, audit trail and events. An AWB's Waybill and Shipment take
+ * events:read, as the AWB's legacy history does (or objects:write: the carrier's systems keep them).
+ */
+export function canRead(caller: OneRecordCaller, object: ObjectMeta): boolean {
+  if (isCarrierReferenceData(object)) return true;
+  if (isAwbObject(object)) return caller.scopes.has("events:read") || caller.scopes.has("objects:write");
+  return isCreatorOrReader(caller, object);
+}
+
+/**
+ * Changing an object at once (a change request accepted on arrival, or deciding a pending one).
+ * objects:write is given to the carrier's own systems: any of them keeps the AWB's objects, each
+ * the objects it created. A grant gives reading, never writing: a reader's change stays pending.
+ */
+export function canWrite(caller: OneRecordCaller, object: ObjectMeta): boolean {
+  if (!caller.scopes.has("objects:write") || isCarrierReferenceData(object)) return false;
+  return isAwbObject(object) || object.createdBy === caller.organizationId;
+}
+
+/**
+ * Adding a logistics event. On an AWB's objects events:write is enough, as for the legacy
+ * ingestion; on others the caller must also be able to read the object. Stations and the carrier's
+ * Organization take no events from clients.
+ */
+export function canPostEvent(caller: OneRecordCaller, object: ObjectMeta): boolean {
+  if (!caller.scopes.has("events:write") || isCarrierReferenceData(object)) return false;
+  return isAwbObject(object) || isCreatorOrReader(caller, object);
+}
+
+/** Creating logistics objects. */
+export function canCreate(caller: OneRecordCaller): boolean {
+  return caller.scopes.has("objects:write");
+}
+
+/** Granting another Organization read access: the creator only. */
+export function canGrant(caller: OneRecordCaller, object: ObjectMeta): boolean {
+  return object.createdBy === caller.organizationId && !isCarrierReferenceData(object);
+}

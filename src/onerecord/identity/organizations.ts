@@ -1,0 +1,32 @@
+/**
+ * The Organizations a ONE Record caller acts for, by local id (the last segment of its URI on this
+ * server, as logistics_object.created_by and action_request.requested_by hold them).
+ */
+
+/** The carrier's own Organization: the data holder, creator of the AWB's objects and the stations. */
+export const CARRIER_ORGANIZATION_ID = "organization-carrier";
+
+const CLIENT_ORGANIZATION_PREFIX = "organization-";
+
+/** An API client's Organization: one per client, whichever of its keys calls. */
+export function clientOrganizationId(clientId: string): string {
+  return `${CLIENT_ORGANIZATION_PREFIX}${clientId}`;
+}
+
+/**
+ * An OIDC agent's Organization id: the local id when its `logistics_agent_uri` is an object of this
+ * server (so a client calling with a key or as an agent is one Organization), else the URI itself,
+ * which no local id can equal (local ids hold no ":").
+ */
+export function agentOrganizationId(agentUri: string, localIdOf: (uri: string) => string | undefined): string {
+  return localIdOf(agentUri) ?? agentUri;
+}
+
+/** The URI of an Organization id as `agentOrganizationId` and `clientOrganizationId` make them. */
+export function organizationUriOf(organizationId: string, objectUri: (id: string) => string): string {
+  return isForeignOrganization(organizationId) ? organizationId : objectUri(organizationId);
+}
+
+function isForeignOrganization(organizationId: string): boolean {
+  return organizationId.includes(":");
+}
