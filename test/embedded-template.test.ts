@@ -2,9 +2,16 @@ import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { loadBundledData } from "../src/composition/bundled-data";
 import { openDatabase } from "../src/db/database";
-import { copyEmbeddedTemplate, embeddedTemplatePath, ensureEmbeddedTemplate } from "../src/db/embedded-template";
+import {
+  copyEmbeddedTemplate,
+  embeddedTemplateFingerprint,
+  embeddedTemplatePath,
+  ensureEmbeddedTemplate,
+} from "../src/db/embedded-template";
 import { readMigrationList } from "../src/db/migrations";
+import { PRISMA_DIR } from "../src/paths";
 
 describe("new embedded databases from the build's migrated template", () => {
   let scratch: string;
@@ -16,14 +23,27 @@ describe("new embedded databases from the build's migrated template", () => {
     // What other builds may have left: another migrations' template, and a build of this one under way.
     await mkdir(path.join(templates, "0123456789abcdef"));
     await mkdir(path.join(templates, `${path.basename(embeddedTemplatePath(templates))}.999999`));
-    expect(await ensureEmbeddedTemplate(templates)).toBe(true);
+    expect(await ensureEmbeddedTemplate(loadBundledData, templates)).toBe(true);
   }, 60_000);
   afterAll(() => rm(scratch, { recursive: true, force: true }));
 
   it("is made once per set of migrations; other migrations' templates are removed, builds under way left alone", async () => {
-    expect(await ensureEmbeddedTemplate(templates)).toBe(false);
+    expect(await ensureEmbeddedTemplate(loadBundledData, templates)).toBe(false);
     const current = path.basename(embeddedTemplatePath(templates));
     expect((await readdir(templates)).sort()).toEqual([current, `${current}.999999`]);
+  });
+
+  it("is named by the migrations and the bundled data: a change to either names another", async () => {
+    const prisma = path.join(scratch, "prisma-copy");
+    await cp(PRISMA_DIR, prisma, { recursive: true });
+    const original = embeddedTemplateFingerprint(prisma);
+    expect(original).toBe(embeddedTemplateFingerprint());
+    await writeFile(path.join(prisma, "data", "stations.sample.json"), "\n", { flag: "a" });
+    const dataChanged = embeddedTemplateFingerprint(prisma);
+    expect(dataChanged).not.toBe(original);
+    await mkdir(path.join(prisma, "migrations", "20991231000000_more"));
+    await writeFile(path.join(prisma, "migrations", "20991231000000_more", "migration.sql"), "SELECT 1;\n");
+    expect(embeddedTemplateFingerprint(prisma)).not.toBe(dataChanged);
   });
 
   it("starts a new data folder migrated, without applying a migration, and reopens it as it is", async () => {
@@ -33,6 +53,9 @@ describe("new embedded databases from the build's migrated template", () => {
       expect(database.createdMigrated).toBe(true);
       expect(database.appliedMigrations).toEqual([]);
       expect(await database.migrationsApplied()).toBe(true);
+      // The bundled stations, as a first start loads them.
+      const [{ n }] = await database.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM station", []);
+      expect(n).toBeGreaterThan(10);
       await database.sql.script("CREATE TABLE kept_by_the_folder (id int); INSERT INTO kept_by_the_folder VALUES (7)");
     } finally {
       await database.close();

@@ -3,16 +3,18 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PRISMA_DIR } from "../paths";
 import { applyPendingMigrations } from "./migrations";
 
 /**
- * A new embedded database starts as a copy of one the build already migrated (`npm run build` makes
- * it): copying a folder is a fraction of a second, where initialising a PostgreSQL cluster and applying
- * every migration through the schema engine's WebAssembly is several seconds of CPU. The copy is used
- * only when it was made from exactly these migrations with this PGlite and schema engine (its folder is
- * named by their fingerprint); otherwise the database is created and migrated as before.
+ * A new embedded database starts as a copy of one the build already migrated and loaded with the
+ * bundled data (`npm run build` makes it): copying a folder is a fraction of a second, where
+ * initialising a PostgreSQL cluster, applying every migration through the schema engine's WebAssembly
+ * and loading the stations is several seconds of CPU. The copy is used only when it was made from
+ * exactly these migrations and bundled data with this PGlite and schema engine (its folder is named by
+ * their fingerprint); otherwise the database is created, migrated and loaded as before.
  */
 export const EMBEDDED_TEMPLATE_DIR = path.join(PRISMA_DIR, "..", "dist", "embedded-template");
 
@@ -21,15 +23,19 @@ const MARKER = "PG_VERSION";
 const PACKAGES_MIGRATED_WITH = ["@electric-sql/pglite", "@prisma/schema-engine-wasm", "pglite-prisma-adapter"];
 const TEMPLATE_NAME = /^[0-9a-f]{16}$/;
 
-/** What a migrated database depends on: every migration file and the packages that create and migrate it. */
+/**
+ * What the template depends on: every migration file, the bundled data (prisma/data/) and the
+ * packages that create and migrate the database.
+ */
 export function embeddedTemplateFingerprint(prismaDir = PRISMA_DIR): string {
   const hash = createHash("sha256");
-  const dir = path.join(prismaDir, "migrations");
-  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .sort();
-  for (const file of files) hash.update(path.relative(dir, file)).update("\0").update(readFileSync(file)).update("\0");
+  const files = ["migrations", "data"].flatMap((folder) =>
+    readdirSync(path.join(prismaDir, folder), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.join(entry.parentPath, entry.name)),
+  );
+  for (const file of files.sort())
+    hash.update(path.relative(prismaDir, file)).update("\0").update(readFileSync(file)).update("\0");
   for (const name of PACKAGES_MIGRATED_WITH) hash.update(`${name}@${packageVersion(name)}\0`);
   return hash.digest("hex").slice(0, 16);
 }
@@ -44,12 +50,19 @@ export function embeddedTemplatePath(dir = EMBEDDED_TEMPLATE_DIR, prismaDir = PR
   return path.join(dir, embeddedTemplateFingerprint(prismaDir));
 }
 
+/** Fills a just-migrated template with what a first start would load (the bundled stations). */
+export type LoadBundledData = (adapter: SqlMigrationAwareDriverAdapterFactory) => Promise<void>;
+
 /**
  * Makes the current migrations' template under `dir` unless it is there, and removes the templates
  * of other migrations. Answers whether it made one. The database is made in a folder of its own and
  * renamed into place, so a reader never finds half a template.
  */
-export async function ensureEmbeddedTemplate(dir = EMBEDDED_TEMPLATE_DIR, prismaDir = PRISMA_DIR): Promise<boolean> {
+export async function ensureEmbeddedTemplate(
+  loadBundledData: LoadBundledData,
+  dir = EMBEDDED_TEMPLATE_DIR,
+  prismaDir = PRISMA_DIR,
+): Promise<boolean> {
   const template = embeddedTemplatePath(dir, prismaDir);
   const made = !existsSync(path.join(template, MARKER));
   if (made) {
@@ -63,6 +76,7 @@ export async function ensureEmbeddedTemplate(dir = EMBEDDED_TEMPLATE_DIR, prisma
         async (sql) => (await pglite.query<Record<string, unknown>>(sql)).rows,
         prismaDir,
       );
+      await loadBundledData(new PrismaPGlite(pglite));
     } finally {
       await pglite.close();
     }

@@ -7,12 +7,9 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Client } from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
-import pino from "pino";
-import { PrismaClient } from "../../generated/prisma/client";
+import { loadBundledData } from "../../src/composition/bundled-data";
 import { applyPendingMigrations } from "../../src/db/migrations";
-import { BUNDLED_STATIONS_FILE, createStationService } from "../../src/stations/station.service";
-import { createStationStore } from "../../src/stations/station.store";
+import { BUNDLED_STATIONS_FILE } from "../../src/stations/station.service";
 import { PRISMA_DIR } from "../../src/paths";
 import { admin, databaseUrl } from "./postgres";
 
@@ -42,21 +39,6 @@ function migrationsFingerprint(): string {
 }
 
 /**
- * Loads the bundled station data set as an app's first start does, so that apps under test start
- * with it instead of each validating and inserting it again.
- */
-async function loadBundledStations(adapter: SqlMigrationAwareDriverAdapterFactory): Promise<void> {
-  const prisma = new PrismaClient({ adapter });
-  try {
-    await createStationService({ store: createStationStore(prisma), log: pino({ level: "silent" }) }).start({
-      refreshIntervalMs: 0,
-    });
-  } finally {
-    await prisma.$disconnect();
-  }
-}
-
-/**
  * A migrated embedded database holding the bundled stations, dumped (PGlite's dumpDataDir) to a file in
  * the temporary folder, made once per set of migrations: apps under test start from it
  * (AppOptions.embeddedDatabaseDump) instead of initialising a cluster, applying every migration and
@@ -69,7 +51,7 @@ export async function migratedPgliteDump(): Promise<string> {
   const pglite = new PGlite("memory://");
   try {
     await applyPendingMigrations(new PrismaPGlite(pglite), async (sql) => (await pglite.query(sql)).rows as never);
-    await loadBundledStations(new PrismaPGlite(pglite));
+    await loadBundledData(new PrismaPGlite(pglite));
     const dump = await pglite.dumpDataDir("none");
     const partial = `${file}.${process.pid}`;
     await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
@@ -128,7 +110,7 @@ export async function migratedPostgresTemplate(adminUrl: string): Promise<string
       new PrismaPg({ connectionString: url, max: 2 }),
       async (sql) => (await client.query(sql)).rows as never,
     );
-    await loadBundledStations(new PrismaPg({ connectionString: url, max: 2 }));
+    await loadBundledData(new PrismaPg({ connectionString: url, max: 2 }));
   } finally {
     await client.end();
   }
