@@ -10,8 +10,10 @@ const WEBSOCKET =
 const ROUTE_KIT = "route-access|schema|problem|validation";
 /** Feature folders: their routes, resolvers and GraphQL types are transports, the rest features. */
 const FEATURE_FOLDERS =
-  "clients|delivery|health|ingestion|live|milestones|outbound|retention|stations|subscriptions|web";
+  "clients|delivery|health|ingestion|live|milestones|onerecord|outbound|retention|stations|subscriptions|web";
 const FEATURE_TRANSPORTS = `^src/(${FEATURE_FOLDERS})/[^/]+\\.(routes|resolver|schemas|types)\\.ts$`;
+/** The same in a feature's parts that have folders of their own, one level down (onerecord/objects/). */
+const PART_TRANSPORTS = `^src/(${FEATURE_FOLDERS})/[a-z-]+/[^/]+\\.(routes|resolver|schemas|types)\\.ts$`;
 
 /**
  * The layers, top down. Every module of src/ is in exactly one (`npm run docs:layers` fails on one
@@ -36,7 +38,7 @@ const LAYERS = [
   {
     name: "feature transports",
     holds: "each feature's *.routes.ts, *.resolver.ts, *.schemas.ts, *.types.ts",
-    path: [FEATURE_TRANSPORTS],
+    path: [FEATURE_TRANSPORTS, PART_TRANSPORTS],
   },
   {
     name: "transport kit",
@@ -47,7 +49,7 @@ const LAYERS = [
     name: "features",
     holds: "services, stores, workers and helpers",
     path: [`^src/(${FEATURE_FOLDERS})/`, "^src/services\\.ts$"],
-    pathNot: [FEATURE_TRANSPORTS, `^src/live/(${WEBSOCKET})\\.ts$`],
+    pathNot: [FEATURE_TRANSPORTS, PART_TRANSPORTS, `^src/live/(${WEBSOCKET})\\.ts$`],
   },
   {
     name: "foundation",

@@ -1,4 +1,3 @@
-import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Config } from "./config";
@@ -8,6 +7,7 @@ import type { Services } from "./services";
 import { type BeforeStep, buildServices, type Core } from "./composition/build-services";
 import { DisposerStack } from "./composition/disposer-stack";
 import { mountTransports } from "./composition/mount-transports";
+import { listeningUrl } from "./http/listening-url";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 
 export interface App {
@@ -69,12 +69,7 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
     throw error;
   }
 
-  const url = () => {
-    const address = http.server.address() as AddressInfo | null;
-    if (!address) throw new Error("The server is not listening");
-    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    return `http://${host}:${address.port}`;
-  };
+  const url = () => listeningUrl(http.server);
   return {
     http,
     bootstrap: core.bootstrap,

@@ -34,6 +34,17 @@ export const ERROR_TABLE = {
   RATE_LIMITED: { status: 429, close: 4429, title: "Too many requests" },
   SERVICE_UNAVAILABLE: { status: 503, close: 4503, title: "A dependency is unavailable; try again shortly" },
   OPERATION_TIMED_OUT: { status: 503, close: 4503, title: "The GraphQL operation ran longer than its time limit" },
+  // ONE Record (docs/ONE-RECORD.md): answered as api:Error bodies.
+  NOT_ACCEPTABLE: { status: 406, close: 4406, title: "No answer in a media type and version the client accepts" },
+  INVALID_JSON_LD: { status: 400, close: 4400, title: "The body is not JSON-LD this server can read" },
+  INVALID_LOGISTICS_OBJECT: { status: 400, close: 4400, title: "The body is not a valid ONE Record resource" },
+  INVALID_QUERY_PARAMETER: { status: 400, close: 4400, title: "A query parameter is not valid" },
+  ACCESS_DENIED: { status: 403, close: 4403, title: "The caller may not access this resource" },
+  LOGISTICS_OBJECT_NOT_FOUND: { status: 404, close: 4404, title: "No such logistics object" },
+  ACTION_REQUEST_NOT_FOUND: { status: 404, close: 4404, title: "No such action request" },
+  LOGISTICS_OBJECT_EXISTS: { status: 409, close: 4409, title: "A logistics object with this id already exists" },
+  ACTION_REQUEST_DECIDED: { status: 409, close: 4409, title: "The action request was already decided" },
+  CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
   INTERNAL: { status: 500, close: 4500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; close: number; title: string }>;
 

@@ -38,6 +38,7 @@ import { loadWebAssets } from "../web/web-assets";
 import { registerWebRoutes, sendIdePage, wantsHtml } from "../web/web.routes";
 import type { BeforeStep, Core } from "./build-services";
 import type { DisposerStack } from "./disposer-stack";
+import { mountOneRecord } from "./mount-onerecord";
 
 /**
  * Mounts every transport over the services on one port: REST routes, the API docs, the web pages,
@@ -101,6 +102,7 @@ export async function mountTransports(
     subscriptions: services.subscriptions,
     carrier,
   });
+  await mountOneRecord(http, config, authenticateHeader);
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });
 

@@ -18,13 +18,17 @@ declare module "fastify" {
      * from `callerOf`.
      */
     scope?: Scope | readonly [Scope, ...Scope[]];
-    /** No key needed ("public"), or GraphQL's route, whose fields each declare their own ("per-field"). */
-    auth?: "public" | "per-field";
+    /**
+     * No key needed ("public"); GraphQL's route, whose fields each declare their own ("per-field"); or
+     * the ONE Record API's, whose plugin authenticates API keys and access tokens itself and decides
+     * per object ("onerecord", src/onerecord/onerecord.routes.ts).
+     */
+    auth?: "public" | "per-field" | "onerecord";
   }
 }
 
-/** Who may call a route: a key with one of the scopes, anyone, or as each GraphQL field says. */
-export type RouteAccess = readonly [Scope, ...Scope[]] | "public" | "per-field";
+/** Who may call a route: a key with one of the scopes, anyone, as each GraphQL field says, or ONE Record's rules. */
+export type RouteAccess = readonly [Scope, ...Scope[]] | "public" | "per-field" | "onerecord";
 
 export interface DeclaredRoute {
   readonly method: string;
@@ -100,7 +104,7 @@ export function callerOf(request: FastifyRequest): Principal {
 function accessOf(route: RouteOptions): RouteAccess | undefined {
   const { scope, auth } = route.config ?? {};
   if (scope !== undefined && auth !== undefined) return undefined;
-  if (auth === "public" || auth === "per-field") return auth;
+  if (auth === "public" || auth === "per-field" || auth === "onerecord") return auth;
   const scopes = typeof scope === "string" ? [scope] : scope;
   return scopes && scopes.length > 0 && scopes.every(isScope) ? (scopes as RouteAccess) : undefined;
 }

@@ -1,0 +1,111 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { AppError } from "../errors";
+import { parseJsonBodyInto } from "../http/json-body";
+import { asAppError } from "../http/problem";
+import { apiErrorBody } from "./api-error";
+import type { OneRecordCallers } from "./identity/caller";
+import { JSON_LD, negotiateApiVersion, SUPPORTED_API_VERSIONS } from "./negotiation";
+import { rememberApiVersion, rememberOneRecordCaller, sendJsonLd } from "./onerecord-http";
+import { registerServerInformationRoutes } from "./server-information.routes";
+import type { OneRecordUris } from "./uris";
+
+/**
+ * What the ONE Record routes are given (built in composition/mount-onerecord.ts). A route file takes
+ * the members it uses; a new one adds its service here.
+ */
+export interface OneRecordRouteDeps {
+  /** config.oneRecord.basePath: where the plugin is mounted ("/onerecord"). */
+  readonly basePath: string;
+  readonly uris: OneRecordUris;
+  readonly callers: OneRecordCallers;
+}
+
+/**
+ * The ONE Record API, one encapsulated plugin under the base path: JSON-LD bodies only (415 for
+ * any other), the Accept header negotiated before anything else (406), every caller authenticated
+ * by the plugin's own hook (an API key or an access token: `oneRecordCallerOf(request)` in the
+ * handlers), every route declared `auth: "onerecord"` (route-access.ts) and every error an api:Error.
+ */
+export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRecordRouteDeps): Promise<void> {
+  await http.register(
+    async (scope) => {
+      const routes: Array<{ methods: string[]; pattern: RegExp }> = [];
+      scope.addHook("onRoute", (route) => {
+        route.config = { ...route.config, auth: "onerecord" };
+        routes.push({ methods: methodsOf(route.method), pattern: patternOf(route.url) });
+      });
+
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser(JSON_LD, { parseAs: "string" }, (_request, body, done) =>
+        parseJsonBodyInto(body as string, done),
+      );
+
+      scope.addHook("onRequest", (request, _reply, done) => {
+        const version = negotiateApiVersion(request.headers.accept);
+        if (version === undefined) return done(notAcceptable(request.headers.accept));
+        rememberApiVersion(request, version);
+        done();
+      });
+      // After the body is read (a malformed one is 400 first, as on the REST routes), before the handler.
+      scope.addHook("preValidation", async (request) => {
+        rememberOneRecordCaller(request, await deps.callers.resolve(request.headers.authorization, request.ip));
+      });
+
+      scope.setErrorHandler(async (error, request, reply) => {
+        const appError = oneRecordError(error, request);
+        if (appError.code === "INTERNAL") request.log.error({ err: error }, "unexpected failure");
+        else if (appError.status >= 500) request.log.warn({ err: error, code: appError.code }, appError.message);
+        if (appError.retryAfterSeconds !== undefined)
+          reply.header("retry-after", String(Math.ceil(appError.retryAfterSeconds)));
+        const resource = appError.extensions?.resource;
+        return sendJsonLd(
+          reply,
+          appError.status,
+          apiErrorBody(appError, typeof resource === "string" ? resource : undefined),
+        );
+      });
+
+      // A path of the API that exists under other methods answers 405 with Allow, as the server's others.
+      scope.setNotFoundHandler((request, reply) => {
+        const path = request.url.split("?")[0]!;
+        const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods));
+        if (allowed.size === 0) throw new AppError("NOT_FOUND", `No ONE Record resource at ${path}`);
+        const allow = [...allowed].sort().join(", ");
+        reply.header("allow", allow);
+        throw new AppError("METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allow}`);
+      });
+
+      registerServerInformationRoutes(scope, deps);
+      // Each part of the API registers its routes here:
+      //   registerObjectRoutes(scope, deps)       src/onerecord/objects/objects.routes.ts
+      //   registerActionRequestRoutes(scope, deps) src/onerecord/objects/action-requests.routes.ts
+      //   registerEventRoutes(scope, deps)         src/onerecord/events/events.routes.ts
+    },
+    { prefix: deps.basePath },
+  );
+}
+
+function oneRecordError(error: unknown, request: FastifyRequest): AppError {
+  const code = (error as { code?: unknown }).code;
+  if (code === "FST_ERR_CTP_INVALID_MEDIA_TYPE")
+    return new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send ${JSON_LD}`,
+    );
+  return asAppError(error, request);
+}
+
+function notAcceptable(accept: string | undefined): AppError {
+  return new AppError(
+    "NOT_ACCEPTABLE",
+    `Accept "${accept}" names nothing this server answers: it answers ${JSON_LD} in versions ${SUPPORTED_API_VERSIONS.join(", ")}`,
+  );
+}
+
+function methodsOf(method: string | string[]): string[] {
+  return (Array.isArray(method) ? method : [method]).map(String);
+}
+
+function patternOf(url: string): RegExp {
+  return new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`);
+}
