@@ -1,7 +1,8 @@
 import type { Scope } from "../../clients/credentials";
 import type { Principal } from "../../clients/principal";
 import { AppError } from "../../errors";
-import { clientOrganizationId } from "./organizations";
+import { type AgentToken, looksLikeJwt } from "./jwt-verifier";
+import { agentOrganizationId, clientOrganizationId } from "./organizations";
 
 /** Who calls the ONE Record API: the Organization it acts for and what it may do. */
 export interface OneRecordCaller {
@@ -24,6 +25,19 @@ export interface OneRecordCallerDeps {
   authenticateApiKey: (authorization: string | undefined, clientAddress: string) => Promise<Principal | null>;
   /** An Organization's URI from its local id (uris.ts objectUri): asked per request, as the base URL may be known late. */
   organizationUri: (organizationId: string) => string;
+  /** With config.oneRecord.oidc: OIDC access tokens are taken next to API keys. */
+  agents?: AgentAuthentication;
+}
+
+export interface AgentAuthentication {
+  /** jwt-verifier.ts `createJwtVerifier` over the issuer's keys. */
+  verify: (token: string) => Promise<AgentToken>;
+  /** The API keys' budget of failed authentications per client address (http/auth-failures.ts). */
+  failures: { spend(address: string): void | Promise<void>; refund(address: string): void };
+  /** The API keys' rate limit (http/rate-limit.ts `take`), here per agent. */
+  takeRequest: (limitKey: string) => void | Promise<void>;
+  /** uris.ts localIdOf: an agent URI of this server is the Organization with that id. */
+  localIdOf: (uri: string) => string | undefined;
 }
 
 export interface OneRecordCallers {
@@ -32,24 +46,81 @@ export interface OneRecordCallers {
 }
 
 export function createOneRecordCallers(deps: OneRecordCallerDeps): OneRecordCallers {
+  const { agents, organizationUri } = deps;
+  const byApiKey = async (authorization: string, clientAddress: string) => {
+    let principal: Principal | null;
+    try {
+      principal = await deps.authenticateApiKey(authorization, clientAddress);
+    } catch (error) {
+      throw isJwtFor(authorization) && isUnknownKey(error) ? tokensNotTaken() : error;
+    }
+    if (!principal) throw missingCredentials();
+    return callerOfApiKey(principal, organizationUri);
+  };
   return {
     async resolve(authorization, clientAddress) {
-      const principal = await deps.authenticateApiKey(authorization, clientAddress);
-      if (!principal) throw missingCredentials();
-      return callerOfApiKey(principal, deps.organizationUri);
+      if (authorization === undefined || authorization === "") throw missingCredentials();
+      const token = agents && isJwtFor(authorization) ? bearerOf(authorization) : undefined;
+      if (agents === undefined || token === undefined) return byApiKey(authorization, clientAddress);
+      return callerOfAgent(await verifiedAgent(agents, token, clientAddress), agents, organizationUri);
     },
   };
 }
 
 export function callerOfApiKey(principal: Principal, organizationUri: (id: string) => string): OneRecordCaller {
   const organizationId = clientOrganizationId(principal.clientId);
+  return { organizationId, organizationUri: organizationUri(organizationId), scopes: principal.scopes, principal };
+}
+
+/**
+ * As for an API key, a token first spends one of its address's failed-authentication attempts (none
+ * left: 429 before any verification) and gets it back when it verifies or the issuer's keys could
+ * not be fetched: only refused tokens stay spent.
+ */
+async function verifiedAgent(agents: AgentAuthentication, token: string, clientAddress: string): Promise<AgentToken> {
+  await agents.failures.spend(clientAddress);
+  let agent: AgentToken;
+  try {
+    agent = await agents.verify(token);
+  } catch (error) {
+    if (!(error instanceof AppError && error.code === "UNAUTHENTICATED")) agents.failures.refund(clientAddress);
+    throw error;
+  }
+  agents.failures.refund(clientAddress);
+  await agents.takeRequest(`agent:${agent.agentUri}`);
+  return agent;
+}
+
+function callerOfAgent(
+  agent: AgentToken,
+  agents: AgentAuthentication,
+  organizationUri: (id: string) => string,
+): OneRecordCaller {
+  const organizationId = agentOrganizationId(agent.agentUri, agents.localIdOf);
   return {
     organizationId,
-    organizationUri: organizationUri(organizationId),
-    scopes: principal.scopes,
-    principal,
+    organizationUri: organizationId === agent.agentUri ? agent.agentUri : organizationUri(organizationId),
+    scopes: agent.scopes,
+    agentUri: agent.agentUri,
   };
 }
 
+function bearerOf(authorization: string): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+}
+
+function isJwtFor(authorization: string): boolean {
+  const credential = bearerOf(authorization);
+  return credential !== undefined && looksLikeJwt(credential);
+}
+
+const isUnknownKey = (error: unknown) => error instanceof AppError && error.code === "UNAUTHENTICATED";
+
 const missingCredentials = () =>
   new AppError("UNAUTHENTICATED", "Send an API key or an access token as Authorization: Bearer <credential>");
+
+const tokensNotTaken = () =>
+  new AppError(
+    "UNAUTHENTICATED",
+    "This server takes API keys only: it has no OIDC issuer configured for access tokens",
+  );
