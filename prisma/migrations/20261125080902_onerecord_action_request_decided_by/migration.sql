@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "action_request" ADD COLUMN     "decided_by" TEXT;
