@@ -17,10 +17,10 @@ module.exports = {
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.(t|j)s$": swc },
-  // ES modules that swc turns into CommonJS for Jest: the schema engine's wasm glue, and rdf-validate-shacl
-  // with the RDF/JS packages it imports (test/support/onerecord-conformance.ts).
+  // ES modules that swc turns into CommonJS for Jest: the schema engine's wasm glue, rdf-validate-shacl
+  // with the RDF/JS packages it imports (test/support/onerecord-conformance.ts), and jose.
   transformIgnorePatterns: [
-    "/node_modules/(?!(@prisma/schema-engine-wasm|rdf-validate-shacl|rdf-validate-datatype|@rdfjs|@vocabulary|clownface|@tpluscode|@zazuko)/)",
+    "/node_modules/(?!(@prisma/schema-engine-wasm|jose|rdf-validate-shacl|rdf-validate-datatype|@rdfjs|@vocabulary|clownface|@tpluscode|@zazuko)/)",
   ],
   // Prisma's generated client imports its siblings as "./x.js"; the sources are .ts.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
