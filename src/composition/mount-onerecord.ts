@@ -1,8 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { Principal } from "../clients/principal";
 import type { Config } from "../config";
+import type { AuthFailureBudget } from "../http/auth-failures";
 import { listeningUrl } from "../http/listening-url";
-import { createOneRecordCallers } from "../onerecord/identity/caller";
+import type { RateLimiter } from "../http/rate-limit";
+import { type AgentAuthentication, createOneRecordCallers } from "../onerecord/identity/caller";
+import { createJwtVerifier } from "../onerecord/identity/jwt-verifier";
 import { registerOneRecordRoutes } from "../onerecord/onerecord.routes";
 import { createOneRecordUris } from "../onerecord/uris";
 
@@ -14,9 +17,21 @@ export async function mountOneRecord(
   http: FastifyInstance,
   config: Config,
   authenticateApiKey: (authorization: string | undefined, address: string) => Promise<Principal | null>,
+  limits: { failures: AuthFailureBudget; limiter: RateLimiter },
 ): Promise<void> {
-  const { basePath, baseUrl } = config.oneRecord;
+  const { basePath, baseUrl, oidc } = config.oneRecord;
   const uris = createOneRecordUris(() => baseUrl ?? `${listeningUrl(http.server)}${basePath}`);
-  const callers = createOneRecordCallers({ authenticateApiKey, organizationUri: (id) => uris.objectUri(id) });
+  // With an OIDC issuer, access tokens spend the API keys' failure budget and rate limit.
+  const agents: AgentAuthentication | undefined = oidc && {
+    verify: createJwtVerifier(oidc),
+    failures: limits.failures,
+    takeRequest: (limitKey) => limits.limiter.take(limitKey),
+    localIdOf: (uri) => uris.localIdOf(uri),
+  };
+  const callers = createOneRecordCallers({
+    authenticateApiKey,
+    organizationUri: (id) => uris.objectUri(id),
+    ...(agents ? { agents } : {}),
+  });
   await registerOneRecordRoutes(http, { basePath, uris, callers });
 }

@@ -102,7 +102,7 @@ export async function mountTransports(
     subscriptions: services.subscriptions,
     carrier,
   });
-  await mountOneRecord(http, config, authenticateHeader);
+  await mountOneRecord(http, config, authenticateHeader, { failures, limiter });
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });
 
