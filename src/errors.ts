@@ -42,6 +42,7 @@ export const ERROR_TABLE = {
   ACCESS_DENIED: { status: 403, close: 4403, title: "The caller may not access this resource" },
   LOGISTICS_OBJECT_NOT_FOUND: { status: 404, close: 4404, title: "No such logistics object" },
   ACTION_REQUEST_NOT_FOUND: { status: 404, close: 4404, title: "No such action request" },
+  LOGISTICS_EVENT_NOT_FOUND: { status: 404, close: 4404, title: "No such logistics event" },
   LOGISTICS_OBJECT_EXISTS: { status: 409, close: 4409, title: "A logistics object with this id already exists" },
   ACTION_REQUEST_DECIDED: { status: 409, close: 4409, title: "The action request was already decided" },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
