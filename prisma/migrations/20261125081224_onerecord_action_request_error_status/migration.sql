@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "action_request" ADD COLUMN     "error_status" INTEGER;
