@@ -44,7 +44,7 @@ export const ERROR_TABLE = {
   ACTION_REQUEST_NOT_FOUND: { status: 404, close: 4404, title: "No such action request" },
   LOGISTICS_EVENT_NOT_FOUND: { status: 404, close: 4404, title: "No such logistics event" },
   LOGISTICS_OBJECT_EXISTS: { status: 409, close: 4409, title: "A logistics object with this id already exists" },
-  ACTION_REQUEST_DECIDED: { status: 409, close: 4409, title: "The action request was already decided" },
+  ACTION_REQUEST_DECIDED: { status: 422, close: 4422, title: "The action request is no longer pending" },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
   INTERNAL: { status: 500, close: 4500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; close: number; title: string }>;
