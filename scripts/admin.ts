@@ -13,6 +13,7 @@ import { loadConfigOrExit, printFirstStart, printProblems, runCli } from "../src
 import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
+import { createOperatorGrants } from "../src/onerecord/identity/operator-grants";
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
@@ -26,7 +27,11 @@ const USAGE = `usage: npm run admin -- <command> [options]
   secret:rotate --client <id> [--grace <seconds>]      new webhook signing secret; printed once. The replaced
                                                        one keeps signing too for --grace seconds (default
                                                        86400 = 24 h, at most 604800 = 7 days; 0: ends at once)
-  prefixes:set --client <id> --prefixes <p1,p2>        replace the registered callback prefixes ("*": any URL)`;
+  prefixes:set --client <id> --prefixes <p1,p2>        replace the registered callback prefixes ("*": any URL)
+  object:grant --object <id> --organization <id|URI>   give an Organization ("organization-<client id>", or an
+                                                       agent's URI) read access to a ONE Record logistics
+                                                       object, on its creator's behalf
+  object:revoke --object <id> --organization <id|URI>  withdraw it`;
 
 const list = (value: string | undefined) =>
   (value ?? "")
@@ -38,6 +43,7 @@ async function run(
   command: string,
   options: Record<string, string | undefined>,
   clients: ClientService,
+  objects: ReturnType<typeof createOperatorGrants>,
 ): Promise<void> {
   const need = (name: string): string => {
     const value = options[name];
@@ -97,6 +103,12 @@ async function run(
         `prefixes: ${(await clients.setCallbackPrefixes(need("client"), list(need("prefixes")))).join(", ")}`,
       );
       return;
+    case "object:grant":
+      console.log(`granted ${await objects.grant(need("object"), need("organization"))} read access`);
+      return;
+    case "object:revoke":
+      console.log(`withdrew ${await objects.revoke(need("object"), need("organization"))}'s read access`);
+      return;
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -125,6 +137,8 @@ const ADVICE: Record<string, string> = {
   "key:revoke": "use its GraphQL mutation revokeApiKey",
   "secret:rotate": "use its GraphQL mutation rotateSigningSecret",
   "prefixes:set": "use its GraphQL mutation setCallbackPrefixes",
+  "object:grant": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  "object:revoke": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
 };
 
 async function main(): Promise<number> {
@@ -141,6 +155,8 @@ async function main(): Promise<number> {
         label: { type: "string" },
         key: { type: "string" },
         grace: { type: "string" },
+        object: { type: "string" },
+        organization: { type: "string" },
       },
     });
   } catch (error) {
@@ -169,7 +185,7 @@ async function main(): Promise<number> {
     await clients.prepareSecrets();
     const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
     if (bootstrap.created) printFirstStart(bootstrap, { byAdminCommand: true });
-    await run(command, parsed.values, clients);
+    await run(command, parsed.values, clients, createOperatorGrants(database.prisma, config.oneRecord.baseUrl));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
