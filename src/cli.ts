@@ -62,7 +62,7 @@ export function printFirstStart(
       ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`]
       : []),
     " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
-    `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,admin`,
+    `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,objects:write,admin`,
     "   (give it the gateway's DATA_DIR or DATABASE_URL)",
     ...after,
     line,
