@@ -1,0 +1,83 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError } from "../../errors";
+import { compactJsonLd, readJsonLdObject } from "../jsonld-codec";
+import { API } from "../jsonld-context";
+import { apiVersionOf, jsonLdBodyOf, oneRecordCallerOf, sendCreated, sendJsonLd } from "../onerecord-http";
+import { type OneRecordUris, awbOfAlias } from "../uris";
+import { auditTrailNode } from "./action-request.view";
+import { readChange } from "./change";
+import type { ObjectService } from "./objects.service";
+import { parseQueryTime, parseStatuses, queryOf } from "../query";
+
+interface ObjectRouteDeps {
+  readonly objects: ObjectService;
+  readonly uris: OneRecordUris;
+}
+
+type WithId = FastifyRequest<{ Params: { id: string } }>;
+
+/** Logistics objects: create, read (at a time, embedded), HEAD, change requests, audit trail. */
+export function registerObjectRoutes(scope: FastifyInstance, { objects, uris }: ObjectRouteDeps): void {
+  scope.post("/logistics-objects", async (request, reply) => {
+    const root = await readJsonLdObject(jsonLdBodyOf(request));
+    const created = await objects.create(oneRecordCallerOf(request), root);
+    reply.header("revision", String(created.revision));
+    return sendCreated(reply, uris.objectUri(created.id), created.type);
+  });
+
+  const answerObject = async (request: WithId, reply: FastifyReply) => {
+    const { id } = request.params;
+    const query = queryOf(request);
+    const alias = awbOfAlias(id);
+    if (alias !== undefined) {
+      const waybill = await objects.waybillOfAwb(alias);
+      const search = request.url.includes("?") ? request.url.slice(request.url.indexOf("?")) : "";
+      return reply
+        .code(307)
+        .header("location", `${uris.objectUri(waybill)}${search}`)
+        .send();
+    }
+    const embedded = parseEmbedded(query.embedded);
+    const at = parseQueryTime(query.at, "at", { notAfterNow: true });
+    const state = await objects.read(oneRecordCallerOf(request), id, {
+      ...(at ? { at: at.endOfSecond, atText: at.text } : {}),
+      embedded,
+    });
+    reply
+      .header("location", `${uris.objectUri(id)}${at ? `?at=${at.text}` : ""}`)
+      .header("type", state.type)
+      .header("revision", String(state.revision))
+      .header("latest-revision", String(state.latestRevision))
+      .header("last-modified", state.lastModified.toUTCString());
+    return sendJsonLd(reply, 200, await compactJsonLd(state.body));
+  };
+  scope.get<{ Params: { id: string } }>("/logistics-objects/:id", answerObject);
+
+  scope.patch<{ Params: { id: string } }>("/logistics-objects/:id", async (request, reply) => {
+    const root = await readJsonLdObject(jsonLdBodyOf(request));
+    const change = readChange(root);
+    const row = await objects.requestChange(oneRecordCallerOf(request), request.params.id, change, root);
+    return sendCreated(reply, uris.actionRequestUri(row.id), `${API}ChangeRequest`);
+  });
+
+  scope.get<{ Params: { id: string } }>("/logistics-objects/:id/audit-trail", async (request, reply) => {
+    const query = queryOf(request);
+    const from = parseQueryTime(query["updated-from"], "updated-from");
+    const to = parseQueryTime(query["updated-to"], "updated-to");
+    const trail = await objects.auditTrail(oneRecordCallerOf(request), request.params.id, {
+      from: from?.date ?? null,
+      to: to?.endOfSecond ?? null,
+      statuses: parseStatuses(query.status),
+    });
+    const node = auditTrailNode(request.params.id, trail.requests, trail.latestRevision, uris, apiVersionOf(request));
+    return sendJsonLd(reply, 200, await compactJsonLd(node));
+  });
+}
+
+function parseEmbedded(value: string | undefined): boolean {
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  throw new AppError("INVALID_QUERY_PARAMETER", `embedded is true or false, got ${JSON.stringify(value)}`, {
+    errors: [{ field: "embedded", message: "is true or false" }],
+  });
+}

@@ -1,0 +1,558 @@
+import { randomUUID } from "node:crypto";
+import { parseAwb } from "../../domain/awb";
+import type { SqlRunner } from "../../db/sql-statement";
+import { AppError } from "../../errors";
+import { canRead, canWrite, canCreate, type ObjectMeta } from "../identity/access-policy";
+import type { OneRecordCaller } from "../identity/caller";
+import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
+import { XSD } from "../jsonld-context";
+import {
+  isLocalId,
+  isReference,
+  literalOf,
+  mapIds,
+  nameEmbeddedNodes,
+  type NodeObject,
+  typesOf,
+  valuesOf,
+} from "../jsonld-tree";
+import {
+  awbObjectKindOf,
+  awbOfObjectId,
+  type OneRecordUris,
+  shipmentIdOf,
+  stationCodeOfLocationId,
+  waybillIdOf,
+} from "../uris";
+import { type Change, applyChange, ChangeNotApplicable, readChange } from "./change";
+import {
+  checkLogisticsObject,
+  HAS_LATEST_REVISION,
+  HAS_REVISION,
+  mostSpecificLogisticsObjectType,
+} from "./object-model";
+import type { ActionRequestRow, ActionRequestStatus, ObjectStore, StoredObject } from "./objects.store";
+import {
+  carrierOrganization,
+  HOUSE,
+  isSkeleton,
+  MASTER,
+  SHIPMENT,
+  SHIPMENT_WAYBILL,
+  shipmentSkeleton,
+  stationLocation,
+  WAYBILL,
+  WAYBILL_NUMBER,
+  WAYBILL_PREFIX,
+  WAYBILL_SHIPMENT,
+  WAYBILL_TYPE,
+  waybillSkeleton,
+} from "./reference-objects";
+
+/** A logistics object as answered: its state (expanded, absolute URIs) and what the headers say. */
+export interface ObjectState {
+  readonly id: string;
+  readonly type: string;
+  readonly revision: number;
+  readonly latestRevision: number;
+  readonly lastModified: Date;
+  /** With api:hasRevision and api:hasLatestRevision. */
+  readonly body: NodeObject;
+}
+
+/** A logistics object as the rules and the store see it. */
+interface Held {
+  readonly meta: ObjectMeta;
+  readonly row: StoredObject | undefined;
+  readonly body: NodeObject;
+  readonly revision: number;
+  readonly lastModified: Date;
+}
+
+export interface ObjectServiceDeps {
+  readonly store: ObjectStore;
+  readonly uris: OneRecordUris;
+  /** A station of the carrier by its IATA code; undefined for any other code. */
+  stationOf(code: string): { code: string; name: string } | undefined;
+  /** config.oneRecord.organizationName */
+  readonly carrierName: string;
+}
+
+/** At most this many objects are embedded into one answer (embedded=true). */
+const MAX_EMBEDDED_OBJECTS = 100;
+const CHANGE_REQUEST = "CHANGE_REQUEST";
+
+/**
+ * Logistics objects (create, read at a revision or a time, embedded) and their change requests
+ * (docs/ONE-RECORD.md "Logistics objects", "Action requests"). Bodies are expanded JSON-LD trees; the
+ * routes read and compact them.
+ */
+export function createObjectService(deps: ObjectServiceDeps) {
+  const { store, uris } = deps;
+  // Reference data answered from the station data and the configuration: never stored, revision 1.
+  const referenceDataSince = new Date();
+
+  const absolute = (body: NodeObject, at?: string) =>
+    mapIds(body, (id) => (isLocalId(id) ? `${uris.objectUri(id)}${at === undefined ? "" : `?at=${at}`}` : undefined));
+  const localized = (body: NodeObject) => mapIds(body, (id) => uris.localIdOf(id));
+
+  function referenceObject(id: string): Held | undefined {
+    let body: NodeObject | undefined;
+    if (id === CARRIER_ORGANIZATION_ID) body = carrierOrganization(id, deps.carrierName);
+    const code = stationCodeOfLocationId(id);
+    const station = code === undefined ? undefined : deps.stationOf(code);
+    if (station) body = stationLocation(station);
+    if (!body) return undefined;
+    const type = typesOf(body)[0]!;
+    return {
+      meta: { id, type, createdBy: CARRIER_ORGANIZATION_ID },
+      row: undefined,
+      body,
+      revision: 1,
+      lastModified: referenceDataSince,
+    };
+  }
+
+  const heldOf = (row: StoredObject): Held => ({
+    meta: { id: row.id, type: row.type, awb: row.awb, createdBy: row.created_by, readers: row.readers },
+    row,
+    body: row.body,
+    revision: row.revision,
+    lastModified: row.last_modified,
+  });
+
+  /** Writes an AWB's skeletons when the gateway knows the AWB; false when it does not. */
+  async function ensureAwbObjects(awb: string): Promise<boolean> {
+    const waybill = waybillSkeleton(awb);
+    const shipment = shipmentSkeleton(awb);
+    return store.ensureAwbObjects(
+      awb,
+      CARRIER_ORGANIZATION_ID,
+      { id: waybillIdOf(awb), type: WAYBILL, body: waybill },
+      { id: shipmentIdOf(awb), type: SHIPMENT, body: shipment },
+    );
+  }
+
+  /** The object, stored or reference data; an AWB's objects written on first use. */
+  async function find(id: string): Promise<Held | undefined> {
+    const reference = referenceObject(id);
+    if (reference) return reference;
+    const row = await store.read(id);
+    if (row) return heldOf(row);
+    const awb = awbOfObjectId(id);
+    if (awb === undefined || !(await ensureAwbObjects(awb))) return undefined;
+    const created = await store.read(id);
+    return created && heldOf(created);
+  }
+
+  async function readable(caller: OneRecordCaller, id: string): Promise<Held> {
+    const held = await find(id);
+    if (!held) throw notFound(id);
+    if (!canRead(caller, held.meta))
+      throw new AppError("ACCESS_DENIED", `You may not read ${uris.objectUri(id)}`, {
+        extensions: { resource: uris.objectUri(id) },
+      });
+    return held;
+  }
+
+  const notFound = (id: string) =>
+    new AppError("LOGISTICS_OBJECT_NOT_FOUND", `No logistics object ${uris.objectUri(id)}`, {
+      extensions: { resource: uris.objectUri(id) },
+    });
+
+  /** The state at `at` (undefined: the latest) as stored: revision, body, time. */
+  async function stateAt(held: Held, at: Date | undefined) {
+    if (at === undefined || held.row === undefined)
+      return { revision: held.revision, body: held.body, lastModified: held.lastModified };
+    const revision = await store.revisionAt(held.meta.id, at);
+    if (!revision) return undefined;
+    return { revision: revision.revision, body: revision.body, lastModified: revision.modified_at };
+  }
+
+  function withRevisions(body: NodeObject, revision: number, latest: number): NodeObject {
+    return {
+      ...body,
+      [HAS_REVISION]: [{ "@value": String(revision), "@type": `${XSD}positiveInteger` }],
+      [HAS_LATEST_REVISION]: [{ "@value": String(latest), "@type": `${XSD}positiveInteger` }],
+    };
+  }
+
+  /** Replaces links to this server's objects the caller may read with those objects, at the same time. */
+  async function embedLinked(caller: OneRecordCaller, root: NodeObject, at: Date | undefined): Promise<NodeObject> {
+    const seen = new Set<string>([root["@id"] as string]);
+    let budget = MAX_EMBEDDED_OBJECTS;
+    const visit = async (node: NodeObject): Promise<NodeObject> => {
+      const out: NodeObject = {};
+      for (const [key, value] of Object.entries(node)) {
+        if (key.startsWith("@") || !Array.isArray(value)) {
+          out[key] = value;
+          continue;
+        }
+        out[key] = await Promise.all(
+          value.map(async (item: unknown) => {
+            if (!isReference(item))
+              return item && typeof item === "object" && !("@value" in item) ? visit(item as NodeObject) : item;
+            const id = item["@id"];
+            if (!isLocalId(id) || seen.has(id) || budget <= 0) return item;
+            seen.add(id);
+            const held = await find(id);
+            if (!held || !canRead(caller, held.meta)) return item;
+            const state = await stateAt(held, at);
+            if (!state) return item;
+            budget--;
+            return visit(withRevisions(state.body, state.revision, held.revision));
+          }),
+        );
+      }
+      return out;
+    };
+    return visit(root);
+  }
+
+  /** Creates the object or, for an AWB's Waybill, completes its skeleton; answers its id, type and revision. */
+  async function create(
+    caller: OneRecordCaller,
+    given: NodeObject,
+  ): Promise<{ id: string; type: string; revision: number }> {
+    if (!canCreate(caller))
+      throw new AppError("INSUFFICIENT_SCOPE", "Creating logistics objects takes the objects:write scope");
+    const type = checkLogisticsObject(given);
+    const root = structuredClone(given);
+    delete root[HAS_REVISION];
+    delete root[HAS_LATEST_REVISION];
+    // The id asked for when @id is a URI of this server; another server's URI is not ours to publish:
+    // the object gets an id of its own, as one sent without @id.
+    const givenId = root["@id"];
+    const id = typeof givenId === "string" ? uris.localIdOf(givenId) : undefined;
+    nameEmbeddedNodes(root);
+    const body = localized(root);
+    const awb = awbOf(body);
+    if (awb !== undefined) return completeAwbObjects(awb, body, id);
+    if (id !== undefined && isReservedId(id))
+      throw new AppError(
+        "INVALID_LOGISTICS_OBJECT",
+        `${id} is reserved for the AWB's, stations' and organizations' objects`,
+      );
+    const newId = id ?? randomUUID();
+    body["@id"] = newId;
+    const types = typesOf(body);
+    const created = await store.insert({ id: newId, type, types, body, awb: null, createdBy: caller.organizationId });
+    if (!created) throw exists(newId);
+    return { id: newId, type, revision: 1 };
+  }
+
+  const exists = (id: string) =>
+    new AppError("LOGISTICS_OBJECT_EXISTS", `${uris.objectUri(id)} exists`, {
+      extensions: { resource: uris.objectUri(id) },
+    });
+
+  /** The AWB a posted Waybill names (prefix and number, not a house waybill); refuses a malformed one. */
+  function awbOf(body: NodeObject): string | undefined {
+    if (!typesOf(body).includes(WAYBILL)) return undefined;
+    const prefix = literalOf(body, WAYBILL_PREFIX);
+    const number = literalOf(body, WAYBILL_NUMBER);
+    if (prefix === undefined || number === undefined) return undefined;
+    if (valuesOf(body, WAYBILL_TYPE).some((v) => v["@id"] === HOUSE)) return undefined;
+    const parsed = parseAwb(`${prefix}-${number}`);
+    if (!parsed)
+      throw new AppError(
+        "INVALID_LOGISTICS_OBJECT",
+        `waybillPrefix ${prefix} and waybillNumber ${number} are not an AWB`,
+        {
+          errors: [
+            { field: WAYBILL_NUMBER, message: "a 3-digit prefix and an 8-digit serial, such as 020 and 12345675" },
+          ],
+        },
+      );
+    return parsed.canonical;
+  }
+
+  /**
+   * A Waybill with an AWB takes the AWB's ids: it completes the skeleton (a new revision, same URI)
+   * instead of duplicating it, and so does the Shipment it embeds. One the carrier already described is
+   * not replaced (409): change it with a PATCH.
+   */
+  async function completeAwbObjects(awb: string, waybill: NodeObject, givenId: string | undefined) {
+    const waybillId = waybillIdOf(awb);
+    const shipmentId = shipmentIdOf(awb);
+    if (givenId !== undefined && givenId !== waybillId)
+      throw new AppError("INVALID_LOGISTICS_OBJECT", `The Waybill of AWB ${awb} is ${uris.objectUri(waybillId)}`);
+    waybill["@id"] = waybillId;
+    if (valuesOf(waybill, WAYBILL_TYPE).length === 0) waybill[WAYBILL_TYPE] = [{ "@id": MASTER }];
+    const linked = valuesOf(waybill, WAYBILL_SHIPMENT);
+    let shipment: NodeObject | undefined;
+    if (linked.length > 1 || (linked[0] && !isReference(linked[0]) && !typesOf(linked[0]).includes(SHIPMENT)))
+      throw new AppError("INVALID_LOGISTICS_OBJECT", `A Waybill has one Shipment`);
+    if (linked[0] && isReference(linked[0]) && linked[0]["@id"] !== shipmentId)
+      throw new AppError(
+        "INVALID_LOGISTICS_OBJECT",
+        `The Shipment of AWB ${awb} is ${uris.objectUri(shipmentId)}: link it, or embed the Shipment to describe it`,
+      );
+    if (linked[0] && !isReference(linked[0]))
+      shipment = { ...linked[0], "@id": shipmentId, [SHIPMENT_WAYBILL]: [{ "@id": waybillId }] };
+    waybill[WAYBILL_SHIPMENT] = [{ "@id": shipmentId }];
+    await ensureAwbObjects(awb);
+    return store.transaction(async (tx) => {
+      const written = await completeOne(waybillId, WAYBILL, waybill, awb, tx);
+      if (shipment) await completeOne(shipmentId, SHIPMENT, shipment, awb, tx);
+      else
+        await store.insert(
+          {
+            id: shipmentId,
+            type: SHIPMENT,
+            types: [SHIPMENT],
+            body: shipmentSkeleton(awb),
+            awb,
+            createdBy: CARRIER_ORGANIZATION_ID,
+          },
+          tx,
+        );
+      return { id: waybillId, type: WAYBILL, revision: written };
+    });
+  }
+
+  async function completeOne(id: string, type: string, body: NodeObject, awb: string, tx: SqlRunner): Promise<number> {
+    const types = typesOf(body);
+    const existing = await store.read(id, tx);
+    if (!existing) {
+      const created = await store.insert({ id, type, types, body, awb, createdBy: CARRIER_ORGANIZATION_ID }, tx);
+      if (!created) throw exists(id);
+      return 1;
+    }
+    if (!isSkeleton(existing.body)) throw exists(id);
+    const written = await store.writeRevision({ id, revision: existing.revision, type, types, body }, null, tx);
+    if (!written) throw exists(id);
+    return written.revision;
+  }
+
+  return {
+    create,
+    ensureAwbObjects,
+
+    /** What the access rules need of an object (events: canRead, canPostEvent); undefined when there is none. */
+    async metaOf(id: string): Promise<ObjectMeta | undefined> {
+      return (await find(id))?.meta;
+    },
+
+    /**
+     * The object as the caller may read it: its latest state or the one it had `at`, with the
+     * objects it links embedded when asked (each at the same time, each only if readable).
+     */
+    async read(
+      caller: OneRecordCaller,
+      id: string,
+      { at, atText, embedded = false }: { at?: Date; atText?: string; embedded?: boolean } = {},
+    ): Promise<ObjectState> {
+      const held = await readable(caller, id);
+      const state = await stateAt(held, at);
+      if (!state)
+        throw new AppError(
+          "LOGISTICS_OBJECT_NOT_FOUND",
+          `${uris.objectUri(id)} did not exist at ${atText ?? "that time"}`,
+          {
+            extensions: { resource: uris.objectUri(id) },
+          },
+        );
+      let body = withRevisions(state.body, state.revision, held.revision);
+      if (embedded) body = await embedLinked(caller, body, at);
+      return {
+        id,
+        type: mostSpecificLogisticsObjectType(typesOf(state.body)) ?? held.meta.type,
+        revision: state.revision,
+        latestRevision: held.revision,
+        lastModified: state.lastModified,
+        body: absolute(body, at === undefined ? undefined : atText),
+      };
+    },
+
+    /** The awb-<prefix>-<serial> alias: the Waybill's id, once the gateway knows the AWB. */
+    async waybillOfAwb(awb: string): Promise<string> {
+      const id = waybillIdOf(awb);
+      if (!(await find(id))) throw notFound(`awb-${awb}`);
+      return id;
+    },
+
+    /**
+     * A change request on an object the caller may read. The holder's policy decides at once: a
+     * caller who may write the object has it applied; others' wait for the holder (pending). One
+     * that names another object is refused; one against another revision than the latest fails.
+     */
+    async requestChange(
+      caller: OneRecordCaller,
+      id: string,
+      change: Change,
+      request: NodeObject,
+    ): Promise<ActionRequestRow> {
+      const held = await readable(caller, id);
+      if (!held.row)
+        throw new AppError(
+          "ACCESS_DENIED",
+          `${uris.objectUri(id)} is the carrier's reference data: it takes no changes`,
+          {
+            extensions: { resource: uris.objectUri(id) },
+          },
+        );
+      if (uris.localIdOf(change.objectUri) !== id)
+        throw new AppError(
+          "INVALID_LOGISTICS_OBJECT",
+          `api:hasLogisticsObject ${change.objectUri} is not the object changed, ${uris.objectUri(id)}`,
+          { extensions: { resource: uris.objectUri(id) } },
+        );
+      const stored = structuredClone(request);
+      nameEmbeddedNodes(stored);
+      const row = await store.insertActionRequest({
+        kind: CHANGE_REQUEST,
+        objectId: id,
+        request: localized(stored),
+        requestedBy: caller.organizationId,
+        revision: change.revision,
+      });
+      if (change.revision !== held.revision)
+        return fail(row, caller.organizationId, outdated(change.revision, held.revision), 409);
+      return canWrite(caller, held.meta) ? accept(row, change, caller.organizationId) : row;
+    },
+
+    async actionRequest(caller: OneRecordCaller, id: string): Promise<ActionRequestRow> {
+      return (await visibleActionRequest(caller, id)).row;
+    },
+
+    /** The holder accepts (the change is applied) or rejects a pending change request. */
+    async decide(
+      caller: OneRecordCaller,
+      id: string,
+      status: "REQUEST_ACCEPTED" | "REQUEST_REJECTED",
+    ): Promise<ActionRequestRow> {
+      const { row, object } = await visibleActionRequest(caller, id);
+      if (!canWrite(caller, object.meta))
+        throw new AppError("ACCESS_DENIED", "Only the holder of the logistics object decides on its change requests", {
+          extensions: { resource: uris.actionRequestUri(id) },
+        });
+      if (row.status !== "REQUEST_PENDING") throw decided(row);
+      if (status === "REQUEST_REJECTED")
+        return (await store.decide({ id, status, decidedBy: caller.organizationId })) ?? Promise.reject(decided(row));
+      const change = readChange(absolute(row.request));
+      if (row.revision !== object.revision)
+        return fail(row, caller.organizationId, outdated(row.revision, object.revision), 409);
+      return accept(row, change, caller.organizationId);
+    },
+
+    /** The requester, or the holder, withdraws a pending request. */
+    async revoke(caller: OneRecordCaller, id: string): Promise<ActionRequestRow> {
+      const { row, object } = await visibleActionRequest(caller, id);
+      if (row.requested_by !== caller.organizationId && !canWrite(caller, object.meta))
+        throw new AppError("ACCESS_DENIED", "Only the requester or the holder revokes an action request", {
+          extensions: { resource: uris.actionRequestUri(id) },
+        });
+      if (row.status !== "REQUEST_PENDING") throw decided(row);
+      const revoked = await store.decide({ id, status: "REQUEST_REVOKED", decidedBy: caller.organizationId });
+      if (!revoked) throw decided(row);
+      return revoked;
+    },
+
+    /** The object's change requests, as its audit trail lists them, and its latest revision. */
+    async auditTrail(
+      caller: OneRecordCaller,
+      id: string,
+      filter: { from: Date | null; to: Date | null; statuses: string[] | null },
+    ): Promise<{ requests: ActionRequestRow[]; latestRevision: number }> {
+      const held = await readable(caller, id);
+      const requests = held.row ? await store.actionRequestsOf({ objectId: id, ...filter }) : [];
+      return { requests, latestRevision: held.revision };
+    },
+  };
+
+  async function visibleActionRequest(caller: OneRecordCaller, id: string) {
+    const missing = () =>
+      new AppError("ACTION_REQUEST_NOT_FOUND", `No action request ${uris.actionRequestUri(id)}`, {
+        extensions: { resource: uris.actionRequestUri(id) },
+      });
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw missing();
+    const row = await store.readActionRequest(id);
+    if (!row) throw missing();
+    const object = await find(row.object_id);
+    if (!object) throw missing();
+    if (row.requested_by !== caller.organizationId && !canRead(caller, object.meta))
+      throw new AppError("ACCESS_DENIED", `You may not read ${uris.actionRequestUri(id)}`, {
+        extensions: { resource: uris.actionRequestUri(id) },
+      });
+    return { row, object };
+  }
+
+  /**
+   * Applies an accepted change: the object's next revision and the request's acceptance in one
+   * transaction, the other requests pending against the same revision rejected. A change that does
+   * not apply, or an object that moved on meanwhile, leaves the request failed with the reason.
+   */
+  async function accept(row: ActionRequestRow, change: Change, decidedBy: string): Promise<ActionRequestRow> {
+    const object = await store.read(row.object_id);
+    if (!object) throw new AppError("LOGISTICS_OBJECT_NOT_FOUND", `No logistics object ${row.object_id}`);
+    if (object.revision !== row.revision) return fail(row, decidedBy, outdated(row.revision, object.revision), 409);
+    let body: NodeObject;
+    let type: string;
+    try {
+      body = applyChange(object.body, change.operations, {
+        isRoot: (subject) => subject === object.id || uris.localIdOf(subject) === object.id,
+        localIdOf: (uri) => uris.localIdOf(uri),
+      });
+      type = checkLogisticsObject(absolute(body));
+    } catch (error) {
+      if (error instanceof ChangeNotApplicable || error instanceof AppError)
+        return fail(row, decidedBy, `The change does not apply: ${error.message}`, 422);
+      throw error;
+    }
+    const accepted = await store
+      .transaction(async (tx) => {
+        const decidedRow = await store.decide({ id: row.id, status: "REQUEST_ACCEPTED", decidedBy }, tx);
+        if (!decidedRow) throw decided(row);
+        const written = await store.writeRevision(
+          { id: object.id, revision: row.revision, type, types: typesOf(body), body },
+          row.id,
+          tx,
+        );
+        if (!written) throw new RevisionMovedOn();
+        await store.supersede(
+          {
+            objectId: object.id,
+            revision: row.revision,
+            acceptedId: row.id,
+            decidedBy,
+            reason: `Revision ${row.revision} was changed by ${uris.actionRequestUri(row.id)}`,
+          },
+          tx,
+        );
+        return decidedRow;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof RevisionMovedOn) return undefined;
+        throw error;
+      });
+    return accepted ?? fail(row, decidedBy, outdated(row.revision, row.revision + 1), 409);
+  }
+
+  async function fail(row: ActionRequestRow, decidedBy: string, reason: string, errorStatus: number) {
+    const failed = await store.decide({
+      id: row.id,
+      status: "REQUEST_FAILED" satisfies ActionRequestStatus,
+      decidedBy,
+      reason,
+      errorStatus,
+    });
+    return failed ?? row;
+  }
+}
+
+class RevisionMovedOn extends Error {}
+
+function outdated(asked: number, latest: number): string {
+  return `The change applies to revision ${asked}; the logistics object is at revision ${latest}`;
+}
+
+function decided(row: ActionRequestRow): AppError {
+  return new AppError("ACTION_REQUEST_DECIDED", `The action request is ${row.status}, no longer pending`);
+}
+
+function isReservedId(id: string): boolean {
+  return awbObjectKindOf(id) !== undefined || /^(awb|location|organization)-/.test(id);
+}
+
+export type ObjectService = ReturnType<typeof createObjectService>;

@@ -1,0 +1,14 @@
+import { param, sql, statement } from "../../db/sql-statement";
+import { ACTION_REQUEST_COLUMNS, type ActionRequestRow } from "./action-request-columns";
+
+/** A new action request, pending. */
+export const insertActionRequest = statement<
+  { kind: string; objectId: string; request: string; requestedBy: string; revision: number },
+  ActionRequestRow
+>(
+  "onerecord/action-request-insert",
+  sql`INSERT INTO action_request (id, kind, object_id, status, request, requested_by, revision)
+      VALUES (gen_random_uuid(), ${param("kind")}, ${param("objectId")}, 'REQUEST_PENDING', ${param("request")}::jsonb,
+              ${param("requestedBy")}, ${param("revision")}::int)
+      RETURNING ${ACTION_REQUEST_COLUMNS}`,
+);
