@@ -8,6 +8,9 @@ import { type AgentAuthentication, createOneRecordCallers } from "../onerecord/i
 import { createJwtVerifier } from "../onerecord/identity/jwt-verifier";
 import { registerOneRecordRoutes } from "../onerecord/onerecord.routes";
 import { createOneRecordUris } from "../onerecord/uris";
+import { createObjectService } from "../onerecord/objects/objects.service";
+import { createObjectStore } from "../onerecord/objects/objects.store";
+import type { Core } from "./build-services";
 
 /**
  * The ONE Record API (docs/ONE-RECORD.md) on `http`: its URIs start with ONE_RECORD_BASE_URL or, when
@@ -18,6 +21,7 @@ export async function mountOneRecord(
   config: Config,
   authenticateApiKey: (authorization: string | undefined, address: string) => Promise<Principal | null>,
   limits: { failures: AuthFailureBudget; limiter: RateLimiter },
+  core: Pick<Core, "database" | "services">,
 ): Promise<void> {
   const { basePath, baseUrl, oidc } = config.oneRecord;
   const uris = createOneRecordUris(() => baseUrl ?? `${listeningUrl(http.server)}${basePath}`);
@@ -33,5 +37,14 @@ export async function mountOneRecord(
     organizationUri: (id) => uris.objectUri(id),
     ...(agents ? { agents } : {}),
   });
-  await registerOneRecordRoutes(http, { basePath, uris, callers });
+  const objects = createObjectService({
+    store: createObjectStore(core.database.prisma),
+    uris,
+    stationOf: (code) => {
+      const station = core.services.stations.isStation(code) ? core.services.stations.find(code) : null;
+      return station ? { code: station.station.code, name: station.station.name } : undefined;
+    },
+    carrierName: config.oneRecord.organizationName,
+  });
+  await registerOneRecordRoutes(http, { basePath, uris, callers, objects });
 }

@@ -102,7 +102,7 @@ export async function mountTransports(
     subscriptions: services.subscriptions,
     carrier,
   });
-  await mountOneRecord(http, config, authenticateHeader, { failures, limiter });
+  await mountOneRecord(http, config, authenticateHeader, { failures, limiter }, core);
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });
 

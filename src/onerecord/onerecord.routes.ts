@@ -8,6 +8,9 @@ import { JSON_LD, negotiateApiVersion, SUPPORTED_API_VERSIONS } from "./negotiat
 import { rememberApiVersion, rememberOneRecordCaller, sendJsonLd } from "./onerecord-http";
 import { registerServerInformationRoutes } from "./server-information.routes";
 import type { OneRecordUris } from "./uris";
+import { registerActionRequestRoutes } from "./objects/action-requests.routes";
+import { registerObjectRoutes } from "./objects/objects.routes";
+import type { ObjectService } from "./objects/objects.service";
 
 /**
  * What the ONE Record routes are given (built in composition/mount-onerecord.ts). A route file takes
@@ -18,6 +21,7 @@ export interface OneRecordRouteDeps {
   readonly basePath: string;
   readonly uris: OneRecordUris;
   readonly callers: OneRecordCallers;
+  readonly objects: ObjectService;
 }
 
 /**
@@ -76,9 +80,9 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
       });
 
       registerServerInformationRoutes(scope, deps);
-      // Each part of the API registers its routes here:
-      //   registerObjectRoutes(scope, deps)       src/onerecord/objects/objects.routes.ts
-      //   registerActionRequestRoutes(scope, deps) src/onerecord/objects/action-requests.routes.ts
+      // Each part of the API registers its routes here.
+      registerObjectRoutes(scope, deps);
+      registerActionRequestRoutes(scope, deps);
       //   registerEventRoutes(scope, deps)         src/onerecord/events/events.routes.ts
     },
     { prefix: deps.basePath },
