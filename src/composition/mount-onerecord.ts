@@ -10,7 +10,10 @@ import { registerOneRecordRoutes } from "../onerecord/onerecord.routes";
 import { createOneRecordUris } from "../onerecord/uris";
 import { createObjectService } from "../onerecord/objects/objects.service";
 import { createObjectStore } from "../onerecord/objects/objects.store";
+import { createEventsService } from "../onerecord/events/events.service";
+import { createEventStore } from "../onerecord/events/events.store";
 import type { Core } from "./build-services";
+import { eventObjectMeta } from "./onerecord-object-meta";
 
 /**
  * The ONE Record API (docs/ONE-RECORD.md) on `http`: its URIs start with ONE_RECORD_BASE_URL or, when
@@ -46,5 +49,13 @@ export async function mountOneRecord(
     },
     carrierName: config.oneRecord.organizationName,
   });
-  await registerOneRecordRoutes(http, { basePath, uris, callers, objects });
+  const events = createEventsService({
+    store: createEventStore(core.database.sql),
+    uris,
+    objectMeta: eventObjectMeta(core.database.prisma),
+    milestones: core.services.milestones,
+    isStation: (code) => core.services.stations.isStation(code),
+    enforceCheckDigit: core.services.enforceCheckDigit,
+  });
+  await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events });
 }

@@ -31,6 +31,17 @@ export interface IngestResult {
   matchedSubscriptions: number;
 }
 
+/**
+ * What a caller writes in an ingestion's transaction, once the events are stored and before it
+ * commits, knowing each event's outcome (the stored id, or the original's for a repeat): a ONE Record
+ * event posted as a milestone keeps its posted body this way, committed with the milestone or not at
+ * all. Runs again on each attempt.
+ */
+export type AlongsideIngestion = (
+  tx: Pick<Prisma, "$queryRawUnsafe" | "$executeRawUnsafe">,
+  results: readonly IngestResult[],
+) => Promise<void>;
+
 const MAX_INGEST_ATTEMPTS = 3;
 /**
  * 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation
@@ -96,6 +107,7 @@ export function createMilestoneService({
     keys: string[],
     receivedAt: Date,
     statuses: readonly CarrierStatusRow[],
+    alongside: AlongsideIngestion | undefined,
   ) {
     const lease = { token: randomUUID(), ms: handoff?.leaseMs ?? 0 };
     // Stored with the deliveries: their sends continue this trace, in whichever process claims them.
@@ -204,6 +216,7 @@ export function createMilestoneService({
         await queueDeliveries(tx, deliveries, lease, traceParent);
         // Last, once every stream lock is held: no stream lock is then waited for while a status key is held.
         await recordCarrierStatuses(tx, statuses, receivedAt);
+        await alongside?.(tx, results);
         const handedOff: ClaimedDelivery[] = deliveries
           .filter((d) => d.leased)
           .map((d) => ({
@@ -232,19 +245,27 @@ export function createMilestoneService({
      * (with those that are no milestones): a message's history is recorded whole or not at all.
      * `sender`: whose eventIds these are (a repeat is a duplicate of the same sender's event only,
      * domain/event-id.ts); the transports name the calling client, the broker consumer the queue.
+     * `alongside`: written in the same transaction (AlongsideIngestion).
      */
     async ingest(
       events: MilestoneInput[],
       receivedAt = new Date(),
       statuses: readonly CarrierStatusRow[] = [],
       sender: EventSender = "broker",
+      alongside?: AlongsideIngestion,
     ): Promise<IngestResult[]> {
       const keys = events.map((e) => dedupeKeyOf(e, sender));
       for (let attempt = 1; ; attempt++) {
         try {
           // The lease clock starts before the transaction (whose now() sets the leases' end).
           const claimStartedAt = performance.now();
-          const { results, stored, deliveryCount, handedOff } = await ingestOnce(events, keys, receivedAt, statuses);
+          const { results, stored, deliveryCount, handedOff } = await ingestOnce(
+            events,
+            keys,
+            receivedAt,
+            statuses,
+            alongside,
+          );
           if (handedOff.length > 0) handoff?.take(handedOff, claimStartedAt);
           if (stored.length > 0) onCommitted(stored, deliveryCount - handedOff.length);
           return results;

@@ -11,6 +11,8 @@ import type { OneRecordUris } from "./uris";
 import { registerActionRequestRoutes } from "./objects/action-requests.routes";
 import { registerObjectRoutes } from "./objects/objects.routes";
 import type { ObjectService } from "./objects/objects.service";
+import type { EventsService } from "./events/events.service";
+import { registerEventRoutes } from "./events/events.routes";
 
 /**
  * What the ONE Record routes are given (built in composition/mount-onerecord.ts). A route file takes
@@ -22,6 +24,7 @@ export interface OneRecordRouteDeps {
   readonly uris: OneRecordUris;
   readonly callers: OneRecordCallers;
   readonly objects: ObjectService;
+  readonly events: EventsService;
 }
 
 /**
@@ -83,7 +86,7 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
       // Each part of the API registers its routes here.
       registerObjectRoutes(scope, deps);
       registerActionRequestRoutes(scope, deps);
-      //   registerEventRoutes(scope, deps)         src/onerecord/events/events.routes.ts
+      registerEventRoutes(scope, deps);
     },
     { prefix: deps.basePath },
   );

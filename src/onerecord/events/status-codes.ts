@@ -77,11 +77,6 @@ export function milestoneStateOf(label: string, timeType: EventTimeType | undefi
 /** StatusCode labels that are the gateway's own states (TOA and DIS come through ARR and DIS_*). */
 const MILESTONE_LABELS = ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD", "DLV", "DDL", "RCT", "TFD"] as const;
 
-/** The discrepancy of a DIS_ label ("DIS_MSCA" → "MSCA"). */
-export function discrepancyOf(label: string): string | null {
-  return label.startsWith("DIS_") ? label.slice(4) : null;
-}
-
 /** A short name for an event (cargo:eventName): the gateway's own names of the codes. */
 export function eventNameOf(state: string, discrepancy: string | null): string {
   if (state === "TOA") return STATUS_NAMES.TOA;

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError } from "../../errors";
+import { CONTENT_LANGUAGE, jsonLdContentType } from "../negotiation";
+import { apiVersionOf, oneRecordCallerOf, sendCreated, sendJsonLd } from "../onerecord-http";
+import { readEventListQuery } from "./event-query";
+import type { EventList, EventsService } from "./events.service";
+
+type ObjectParams = { id: string };
+type EventParams = { id: string; eventId: string };
+
+/**
+ * The logistics events of an object (the specification's Logistics Events page): the list (GET and
+ * HEAD, with its filters), one event, and posting one. Events are immutable: no other method (the
+ * plugin answers 405 with Allow).
+ */
+export function registerEventRoutes(scope: FastifyInstance, deps: { events: EventsService }): void {
+  const { events } = deps;
+  const list = "/logistics-objects/:id/logistics-events";
+
+  const readList = (request: FastifyRequest<{ Params: ObjectParams }>, headOnly: boolean) => {
+    const query = readEventListQuery(request.query as Record<string, unknown>);
+    return events.list(oneRecordCallerOf(request), request.params.id, headOnly ? { ...query, limit: 0 } : query);
+  };
+
+  // Before GET, which would otherwise make its own HEAD that reads a whole page to send none of it.
+  scope.head<{ Params: ObjectParams }>(list, async (request, reply) => {
+    const answer = await readList(request, true);
+    return listHeaders(reply, answer)
+      .code(200)
+      .header("content-type", jsonLdContentType(apiVersionOf(request)))
+      .header("content-language", CONTENT_LANGUAGE)
+      .send();
+  });
+
+  scope.get<{ Params: ObjectParams }>(list, async (request, reply) => {
+    const answer = await readList(request, false);
+    return sendJsonLd(listHeaders(reply, answer), 200, answer.body);
+  });
+
+  scope.get<{ Params: EventParams }>(`${list}/:eventId`, async (request, reply) => {
+    const { id, eventId } = request.params;
+    const event = await events.get(oneRecordCallerOf(request), id, eventId);
+    reply.header("last-modified", event.lastModified.toUTCString()).header("type", event.type);
+    return sendJsonLd(reply, 200, event.body);
+  });
+
+  scope.post<{ Params: ObjectParams }>(list, async (request, reply) => {
+    if (request.body === undefined)
+      throw new AppError("INVALID_JSON_LD", "The body must be a logistics event in JSON-LD (application/ld+json)");
+    const created = await events.post(oneRecordCallerOf(request), request.params.id, request.body);
+    return sendCreated(reply, created.location, created.type);
+  });
+}
+
+function listHeaders(reply: FastifyReply, list: EventList): FastifyReply {
+  if (list.lastModified !== null) reply.header("last-modified", list.lastModified.toUTCString());
+  return reply.header("etag", list.etag);
+}
