@@ -13,7 +13,6 @@ import { createObjectStore } from "../onerecord/objects/objects.store";
 import { createEventsService } from "../onerecord/events/events.service";
 import { createEventStore } from "../onerecord/events/events.store";
 import type { Core } from "./build-services";
-import { eventObjectMeta } from "./onerecord-object-meta";
 
 /**
  * The ONE Record API (docs/ONE-RECORD.md) on `http`: its URIs start with ONE_RECORD_BASE_URL or, when
@@ -52,7 +51,7 @@ export async function mountOneRecord(
   const events = createEventsService({
     store: createEventStore(core.database.sql),
     uris,
-    objectMeta: eventObjectMeta(core.database.prisma),
+    objectMeta: (id) => objects.metaOf(id),
     milestones: core.services.milestones,
     isStation: (code) => core.services.stations.isStation(code),
     enforceCheckDigit: core.services.enforceCheckDigit,
