@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { type Client, createClient } from "graphql-ws";
 import WebSocket from "ws";
+import jsonld from "jsonld";
 import type { App } from "../../src/app";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
@@ -236,7 +237,7 @@ describe.each(BACKENDS)("ONE Record logistics events on %s", (backend) => {
       const event = await read(location);
       expect(event.body).toMatchObject({
         "@id": location,
-        "@type": "cargo:StatusUpdateEvent",
+        "@type": ["cargo:StatusUpdateEvent", "cargo:LogisticsEvent"],
         "cargo:eventFor": { "@id": shipment(awb) },
         "cargo:eventLocation": { "@id": `${base}/logistics-objects/location-FRA` },
       });
@@ -255,6 +256,10 @@ describe.each(BACKENDS)("ONE Record logistics events on %s", (backend) => {
       expect(created.status).toBe(201);
       const location = created.headers.get("location")!;
       expect((await post(awb, foh)).headers.get("location")).toBe(location);
+      // The same event in JSON-LD's other forms is the same event.
+      const expanded = await jsonld.expand(foh);
+      expect((await post(awb, expanded)).headers.get("location")).toBe(location);
+      expect((await post(awb, await jsonld.flatten(foh))).headers.get("location")).toBe(location);
       const planned = await post(awb, departure({ "cargo:eventTimeType": { "@id": "cargo:PLANNED" } }));
       expect(planned.status).toBe(201);
       const event = await read(location);

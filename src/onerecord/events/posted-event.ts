@@ -21,7 +21,7 @@ import {
  * its property by IRI.
  */
 export interface PostedEvent {
-  /** The tree, without @id, eventFor and creationDate (the server gives those). */
+  /** The tree, without @id, eventFor and creationDate (the server gives those); a StatusUpdateEvent typed LogisticsEvent too. */
   readonly node: NodeObject;
   /** The most specific class given: StatusUpdateEvent or LogisticsEvent (the Type header). */
   readonly type: string;
@@ -94,6 +94,8 @@ export function readPostedEvent(root: NodeObject, target: EventTarget): PostedEv
       errors: check.problems,
     });
   const node: NodeObject = { ...root };
+  // A 3.2 client knows no StatusUpdateEvent: it is also a LogisticsEvent, as the milestones are.
+  if (isStatusUpdate && !types.includes(LOGISTICS_EVENT)) node["@type"] = [...types, LOGISTICS_EVENT];
   const id = node["@id"];
   delete node["@id"];
   delete node[P.eventFor];
