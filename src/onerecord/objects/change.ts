@@ -27,6 +27,7 @@ export interface Change {
   readonly objectUri: string;
   readonly revision: number;
   readonly description: string | undefined;
+  readonly notifyRequestStatusChange: boolean | undefined;
   readonly operations: readonly Operation[];
 }
 
@@ -56,7 +57,44 @@ export function readChange(root: NodeObject): Change {
     objectUri: objectUri as string,
     revision,
     description: literalOf(root, term("hasDescription")),
+    notifyRequestStatusChange: booleanOf(literalOf(root, term("notifyRequestStatusChange"))),
     operations,
+  };
+}
+
+function booleanOf(text: string | undefined): boolean | undefined {
+  return text === undefined ? undefined : text === "true";
+}
+
+/**
+ * The Change as the server keeps and shows it: every term typed as the API ontology says (api:p and
+ * api:hasDatatype xsd:anyURI, the revision xsd:positiveInteger), whatever form the client used, and
+ * every node named after `id` so the names never change.
+ */
+export function changeNode(change: Change, id: string): NodeObject {
+  const anyUri = (value: string) => [{ "@value": value, "@type": `${XSD}anyURI` }];
+  return {
+    "@id": id,
+    "@type": [CHANGE],
+    [term("hasLogisticsObject")]: [{ "@id": change.objectUri }],
+    [term("hasRevision")]: [{ "@value": String(change.revision), "@type": `${XSD}positiveInteger` }],
+    ...(change.description === undefined ? {} : { [term("hasDescription")]: [{ "@value": change.description }] }),
+    ...(change.notifyRequestStatusChange === undefined
+      ? {}
+      : { [term("notifyRequestStatusChange")]: [{ "@value": change.notifyRequestStatusChange }] }),
+    [term("hasOperation")]: change.operations.map((operation, i) => ({
+      "@id": `${id}-operation-${i + 1}`,
+      "@type": [term("Operation")],
+      [term("op")]: [{ "@id": term(operation.op) }],
+      [term("s")]: [{ "@value": operation.subject }],
+      [term("p")]: anyUri(operation.predicate),
+      [term("o")]: operation.objects.map((object, j) => ({
+        "@id": `${id}-operation-${i + 1}-object-${j + 1}`,
+        "@type": [term("OperationObject")],
+        [term("hasDatatype")]: anyUri(object.datatype),
+        [term("hasValue")]: [{ "@value": object.value }],
+      })),
+    })),
   };
 }
 

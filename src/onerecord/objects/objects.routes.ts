@@ -56,7 +56,7 @@ export function registerObjectRoutes(scope: FastifyInstance, { objects, uris }: 
   scope.patch<{ Params: { id: string } }>("/logistics-objects/:id", async (request, reply) => {
     const root = await readJsonLdObject(jsonLdBodyOf(request));
     const change = readChange(root);
-    const row = await objects.requestChange(oneRecordCallerOf(request), request.params.id, change, root);
+    const row = await objects.requestChange(oneRecordCallerOf(request), request.params.id, change);
     return sendCreated(reply, uris.actionRequestUri(row.id), `${API}ChangeRequest`);
   });
 

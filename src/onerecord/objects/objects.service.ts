@@ -24,7 +24,7 @@ import {
   stationCodeOfLocationId,
   waybillIdOf,
 } from "../uris";
-import { type Change, applyChange, ChangeNotApplicable, readChange } from "./change";
+import { type Change, applyChange, ChangeNotApplicable, changeNode, readChange } from "./change";
 import {
   checkLogisticsObject,
   HAS_LATEST_REVISION,
@@ -377,12 +377,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
      * caller who may write the object has it applied; others' wait for the holder (pending). One
      * that names another object is refused; one against another revision than the latest fails.
      */
-    async requestChange(
-      caller: OneRecordCaller,
-      id: string,
-      change: Change,
-      request: NodeObject,
-    ): Promise<ActionRequestRow> {
+    async requestChange(caller: OneRecordCaller, id: string, change: Change): Promise<ActionRequestRow> {
       const held = await readable(caller, id);
       if (!held.row)
         throw new AppError(
@@ -398,12 +393,12 @@ export function createObjectService(deps: ObjectServiceDeps) {
           `api:hasLogisticsObject ${change.objectUri} is not the object changed, ${uris.objectUri(id)}`,
           { extensions: { resource: uris.objectUri(id) } },
         );
-      const stored = structuredClone(request);
-      nameEmbeddedNodes(stored);
+      const requestId = randomUUID();
       const row = await store.insertActionRequest({
+        id: requestId,
         kind: CHANGE_REQUEST,
         objectId: id,
-        request: localized(stored),
+        request: localized(changeNode(change, `internal:${requestId}-change`)),
         requestedBy: caller.organizationId,
         revision: change.revision,
       });

@@ -86,7 +86,14 @@ export function createObjectStore(prisma: Prisma) {
     },
 
     async insertActionRequest(
-      request: { kind: string; objectId: string; request: NodeObject; requestedBy: string; revision: number },
+      request: {
+        id: string;
+        kind: string;
+        objectId: string;
+        request: NodeObject;
+        requestedBy: string;
+        revision: number;
+      },
       tx?: SqlRunner,
     ): Promise<ActionRequestRow> {
       const [row] = await insertActionRequest.rows(on(tx), { ...request, request: JSON.stringify(request.request) });

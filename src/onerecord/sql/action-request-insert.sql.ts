@@ -3,12 +3,12 @@ import { ACTION_REQUEST_COLUMNS, type ActionRequestRow } from "./action-request-
 
 /** A new action request, pending. */
 export const insertActionRequest = statement<
-  { kind: string; objectId: string; request: string; requestedBy: string; revision: number },
+  { id: string; kind: string; objectId: string; request: string; requestedBy: string; revision: number },
   ActionRequestRow
 >(
   "onerecord/action-request-insert",
   sql`INSERT INTO action_request (id, kind, object_id, status, request, requested_by, revision)
-      VALUES (gen_random_uuid(), ${param("kind")}, ${param("objectId")}, 'REQUEST_PENDING', ${param("request")}::jsonb,
+      VALUES (${param("id")}::uuid, ${param("kind")}, ${param("objectId")}, 'REQUEST_PENDING', ${param("request")}::jsonb,
               ${param("requestedBy")}, ${param("revision")}::int)
       RETURNING ${ACTION_REQUEST_COLUMNS}`,
 );
