@@ -188,7 +188,8 @@ export function createEventsService(deps: EventsServiceDeps) {
     const localId = locationUri === null ? undefined : uris.localIdOf(locationUri);
     if (localId === undefined) return null;
     const code = stationCodeOfLocationId(localId);
-    if (code === undefined || !isStation(code))
+    if (code === undefined) return null; // a Location of a client's own, no station
+    if (!isStation(code))
       throw invalidEvent(
         "https://onerecord.iata.org/ns/cargo#eventLocation",
         `${locationUri} is none of the carrier's stations`,
