@@ -345,3 +345,58 @@ describe.each(BACKENDS)("ONE Record logistics objects on %s", (backend) => {
     });
   });
 });
+
+describeBackend("postgres")("ONE Record logistics objects across instances (two apps, one PostgreSQL)", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  it("creates an object through one instance and reads, changes and audits it through the other", async () => {
+    // Behind one public URL, as instances behind a balancer are: the URIs are the same from either.
+    const publicBase = "https://1r.carrier.example/onerecord";
+    const first = await startApp("postgres", disposers, {
+      RATE_LIMIT_PER_SECOND: "0",
+      ONE_RECORD_BASE_URL: publicBase,
+    });
+    const second = await startApp("postgres", disposers, { ...first.env });
+    const at = (app: { url: string }, uri: string) => uri.replace(publicBase, `${app.url}/onerecord`);
+
+    const res = await oneRecord(`${first.url}/onerecord/logistics-objects`, {
+      token: ADMIN_KEY,
+      body: piece("SHARED"),
+    });
+    expect(res.status).toBe(201);
+    const uri = res.headers.get("location")!;
+    expect(uri.startsWith(`${publicBase}/logistics-objects/`)).toBe(true);
+
+    const read = await oneRecord(at(second, uri), { token: ADMIN_KEY });
+    expect([read.status, read.body["@id"], read.body["cargo:goodsDescription"]]).toEqual([200, uri, "SHARED"]);
+
+    const change = {
+      "@context": { ...CONTEXT, api: "https://onerecord.iata.org/ns/api#" },
+      "@type": "api:Change",
+      "api:hasLogisticsObject": { "@id": uri },
+      "api:hasRevision": 1,
+      "api:hasOperation": {
+        "@type": "api:Operation",
+        "api:op": { "@id": "api:ADD" },
+        "api:s": uri,
+        "api:p": `${CARGO}shippingMarks`,
+        "api:o": { "@type": "api:OperationObject", "api:hasDatatype": `${CONTEXT.xsd}string`, "api:hasValue": "ABC" },
+      },
+    };
+    const patched = await oneRecord(at(second, uri), { method: "PATCH", token: ADMIN_KEY, body: change });
+    expect(patched.status).toBe(201);
+    const request = patched.headers.get("location")!;
+    expect(request.startsWith(`${publicBase}/action-requests/`)).toBe(true);
+
+    const changed = await oneRecord(at(first, uri), { token: ADMIN_KEY });
+    expect([changed.headers.get("revision"), changed.body["cargo:shippingMarks"]]).toEqual(["2", "ABC"]);
+    const trail = await oneRecord(`${at(first, uri)}/audit-trail`, { token: ADMIN_KEY });
+    expect(trail.body["api:hasActionRequest"]).toMatchObject({
+      "@id": request,
+      "api:hasRequestStatus": { "@id": "api:REQUEST_ACCEPTED" },
+    });
+    await assertConforms(trail.body);
+    expect((await oneRecord(at(first, request), { token: ADMIN_KEY })).status).toBe(200);
+  });
+});
