@@ -361,7 +361,7 @@ describe("REST routes declare who may call them", () => {
       [`POST ${base}/subscribe/:id/enable`]: SUBSCRIPTIONS,
     };
 
-    it("every route declares a scope, public or per-field", () => {
+    it("every route declares a scope, public, per-field or onerecord", () => {
       expect(routes.length).toBeGreaterThan(Object.keys(SCOPED).length);
       expect(routes.filter((route) => route.access === undefined)).toEqual([]);
     });
@@ -375,6 +375,25 @@ describe("REST routes declare who may call them", () => {
         "OPTIONS /graphql",
         "HEAD /graphql",
       ]);
+      // The ONE Record plugin authenticates its callers itself and decides per object: every route under
+      // its base path, and only those, says so.
+      const oneRecord = [...byRoute].filter(([, access]) => access === "onerecord").map(([route]) => route);
+      const underBasePath = (route: string) => /^\/onerecord(\/|$)/.test(route.split(" ")[1]!);
+      expect(oneRecord.filter((route) => !underBasePath(route))).toEqual([]);
+      expect([...byRoute.keys()].filter(underBasePath)).toEqual(oneRecord);
+      expect(oneRecord).toEqual(
+        expect.arrayContaining([
+          "GET /onerecord",
+          "POST /onerecord/logistics-objects",
+          "GET /onerecord/logistics-objects/:id",
+          "HEAD /onerecord/logistics-objects/:id",
+          "PATCH /onerecord/logistics-objects/:id",
+          "GET /onerecord/logistics-objects/:id/audit-trail",
+          "GET /onerecord/action-requests/:id",
+          "PATCH /onerecord/action-requests/:id",
+          "DELETE /onerecord/action-requests/:id",
+        ]),
+      );
       for (const route of [
         "GET /healthz",
         "GET /readyz",
