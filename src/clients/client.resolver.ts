@@ -35,7 +35,8 @@ export class ClientResolver {
   }
 
   @Mutation(() => IssuedApiKeyType, {
-    description: "admin: a new API key for a client; scopes: subscriptions, events:read, events:write, admin.",
+    description:
+      "admin: a new API key for a client; scopes: subscriptions, events:read, events:write, objects:write, admin.",
   })
   @Authorized("admin")
   async issueApiKey(
