@@ -100,7 +100,7 @@ describe("every statement has a home and a test", () => {
   it("is named after its feature, no two alike, and is imported by a test of its feature's statements", async () => {
     const files = statementFiles();
     expect(files.length).toBeGreaterThan(30);
-    const tests = readdirSync(path.join(REPO, "test"))
+    const tests = readdirSync(path.join(REPO, "test"), { recursive: true, encoding: "utf8" })
       .filter((file) => file.endsWith(".sql.test.ts"))
       .map((file) => readFileSync(path.join(REPO, "test", file), "utf8"))
       .join("\n");
