@@ -3,8 +3,9 @@ import { createAuthFailureBudget } from "../../src/http/auth-failures";
 import { createRateLimiter } from "../../src/http/rate-limit";
 import { createOneRecordCallers, type OneRecordCallers } from "../../src/onerecord/identity/caller";
 import { createJwtVerifier, type OidcSettings } from "../../src/onerecord/identity/jwt-verifier";
-import type { IssuerKeyTimings } from "../../src/onerecord/identity/issuer-keys";
+import { ISSUER_KEYS_FAILURE_COOLDOWN_MS, type IssuerKeyTimings } from "../../src/onerecord/identity/issuer-keys";
 import { createOneRecordUris } from "../../src/onerecord/uris";
+import { setWallClock } from "../support/clock";
 import { Disposers } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 
@@ -181,6 +182,79 @@ describe("OIDC access tokens", () => {
       expect(error.code).toBe("SERVICE_UNAVAILABLE");
       expect(error.message).toBe("The OIDC issuer's signing keys could not be fetched");
     }
+  });
+
+  describe("while the issuer is down", () => {
+    const COOLDOWN_SECONDS = ISSUER_KEYS_FAILURE_COOLDOWN_MS / 1000;
+    const CONCURRENT = 8;
+    afterEach(() => {
+      jest.useRealTimers();
+      issuer.setAvailable(true);
+    });
+
+    /** What CONCURRENT requests with this token, sent at once, are refused with: [code, Retry-After seconds]. */
+    const refusedAtOnce = async (resolver: OneRecordCallers, token: string) =>
+      (
+        await Promise.all(Array.from({ length: CONCURRENT }, () => refusal(resolver.resolve(bearer(token), ADDRESS))))
+      ).map((error) => [error.code, error.retryAfterSeconds]);
+
+    it("concurrent tokens share one fetch; the next are answered 503 without fetching until the cooldown is over", async () => {
+      const resolver = callers();
+      const start = Date.now();
+      setWallClock(start);
+      const token = await issuer.token({ logistics_agent_uri: AGENT });
+      issuer.setAvailable(false);
+      const fetches = issuer.fetches();
+
+      const failed = await refusedAtOnce(resolver, token);
+      expect(issuer.fetches()).toBe(fetches + 1);
+      expect(failed).toEqual(Array(CONCURRENT).fill(["SERVICE_UNAVAILABLE", COOLDOWN_SECONDS]));
+
+      jest.setSystemTime(start + ISSUER_KEYS_FAILURE_COOLDOWN_MS - 1);
+      const coolingDown = await refusedAtOnce(resolver, token);
+      expect(issuer.fetches()).toBe(fetches + 1);
+      expect(coolingDown).toEqual(Array(CONCURRENT).fill(["SERVICE_UNAVAILABLE", 1]));
+
+      jest.setSystemTime(start + ISSUER_KEYS_FAILURE_COOLDOWN_MS);
+      const failedAgain = await refusedAtOnce(resolver, token);
+      expect(issuer.fetches()).toBe(fetches + 2);
+      expect(failedAgain).toEqual(Array(CONCURRENT).fill(["SERVICE_UNAVAILABLE", COOLDOWN_SECONDS]));
+
+      issuer.setAvailable(true);
+      jest.setSystemTime(start + 2 * ISSUER_KEYS_FAILURE_COOLDOWN_MS);
+      const accepted = await Promise.all(
+        Array.from({ length: CONCURRENT }, () => resolver.resolve(bearer(token), ADDRESS)),
+      );
+      expect(issuer.fetches()).toBe(fetches + 3);
+      expect(accepted.map((caller) => caller.agentUri)).toEqual(Array(CONCURRENT).fill(AGENT));
+    });
+
+    it("keys already held keep verifying; only tokens that need a fetch wait out the cooldown", async () => {
+      const resolver = callers();
+      const start = Date.now();
+      setWallClock(start);
+      const held = await issuer.token({ logistics_agent_uri: AGENT });
+      await resolver.resolve(bearer(held), ADDRESS);
+      await issuer.rotate();
+      const rotated = await issuer.token({ logistics_agent_uri: AGENT });
+      issuer.setAvailable(false);
+      const fetches = issuer.fetches();
+
+      const failed = await refusedAtOnce(resolver, rotated);
+      expect(issuer.fetches()).toBe(fetches + 1);
+      expect(failed).toEqual(Array(CONCURRENT).fill(["SERVICE_UNAVAILABLE", COOLDOWN_SECONDS]));
+      expect((await resolver.resolve(bearer(held), ADDRESS)).agentUri).toBe(AGENT);
+
+      jest.setSystemTime(start + 1_000);
+      const coolingDown = await refusedAtOnce(resolver, rotated);
+      expect(issuer.fetches()).toBe(fetches + 1);
+      expect(coolingDown).toEqual(Array(CONCURRENT).fill(["SERVICE_UNAVAILABLE", COOLDOWN_SECONDS - 1]));
+
+      issuer.setAvailable(true);
+      jest.setSystemTime(start + ISSUER_KEYS_FAILURE_COOLDOWN_MS);
+      expect((await resolver.resolve(bearer(rotated), ADDRESS)).agentUri).toBe(AGENT);
+      expect(issuer.fetches()).toBe(fetches + 2);
+    });
   });
 
   it("refuses a request without credentials with 401", async () => {

@@ -1,3 +1,5 @@
+import { ISSUER_KEYS_FAILURE_COOLDOWN_MS, ISSUER_KEYS_MAX_AGE_MS } from "../../src/onerecord/identity/issuer-keys";
+import { setWallClock } from "../support/clock";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -87,6 +89,35 @@ describe.each(BACKENDS)("ONE Record callers on %s", (backend) => {
       const none = await oneRecord(`${base}/`);
       expect(none.status).toBe(401);
       await assertConforms(none.body);
+    });
+
+    it("answers 503 with Retry-After while the issuer's keys cannot be fetched, without asking it again until the cooldown is over", async () => {
+      const keysTooOld = Date.now() + ISSUER_KEYS_MAX_AGE_MS + 1;
+      setWallClock(keysTooOld);
+      issuer.setAvailable(false);
+      try {
+        const fetches = issuer.fetches();
+        const token = await issuer.token(claims);
+        for (let i = 0; i < 2; i++) {
+          const res = await oneRecord(`${base}/`, { token });
+          expect(res.status).toBe(503);
+          expect(res.headers.get("retry-after")).toBe(String(ISSUER_KEYS_FAILURE_COOLDOWN_MS / 1000));
+          expect(res.body["api:hasErrorDetail"][0]["api:hasMessage"]).toBe(
+            "SERVICE_UNAVAILABLE: The OIDC issuer's signing keys could not be fetched",
+          );
+          expect(res.text).not.toContain(token.split(".")[1]);
+          await assertConforms(res.body);
+        }
+        expect(issuer.fetches()).toBe(fetches + 1);
+
+        issuer.setAvailable(true);
+        jest.setSystemTime(keysTooOld + ISSUER_KEYS_FAILURE_COOLDOWN_MS);
+        expect((await oneRecord(`${base}/`, { token })).status).toBe(200);
+        expect(issuer.fetches()).toBe(fetches + 2);
+      } finally {
+        jest.useRealTimers();
+        issuer.setAvailable(true);
+      }
     });
   });
 });

@@ -31,7 +31,9 @@ export interface OidcIssuer {
   rotate(): Promise<void>;
   /** A key this issuer never publishes, to sign a forged token. */
   foreignKey(kid?: string): Promise<SigningKey>;
-  /** How many times the key set was fetched. */
+  /** While false, every request for the key set is answered 503 (an issuer that is down). Default true. */
+  setAvailable(available: boolean): void;
+  /** How many times the key set was asked for, answered or not. */
   fetches(): number;
 }
 
@@ -45,12 +47,17 @@ export async function startOidcIssuer(disposers: Disposers): Promise<OidcIssuer>
   };
   let current = await newKey();
   let fetchCount = 0;
+  let available = true;
   const server = createServer((request, response) => {
     if (request.url !== "/jwks") {
       response.writeHead(404).end();
       return;
     }
     fetchCount++;
+    if (!available) {
+      response.writeHead(503, { "retry-after": "30" }).end();
+      return;
+    }
     response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [current.jwk] }));
   });
   server.listen(0, "127.0.0.1");
@@ -75,6 +82,9 @@ export async function startOidcIssuer(disposers: Disposers): Promise<OidcIssuer>
       current = await newKey();
     },
     foreignKey: (kid) => newKey(kid),
+    setAvailable(value) {
+      available = value;
+    },
     fetches: () => fetchCount,
   };
 }

@@ -2,7 +2,12 @@ import type { JWTPayload } from "jose" with { "resolution-mode": "import" };
 import { isScope, type Scope } from "../../clients/credentials";
 import type { OneRecordSettings } from "../../config";
 import { AppError } from "../../errors";
-import { type IssuerKeyTimings, issuerKeys } from "./issuer-keys";
+import {
+  ISSUER_KEYS_FAILURE_COOLDOWN_MS,
+  type IssuerKeyTimings,
+  IssuerKeysUnavailable,
+  issuerKeys,
+} from "./issuer-keys";
 import { loadJose } from "./jose-module";
 
 /** What a verified access token says of its bearer. */
@@ -99,6 +104,7 @@ const refused = (detail: string) => new AppError("UNAUTHENTICATED", detail);
 type JoseFailure = { code?: unknown; claim?: unknown };
 
 function refusalOf(error: unknown, oidc: OidcSettings): AppError {
+  if (error instanceof IssuerKeysUnavailable) return keysUnavailable(error.retryAfterMs, error.cause);
   const { code, claim } = (error ?? {}) as JoseFailure;
   switch (code) {
     case "ERR_JWT_EXPIRED":
@@ -117,13 +123,16 @@ function refusalOf(error: unknown, oidc: OidcSettings): AppError {
     case "ERR_JWT_INVALID":
       return refused("The access token is not a well-formed signed JWT");
     default:
-      // A timeout, a network failure, an answer that is not a key set: the issuer's side.
-      return new AppError("SERVICE_UNAVAILABLE", "The OIDC issuer's signing keys could not be fetched", {
-        retryAfterSeconds: 5,
-        cause: error,
-      });
+      // A key set jose cannot use (issuer-keys.ts catches the failed fetches): the issuer's side.
+      return keysUnavailable(ISSUER_KEYS_FAILURE_COOLDOWN_MS, error);
   }
 }
+
+const keysUnavailable = (retryAfterMs: number, cause: unknown) =>
+  new AppError("SERVICE_UNAVAILABLE", "The OIDC issuer's signing keys could not be fetched", {
+    retryAfterSeconds: Math.ceil(retryAfterMs / 1000),
+    cause,
+  });
 
 function claimRefusal(claim: string, oidc: OidcSettings): AppError {
   switch (claim) {
