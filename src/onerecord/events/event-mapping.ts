@@ -83,7 +83,8 @@ export function milestoneEvent(m: MilestoneFacts, uris: EventUris): EventNode {
     timeType: milestoneTimeType(m.state),
     station: m.station,
     flight: m.flight,
-    flightDay: m.carrier?.flightDate ?? isoDay(m.occurredAt),
+    flightDate: m.carrier?.flightDate ?? null,
+    dayOfEvent: m.occurredAt,
     carrier: m.carrier,
     uris,
   });
@@ -111,7 +112,8 @@ export function carrierStatusEvent(s: CarrierStatusFacts, uris: EventUris): Even
     timeType: "ACTUAL",
     station: s.station,
     flight: s.flight,
-    flightDay: s.carrier.flightDate ?? isoDay(eventDate),
+    flightDate: s.carrier.flightDate,
+    dayOfEvent: eventDate,
     carrier: s.carrier,
     uris,
   });
@@ -127,7 +129,9 @@ function statusUpdateEvent(e: {
   timeType: string;
   station: string | null;
   flight: string | null;
-  flightDay: string;
+  /** The flight's day as the message gave it; else the UTC day of `dayOfEvent`. */
+  flightDate: string | null;
+  dayOfEvent: Date;
   carrier: CarrierFacts | null;
   uris: EventUris;
 }): EventNode {
@@ -156,7 +160,7 @@ function statusUpdateEvent(e: {
     };
   if (e.flight !== null)
     node["cargo:transportMovementReference"] = {
-      "@id": uris.objectUri(transportMovementIdOf(e.flight, e.flightDay)),
+      "@id": uris.objectUri(transportMovementIdOf(e.flight, e.flightDate ?? isoDay(e.dayOfEvent))),
     };
   return node;
 }

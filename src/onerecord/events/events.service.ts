@@ -8,7 +8,13 @@ import type { OneRecordCaller } from "../identity/caller";
 import { compactJsonLd, readJsonLdObject } from "../jsonld-codec";
 import { CARGO } from "../jsonld-context";
 import { mapIds, nameEmbeddedNodes, type NodeObject } from "../jsonld-tree";
-import { awbObjectKindOf, awbOfObjectId, type OneRecordUris, stationCodeOfLocationId } from "../uris";
+import {
+  awbObjectKindOf,
+  awbOfObjectId,
+  createOneRecordUris,
+  type OneRecordUris,
+  stationCodeOfLocationId,
+} from "../uris";
 import { parseAwb } from "../../domain/awb";
 import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
 import { flightOfTransportMovementId, type EventNode, withContext } from "./event-mapping";
@@ -27,7 +33,7 @@ import { milestoneStateOf } from "./status-codes";
  */
 export interface EventsServiceDeps {
   store: EventStore;
-  uris: Pick<OneRecordUris, "objectUri" | "eventUri" | "eventsUri" | "localIdOf">;
+  uris: Pick<OneRecordUris, "base" | "objectUri" | "eventUri" | "eventsUri" | "localIdOf">;
   /** The access facts of one of this server's objects; undefined when it holds none by that id. */
   objectMeta: (objectId: string) => Promise<ObjectMeta | undefined>;
   milestones: Pick<MilestoneService, "ingest">;
@@ -61,11 +67,22 @@ export function createEventsService(deps: EventsServiceDeps) {
   const { store, uris, milestones, isStation } = deps;
   const now = deps.now ?? (() => new Date());
 
-  /** The object, when the caller may read it: 404 when this server holds none, 403 when it may not. */
-  async function readable(caller: OneRecordCaller, objectId: string): Promise<{ meta: ObjectMeta; owner: EventOwner }> {
-    const meta = await objectOrNotFound(objectId);
+  /**
+   * The access facts of the object whose events are asked for, checked, with whose events they are.
+   * An AWB's Shipment's facts are known from its id (the carrier's, readable by scope): its events are
+   * read without reading the object, which is looked up only when it has none (it may not exist).
+   */
+  function readableOwner(caller: OneRecordCaller, objectId: string): { owner: EventOwner; checked: boolean } {
+    const meta = awbShipmentMeta(objectId);
+    if (meta === undefined) return { owner: { objectId, awb: null }, checked: false };
     if (!canRead(caller, meta)) throw accessDenied(objectId, "read this object's logistics events");
-    return { meta, owner: ownerOf(meta) };
+    return { owner: { objectId, awb: meta.awb }, checked: true };
+  }
+
+  /** The object, when the caller may read it: 404 when this server holds none, 403 when it may not. */
+  async function checkReadable(caller: OneRecordCaller, objectId: string): Promise<void> {
+    if (!canRead(caller, await objectOrNotFound(objectId)))
+      throw accessDenied(objectId, "read this object's logistics events");
   }
 
   async function objectOrNotFound(objectId: string): Promise<ObjectMeta> {
@@ -79,12 +96,11 @@ export function createEventsService(deps: EventsServiceDeps) {
       extensions: { resource: uris.objectUri(objectId) },
     });
 
-  /** The Shipment of an AWB the gateway does not know yet, for its first milestone (its check digit as ingestion checks it). */
-  function unknownAwbShipment(objectId: string): (ObjectMeta & { known: false }) | undefined {
-    const awb = awbObjectKindOf(objectId) === "shipment" ? awbOfObjectId(objectId) : undefined;
-    if (awb === undefined || (deps.enforceCheckDigit && !parseAwb(awb)!.checkDigitValid)) return undefined;
-    return { id: objectId, type: SHIPMENT, awb, createdBy: CARRIER_ORGANIZATION_ID, known: false };
-  }
+  /** URIs under the base URL as it is now: asked once per answer, not per URI written. */
+  const urisNow = () => createOneRecordUris(constant(uris.base()));
+
+  /** Whether ingestion takes an AWB's milestones: AWB_CHECK_DIGIT=enforce refuses a wrong check digit. */
+  const acceptsMilestones = (awb: string) => !deps.enforceCheckDigit || parseAwb(awb)!.checkDigitValid;
 
   const accessDenied = (objectId: string, what: string) =>
     new AppError("ACCESS_DENIED", `The caller may not ${what}`, { extensions: { resource: uris.objectUri(objectId) } });
@@ -92,11 +108,14 @@ export function createEventsService(deps: EventsServiceDeps) {
   return {
     /** A page of an object's events as an api:Collection; `query.limit` 0 for its headers only (HEAD). */
     async list(caller: OneRecordCaller, objectId: string, query: EventListQuery): Promise<EventList> {
-      const { owner } = await readable(caller, objectId);
+      const { owner, checked } = readableOwner(caller, objectId);
+      if (!checked) await checkReadable(caller, objectId);
       const page = await store.page(owner, query);
-      const items = page.rows.map((row) => eventNodeOf(row, objectId, owner.awb, uris));
+      if (checked && page.allCount === 0) await checkReadable(caller, objectId);
+      const at = urisNow();
+      const items = page.rows.map((row) => eventNodeOf(row, objectId, owner.awb, at));
       return {
-        body: eventCollection(uris.eventsUri(objectId), page.total, items),
+        body: eventCollection(at.eventsUri(objectId), page.total, items),
         lastModified: page.lastModified,
         etag: `W/"${page.allCount}-${page.lastModified?.getTime() ?? 0}"`,
       };
@@ -108,13 +127,16 @@ export function createEventsService(deps: EventsServiceDeps) {
       objectId: string,
       eventId: string,
     ): Promise<{ body: EventNode; type: string; lastModified: Date }> {
-      const { owner } = await readable(caller, objectId);
+      const { owner, checked } = readableOwner(caller, objectId);
+      if (!checked) await checkReadable(caller, objectId);
       const row = await store.byId(owner, eventId);
-      if (row === undefined)
+      if (row === undefined) {
+        if (checked) await checkReadable(caller, objectId);
         throw new AppError("LOGISTICS_EVENT_NOT_FOUND", `${objectId} has no logistics event ${eventId}`, {
           extensions: { resource: uris.eventUri(objectId, eventId) },
         });
-      const node = eventNodeOf(row, objectId, owner.awb, uris);
+      }
+      const node = eventNodeOf(row, objectId, owner.awb, urisNow());
       return { body: withContext(node), type: mostSpecificType(node), lastModified: row.creation_date };
     },
 
@@ -124,10 +146,10 @@ export function createEventsService(deps: EventsServiceDeps) {
      * same Location (docs/ONE-RECORD.md "Posting an event twice").
      */
     async post(caller: OneRecordCaller, objectId: string, body: unknown): Promise<CreatedEvent> {
-      // An AWB's Shipment takes its first milestone before the gateway knows the AWB, as the legacy ingestion does.
-      const meta: (ObjectMeta & { known?: false }) | undefined =
-        (await deps.objectMeta(objectId)) ?? unknownAwbShipment(objectId);
-      if (meta === undefined) throw notFound(objectId);
+      // An AWB's Shipment takes its first milestone before the gateway knows the AWB, as the legacy
+      // ingestion does; it must exist for any other event.
+      const awbShipment = awbShipmentMeta(objectId);
+      const meta = awbShipment ?? (await objectOrNotFound(objectId));
       if (!canPostEvent(caller, meta)) throw accessDenied(objectId, "add logistics events to this object");
       const root = await readJsonLdObject(body);
       const event = readPostedEvent(root, { uri: uris.objectUri(objectId), type: meta.type });
@@ -136,7 +158,9 @@ export function createEventsService(deps: EventsServiceDeps) {
         owner.awb !== null && event.statusCode !== null
           ? milestoneStateOf(event.statusCode, event.timeType)
           : undefined;
-      if (state === undefined && meta.known === false) throw notFound(objectId);
+      if (awbShipment !== undefined && state === undefined) await objectOrNotFound(objectId);
+      if (awbShipment !== undefined && state !== undefined && !acceptsMilestones(awbShipment.awb))
+        throw invalidEvent(`${CARGO}eventFor`, `${awbShipment.awb} has a wrong check digit (AWB_CHECK_DIGIT=enforce)`);
       const stored = await storedBodyOf(event.node);
       const creationDate = now();
       const record = (id: string): NewLogisticsEvent => ({
@@ -235,6 +259,14 @@ function postedEventId(objectId: string, organizationId: string, event: PostedEv
   // A name-based UUID's layout (version 5's nibbles over SHA-256 rather than SHA-1).
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
+
+/** An AWB's Shipment's access facts, from its id alone: the carrier's, readable by scope (access-policy.ts). */
+function awbShipmentMeta(objectId: string): (ObjectMeta & { awb: string }) | undefined {
+  const awb = awbObjectKindOf(objectId) === "shipment" ? awbOfObjectId(objectId) : undefined;
+  return awb === undefined ? undefined : { id: objectId, type: SHIPMENT, awb, createdBy: CARRIER_ORGANIZATION_ID };
+}
+
+const constant = (value: string) => () => value;
 
 function ownerOf(meta: ObjectMeta): EventOwner {
   const awb = awbObjectKindOf(meta.id) === "shipment" ? (meta.awb ?? null) : null;

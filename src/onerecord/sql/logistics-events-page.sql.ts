@@ -6,6 +6,18 @@ import {
   type LogisticsEventRowsParams,
 } from "./logistics-event-rows";
 
+/** The sort asked for, then the other date, then the id: pages never overlap. */
+const ORDER = sql`CASE WHEN ${param("sort")} = 'ASC-creationDate' THEN creation_date END ASC,
+  CASE WHEN ${param("sort")} = 'DESC-creationDate' THEN creation_date END DESC,
+  CASE WHEN ${param("sort")} = 'ASC-eventDate' THEN event_date END ASC,
+  CASE WHEN ${param("sort")} = 'DESC-eventDate' THEN event_date END DESC,
+  CASE WHEN ${param("sort")} LIKE 'ASC-%' THEN event_date END ASC,
+  CASE WHEN ${param("sort")} LIKE 'DESC-%' THEN event_date END DESC,
+  CASE WHEN ${param("sort")} LIKE 'ASC-%' THEN creation_date END ASC,
+  CASE WHEN ${param("sort")} LIKE 'DESC-%' THEN creation_date END DESC,
+  CASE WHEN ${param("sort")} LIKE 'ASC-%' THEN id END ASC,
+  CASE WHEN ${param("sort")} LIKE 'DESC-%' THEN id END DESC`;
+
 /**
  * One page of an object's logistics events, filtered and sorted, with how many match (`total`), and of
  * the whole list (filters aside) how many there are and when the last was stored: one row per event
@@ -27,32 +39,27 @@ export const logisticsEventsPage = statement<
   Partial<LogisticsEventRow> & { total: number; all_count: number; last_modified: Date | null }
 >(
   "onerecord/logistics-events-page",
-  sql`WITH events AS (${LOGISTICS_EVENT_ROWS}),
-      matched AS (
-        SELECT * FROM events
-        WHERE (${param("codes")}::text[] IS NULL
-               OR EXISTS (SELECT 1 FROM unnest(${param("codes")}::text[]) AS f WHERE strpos(code_iri, f) > 0))
-          AND (${param("createdAfter")}::timestamptz IS NULL OR creation_date > ${param("createdAfter")}::timestamptz)
-          AND (${param("createdBefore")}::timestamptz IS NULL OR creation_date < ${param("createdBefore")}::timestamptz)
-          AND (${param("occurredAfter")}::timestamptz IS NULL OR event_date > ${param("occurredAfter")}::timestamptz)
-          AND (${param("occurredBefore")}::timestamptz IS NULL OR event_date < ${param("occurredBefore")}::timestamptz)
+  sql`WITH events AS (
+        SELECT r.*,
+               (${param("codes")}::text[] IS NULL
+                OR EXISTS (SELECT 1 FROM unnest(${param("codes")}::text[]) AS f WHERE strpos(r.code_iri, f) > 0))
+               AND (${param("createdAfter")}::timestamptz IS NULL OR r.creation_date > ${param("createdAfter")}::timestamptz)
+               AND (${param("createdBefore")}::timestamptz IS NULL OR r.creation_date < ${param("createdBefore")}::timestamptz)
+               AND (${param("occurredAfter")}::timestamptz IS NULL OR r.event_date > ${param("occurredAfter")}::timestamptz)
+               AND (${param("occurredBefore")}::timestamptz IS NULL OR r.event_date < ${param("occurredBefore")}::timestamptz)
+               AS matches
+        FROM (${LOGISTICS_EVENT_ROWS}) r
       ),
-      whole AS (SELECT count(*)::int AS all_count, max(creation_date) AS last_modified FROM events),
-      counted AS (SELECT count(*)::int AS total FROM matched)
-      SELECT counted.total, whole.all_count, whole.last_modified, page.*
-      FROM counted CROSS JOIN whole
+      summary AS (
+        SELECT count(*) FILTER (WHERE matches)::int AS total, count(*)::int AS all_count,
+               max(creation_date) AS last_modified
+        FROM events
+      )
+      SELECT summary.total, summary.all_count, summary.last_modified, page.*
+      FROM summary
         LEFT JOIN LATERAL (
-          SELECT ${LOGISTICS_EVENT_COLUMNS} FROM matched
-          ORDER BY CASE WHEN ${param("sort")} = 'ASC-creationDate' THEN creation_date END ASC,
-                   CASE WHEN ${param("sort")} = 'DESC-creationDate' THEN creation_date END DESC,
-                   CASE WHEN ${param("sort")} = 'ASC-eventDate' THEN event_date END ASC,
-                   CASE WHEN ${param("sort")} = 'DESC-eventDate' THEN event_date END DESC,
-                   CASE WHEN ${param("sort")} LIKE 'ASC-%' THEN event_date END ASC,
-                   CASE WHEN ${param("sort")} LIKE 'DESC-%' THEN event_date END DESC,
-                   CASE WHEN ${param("sort")} LIKE 'ASC-%' THEN creation_date END ASC,
-                   CASE WHEN ${param("sort")} LIKE 'DESC-%' THEN creation_date END DESC,
-                   CASE WHEN ${param("sort")} LIKE 'ASC-%' THEN id END ASC,
-                   CASE WHEN ${param("sort")} LIKE 'DESC-%' THEN id END DESC
+          SELECT ${LOGISTICS_EVENT_COLUMNS} FROM events WHERE matches
+          ORDER BY ${ORDER}
           LIMIT ${param("limit")} OFFSET ${param("skip")}
         ) page ON true`,
 );
