@@ -297,6 +297,62 @@ describe.each(BACKENDS)("ONE Record logistics events on %s", (backend) => {
       expect((await read(events(awb))).body["api:hasTotalItems"]).toBe(1);
     });
 
+    it("keeps the events posted to a client's own object, readable by whoever may read the object only", async () => {
+      const clients = app.services.clients;
+      const owner = await clients.createClient({ name: "forwarder", callbackPrefixes: ["*"] });
+      const ownerKey = (await clients.issueKey(owner.clientId, ["objects:write", "events:read", "events:write"])).key;
+      const other = await clients.createClient({ name: "another forwarder", callbackPrefixes: ["*"] });
+      const otherKey = (await clients.issueKey(other.clientId, ["events:read", "events:write"])).key;
+      const piece = await oneRecord(`${base}/logistics-objects`, {
+        token: ownerKey,
+        body: { "@context": { cargo: CARGO }, "@type": "cargo:Piece", "cargo:goodsDescription": "BOOKS" },
+      });
+      expect(piece.status).toBe(201);
+      const pieceUri = piece.headers.get("location")!;
+      const gateIn = {
+        "@context": { cargo: CARGO, xsd: "http://www.w3.org/2001/XMLSchema#" },
+        "@type": "cargo:LogisticsEvent",
+        "cargo:eventCode": { "@id": "https://forwarder.example/codes#GATE-IN" },
+        "cargo:eventDate": { "@type": "xsd:dateTime", "@value": "2026-10-14T08:00:00Z" },
+      };
+      const created = await oneRecord(`${pieceUri}/logistics-events`, {
+        method: "POST",
+        body: gateIn,
+        token: ownerKey,
+      });
+      expect({ status: created.status, type: created.headers.get("type") }).toEqual({
+        status: 201,
+        type: `${CARGO}LogisticsEvent`,
+      });
+      // A StatusUpdateEvent is for a Shipment only.
+      const onPiece = await oneRecord(`${pieceUri}/logistics-events`, {
+        method: "POST",
+        body: departure(),
+        token: ownerKey,
+      });
+      expect(onPiece.status).toBe(400);
+      const list = await oneRecord(`${pieceUri}/logistics-events`, { token: ownerKey });
+      await assertConforms(list.body);
+      expect(list.body).toMatchObject({
+        "api:hasTotalItems": 1,
+        "api:hasItem": {
+          "@id": created.headers.get("location"),
+          "cargo:eventCode": { "@id": "https://forwarder.example/codes#GATE-IN" },
+          "cargo:eventFor": { "@id": pieceUri },
+        },
+      });
+      expect(list.headers.get("last-modified")).not.toBeNull();
+      const one = await oneRecord(created.headers.get("location")!, { token: ownerKey });
+      expect(one.status).toBe(200);
+      await assertConforms(one.body);
+      // Another client may neither read nor add to them: the object is not theirs.
+      expect((await oneRecord(`${pieceUri}/logistics-events`, { token: otherKey })).status).toBe(403);
+      expect((await oneRecord(created.headers.get("location")!, { token: otherKey })).status).toBe(403);
+      expect(
+        (await oneRecord(`${pieceUri}/logistics-events`, { method: "POST", body: gateIn, token: otherKey })).status,
+      ).toBe(403);
+    });
+
     it("answers 404 for an unknown object or event, 405 to change an event, 403 and 401 by the caller", async () => {
       const awb = nextAwb();
       await ingest({ awb, state: "RCS", station: "FRA" });
