@@ -130,6 +130,18 @@ describe("OIDC access tokens", () => {
     expect((await resolver.resolve(bearer(ours), ADDRESS)).agentUri).toBe(AGENT);
   });
 
+  it("refuses a token signed with a shared secret (HS256), whatever its kid", async () => {
+    const jose = await import("jose");
+    const token = await new jose.SignJWT({ logistics_agent_uri: AGENT })
+      .setProtectedHeader({ alg: "HS256", kid: "key-1" })
+      .setIssuer(issuer.issuer)
+      .setExpirationTime("5m")
+      .sign(new TextEncoder().encode("a secret anyone could have guessed"));
+    expect((await refusal(callers().resolve(bearer(token), ADDRESS))).message).toMatch(
+      /signature algorithm is not accepted/,
+    );
+  });
+
   it("refuses a token without an expiry", async () => {
     const token = await issuer.token({ logistics_agent_uri: AGENT }, { expiresInSeconds: null });
     expect((await refusal(callers().resolve(bearer(token), ADDRESS))).message).toBe(
