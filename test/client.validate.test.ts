@@ -34,7 +34,8 @@ describe("a key's scopes as given", () => {
       errors: [
         {
           field: "scopes",
-          message: "unknown scope(s) root, Admin; known: subscriptions, events:read, events:write, objects:write, admin",
+          message:
+            "unknown scope(s) root, Admin; known: subscriptions, events:read, events:write, objects:write, admin",
         },
       ],
     });
