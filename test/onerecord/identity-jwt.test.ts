@@ -77,11 +77,27 @@ describe("OIDC access tokens", () => {
   });
 
   it("an agent URI of this server is the Organization with that local id", async () => {
-    const token = await issuer.token({ logistics_agent_uri: `${BASE}/logistics-objects/organization-c0ffee` });
+    const client = "organization-c0ffee00-0000-4000-8000-000000000001";
+    const token = await issuer.token({ logistics_agent_uri: `${BASE}/logistics-objects/${client}` });
     const caller = await callers().resolve(bearer(token), ADDRESS);
-    expect(caller.organizationId).toBe("organization-c0ffee");
-    expect(caller.organizationUri).toBe(`${BASE}/logistics-objects/organization-c0ffee`);
+    expect(caller.organizationId).toBe(client);
+    expect(caller.organizationUri).toBe(`${BASE}/logistics-objects/${client}`);
   });
+
+  it.each(["organization-carrier", "organization-c0ffee", "location-FRA", "waybill-020-12345675"])(
+    "refuses with 401 an agent URI of this server naming %s, which is no API client's Organization",
+    async (localId) => {
+      const token = await issuer.token({
+        logistics_agent_uri: `${BASE}/logistics-objects/${localId}`,
+        scope: "objects:write",
+      });
+      const error = await refusal(callers().resolve(bearer(token), ADDRESS));
+      expect(error.code).toBe("UNAUTHENTICATED");
+      expect(error.message).toMatch(
+        /logistics_agent_uri names an object of this server that is not an API client's Organization/,
+      );
+    },
+  );
 
   it.each([
     ["expired", () => issuer.token({ logistics_agent_uri: AGENT }, { expiresInSeconds: -3600 }), /has expired/],

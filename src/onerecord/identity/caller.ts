@@ -2,7 +2,7 @@ import type { Scope } from "../../clients/credentials";
 import type { Principal } from "../../clients/principal";
 import { AppError } from "../../errors";
 import { type AgentToken, looksLikeJwt } from "./jwt-verifier";
-import { agentOrganizationId, clientOrganizationId } from "./organizations";
+import { agentOrganizationId, clientOrganizationId, isClientOrganizationId } from "./organizations";
 
 /** Who calls the ONE Record API: the Organization it acts for and what it may do. */
 export interface OneRecordCaller {
@@ -91,12 +91,18 @@ async function verifiedAgent(agents: AgentAuthentication, token: string, clientA
   return agent;
 }
 
+/**
+ * An agent URI of this server may only name an API client's Organization: the carrier's
+ * Organization, a station or any other object of this server is no agent, and acting as one would
+ * take its privileges (the carrier's are the AWB's objects and its reference data).
+ */
 function callerOfAgent(
   agent: AgentToken,
   agents: AgentAuthentication,
   organizationUri: (id: string) => string,
 ): OneRecordCaller {
   const organizationId = agentOrganizationId(agent.agentUri, agents.localIdOf);
+  if (organizationId !== agent.agentUri && !isClientOrganizationId(organizationId)) throw notAnAgent();
   return {
     organizationId,
     organizationUri: organizationId === agent.agentUri ? agent.agentUri : organizationUri(organizationId),
@@ -118,6 +124,12 @@ const isUnknownKey = (error: unknown) => error instanceof AppError && error.code
 
 const missingCredentials = () =>
   new AppError("UNAUTHENTICATED", "Send an API key or an access token as Authorization: Bearer <credential>");
+
+const notAnAgent = () =>
+  new AppError(
+    "UNAUTHENTICATED",
+    "The access token's logistics_agent_uri names an object of this server that is not an API client's Organization",
+  );
 
 const tokensNotTaken = () =>
   new AppError(

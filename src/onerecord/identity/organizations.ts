@@ -13,6 +13,13 @@ export function clientOrganizationId(clientId: string): string {
   return `${CLIENT_ORGANIZATION_PREFIX}${clientId}`;
 }
 
+/** Whether a local id is an API client's Organization ("organization-<client uuid>"). */
+export function isClientOrganizationId(id: string): boolean {
+  return CLIENT_ORGANIZATION_ID.test(id);
+}
+
+const CLIENT_ORGANIZATION_ID = /^organization-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /**
  * An OIDC agent's Organization id: the local id when its `logistics_agent_uri` is an object of this
  * server (so a client calling with a key or as an agent is one Organization), else the URI itself,
