@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../src/db/database";
+import { STATUS_CODE_PREFIX } from "../src/onerecord/events/status-codes";
+import { logisticsEventsPage } from "../src/onerecord/sql/logistics-events-page.sql";
 import { expirePending } from "../src/retention/sql/expire-pending.sql";
 import {
   pruneCarrierStatuses,
@@ -77,6 +79,54 @@ describe.each(BACKENDS)("retention statements on %s", (backend) => {
         (await db.prisma.statusEvent.findMany({ where: { awb: a } })).map((e) => Number(e.position)).sort(),
       ).toEqual([4, 5]);
       expect(await pruneEvents.rows(db.prisma, batch(100))).toEqual([{ n: 0 }]);
+    });
+
+    it("prune-events deletes the body a milestone was posted with through ONE Record with the milestone, and only it", async () => {
+      const awb = fx.awb();
+      const [old, recent] = [await fx.event(awb, ago(10 * DAY)), await fx.event(awb, ago(DAY))];
+      const posted = (objectId: string, id: string) => ({
+        objectId,
+        id,
+        eventCode: `${STATUS_CODE_PREFIX}DEP`,
+        eventDate: ago(10 * DAY),
+        creationDate: ago(10 * DAY),
+        body: { "@type": "cargo:StatusUpdateEvent" },
+        createdBy: "organization-carrier",
+      });
+      const otherEvent = randomUUID(); // an event posted to the Shipment that is no milestone
+      await db.prisma.logisticsEvent.deleteMany();
+      await db.prisma.logisticsEvent.createMany({
+        data: [
+          posted(`shipment-${awb}`, old),
+          posted(`shipment-${awb}`, recent),
+          posted(`shipment-${awb}`, otherEvent),
+          posted("a-piece", old), // another object's event under the same id (ids are per object)
+        ],
+      });
+      expect(await pruneEvents.rows(db.prisma, batch(100))).toEqual([{ n: 1 }]);
+      const left = await db.prisma.logisticsEvent.findMany({ select: { objectId: true, id: true } });
+      expect(left.map((row) => `${row.objectId} ${row.id}`).sort()).toEqual(
+        [`shipment-${awb} ${recent}`, `shipment-${awb} ${otherEvent}`, `a-piece ${old}`].sort(),
+      );
+      // The Shipment lists what is left: the milestone still stored and the posted event, never the pruned milestone.
+      const listed = await logisticsEventsPage.rows(db.prisma, {
+        objectId: `shipment-${awb}`,
+        awb,
+        statusCodePrefix: STATUS_CODE_PREFIX,
+        statusCodes: ["DEP"],
+        codes: null,
+        createdAfter: null,
+        createdBefore: null,
+        occurredAfter: null,
+        occurredBefore: null,
+        sort: "ASC-creationDate",
+        limit: 10,
+        skip: 0,
+      });
+      expect(listed.map((row) => `${row.kind} ${row.id}`).sort()).toEqual(
+        [`milestone ${recent}`, `posted ${otherEvent}`].sort(),
+      );
+      await db.prisma.logisticsEvent.deleteMany();
     });
 
     it("prune-events takes at most limit events a batch", async () => {

@@ -25,7 +25,7 @@ const PRUNE_BATCH = {
 export const TABLES_OF: Record<RetentionKind, readonly string[]> = {
   delivered_deliveries: ["delivery", "delivery_attempt"],
   dead_deliveries: ["delivery", "delivery_attempt"],
-  events: ["status_event", "delivery", "delivery_attempt", "awb_stream_pruned"],
+  events: ["status_event", "delivery", "delivery_attempt", "awb_stream_pruned", "logistics_event"],
   carrier_statuses: ["carrier_status"],
   expired_subscriptions: ["subscription", "delivery"],
 };

@@ -39,7 +39,10 @@ export const pruneDeadDeliveries = pruneBatch(
  * stream head (awb_stream) is kept, so its positions never start again from 1; the same statement
  * raises each AWB's `awb_stream_pruned` mark to the highest position it deleted, so a reader that
  * finds a hole finds the mark that explains it. Marks are raised in AWB order, so two instances'
- * batches cannot deadlock on them. Answers how many events went.
+ * batches cannot deadlock on them. A milestone posted through ONE Record goes with the body it was
+ * posted with (logistics_event, under the AWB's Shipment, "shipment-<awb>" as onerecord/uris.ts names
+ * it, and the milestone's id): left behind, it would be listed again as a posted event. Answers how
+ * many events went.
  */
 export const pruneEvents = statement<Batch, { n: number }>(
   "retention/prune-events",
@@ -49,7 +52,9 @@ export const pruneEvents = statement<Batch, { n: number }>(
           AND NOT EXISTS (SELECT 1 FROM delivery d WHERE d.event_id = e.id)
         LIMIT ${param("limit")}::int FOR UPDATE OF e SKIP LOCKED
       ), gone AS (
-        DELETE FROM status_event e USING doomed WHERE e.id = doomed.id RETURNING e.awb, e.position
+        DELETE FROM status_event e USING doomed WHERE e.id = doomed.id RETURNING e.id, e.awb, e.position
+      ), posted AS (
+        DELETE FROM logistics_event p USING gone WHERE p.object_id = 'shipment-' || gone.awb AND p.id = gone.id
       ), marked AS (
         INSERT INTO awb_stream_pruned (awb, pruned_through)
         SELECT awb, max(position) FROM gone GROUP BY awb ORDER BY awb
