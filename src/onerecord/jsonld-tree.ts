@@ -39,7 +39,10 @@ export function isReference(value: unknown): value is { "@id": string } {
 /** Every node of the tree, the root first (embedded nodes, not references). */
 export function nodesOf(root: NodeObject): NodeObject[] {
   const nodes: NodeObject[] = [];
+  const seen = new Set<NodeObject>();
   const visit = (node: NodeObject) => {
+    if (seen.has(node)) throw new TypeError("A JSON-LD tree that contains itself");
+    seen.add(node);
     nodes.push(node);
     for (const [key, values] of Object.entries(node)) {
       if (key.startsWith("@") || !Array.isArray(values)) continue;
@@ -52,15 +55,24 @@ export function nodesOf(root: NodeObject): NodeObject[] {
 
 /** A deep copy with every "@id" mapped (references and nodes alike); undefined from `map` keeps the id. */
 export function mapIds(node: NodeObject, map: (id: string) => string | undefined): NodeObject {
+  // A tree read from JSON has no cycles; one built in memory might: refused, not a stack overflow.
+  const ancestors = new Set<object>();
   const copy = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(copy);
     if (value === null || typeof value !== "object") return value;
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) {
-      if (key === "@id" && typeof inner === "string") out[key] = map(inner) ?? inner;
-      else if (key === "@value" || key === "@type") out[key] = inner;
-      else out[key] = copy(inner);
+    if (ancestors.has(value)) throw new TypeError("A JSON-LD tree that contains itself");
+    ancestors.add(value);
+    let out: unknown;
+    if (Array.isArray(value)) out = value.map(copy);
+    else {
+      const fields: Record<string, unknown> = {};
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === "@id" && typeof inner === "string") fields[key] = map(inner) ?? inner;
+        else if (key === "@value" || key === "@type") fields[key] = inner;
+        else fields[key] = copy(inner);
+      }
+      out = fields;
     }
+    ancestors.delete(value);
     return out;
   };
   return copy(node) as NodeObject;

@@ -209,6 +209,98 @@ describe.each(BACKENDS)("ONE Record change requests on %s", (backend) => {
       expect(await app.database.prisma.actionRequest.count({ where: { objectId: piece.split("/").pop()! } })).toBe(0);
     });
 
+    /** A Change of `operations`, each [op, subject, predicate, datatype, value]. */
+    const changeOf = (uri: string, revision: number, operations: Array<[string, string, string, string, string]>) => ({
+      "@context": CONTEXT,
+      "@type": "api:Change",
+      "api:hasLogisticsObject": { "@id": uri },
+      "api:hasRevision": { "@type": "xsd:positiveInteger", "@value": String(revision) },
+      "api:hasOperation": operations.map(([op, s, p, datatype, value]) => ({
+        "@type": "api:Operation",
+        "api:op": { "@id": op },
+        "api:s": s,
+        "api:p": p,
+        "api:o": { "@type": "api:OperationObject", "api:hasDatatype": datatype, "api:hasValue": value },
+      })),
+    });
+    const refusedUnstored = async (piece: string, body: unknown, message: RegExp) => {
+      const res = await patch(piece, body, readerKey);
+      expect(res.status).toBe(400);
+      await assertConforms(res.body);
+      expect(JSON.stringify(res.body["api:hasErrorDetail"])).toMatch(message);
+    };
+
+    it("refuses (400) and stores nothing: a blank node embedded in itself, in a cycle, twice, or under a subject the object lacks", async () => {
+      const piece = await createPiece("CYCLES");
+      const VALUE = `${CARGO}Value`;
+      const UNIT = `${CARGO}unit`;
+      await refusedUnstored(
+        piece,
+        changeOf(piece, 1, [["api:ADD", "_:b0", UNIT, VALUE, "_:b0"]]),
+        /_:b0 would be embedded in itself/,
+      );
+      await refusedUnstored(
+        piece,
+        changeOf(piece, 1, [
+          ["api:ADD", piece, `${CARGO}grossWeight`, VALUE, "_:b0"],
+          ["api:ADD", "_:b1", UNIT, VALUE, "_:b0"],
+        ]),
+        /_:b0 is embedded once, not twice/,
+      );
+      await refusedUnstored(
+        piece,
+        changeOf(piece, 1, [
+          ["api:ADD", "_:b0", UNIT, VALUE, "_:b1"],
+          ["api:ADD", "_:b1", UNIT, VALUE, "_:b0"],
+        ]),
+        /would be embedded in itself/,
+      );
+      await refusedUnstored(
+        piece,
+        changeOf(piece, 1, [["api:ADD", "_:b9", `${CARGO}goodsDescription`, `${XSD}string`, "X"]]),
+        /_:b9 is not a node this change adds/,
+      );
+      await refusedUnstored(
+        piece,
+        changeOf(piece, 1, [["api:ADD", "internal:not-embedded", `${CARGO}goodsDescription`, `${XSD}string`, "X"]]),
+        /internal:not-embedded is neither the logistics object nor one of its embedded objects/,
+      );
+      expect(await app.database.prisma.actionRequest.count({ where: { objectId: piece.split("/").pop()! } })).toBe(0);
+      expect((await get(piece)).headers.get("revision")).toBe("1");
+    });
+
+    it("fails, never leaves pending, an accepted change that cannot be applied (one stored before it was checked)", async () => {
+      const piece = await createPiece("STORED");
+      const request = await requested(await patch(piece, describe_(piece, 1, "STORED", "LATER"), readerKey));
+      // As a self-embedding change was stored before changes were checked up front.
+      const id = request.split("/").pop()!;
+      const row = await app.database.prisma.actionRequest.findUniqueOrThrow({ where: { id } });
+      const stored = row.request as Record<string, unknown>;
+      const [operation] = stored[`${API}hasOperation`] as Array<Record<string, unknown>>;
+      const [object] = operation![`${API}o`] as Array<Record<string, unknown>>;
+      operation![`${API}op`] = [{ "@id": `${API}ADD` }];
+      operation![`${API}s`] = [{ "@value": "_:b0" }];
+      operation![`${API}p`] = [{ "@value": `${CARGO}unit`, "@type": `${XSD}anyURI` }];
+      object![`${API}hasDatatype`] = [{ "@value": `${CARGO}Value`, "@type": `${XSD}anyURI` }];
+      object![`${API}hasValue`] = [{ "@value": "_:b0" }];
+      stored[`${API}hasOperation`] = [operation];
+      await app.database.prisma.$executeRawUnsafe(
+        "UPDATE action_request SET request = $1::jsonb WHERE id = $2::uuid",
+        JSON.stringify(stored),
+        id,
+      );
+
+      const accepted = await oneRecord(`${request}?status=REQUEST_ACCEPTED`, { method: "PATCH", token: ADMIN_KEY });
+      expect(accepted.status).toBe(204);
+      const res = await get(request);
+      await assertConforms(res.body);
+      expect(res.body).toMatchObject({
+        "api:hasRequestStatus": { "@id": "api:REQUEST_FAILED" },
+        "api:hasError": { "@type": "api:Error", "api:hasErrorDetail": { "api:hasCode": "422" } },
+      });
+      expect((await get(piece)).body["cargo:goodsDescription"]).toBe("STORED");
+    });
+
     it("applies the specification's examples C1 to C4 in turn: literals, an embedded Value added, changed and deleted", async () => {
       const piece = await createPiece("EXAMPLES");
       const accepted = async (body: unknown) => {

@@ -128,6 +128,62 @@ function readOperation(node: NodeObject, index: number, problem: (field: string,
   };
 }
 
+/**
+ * What makes a Change's operations unusable whatever the object holds: blank node labels ("_:b0") are
+ * nodes the change embeds, each embedded once, under the object or one of its embedded nodes (never
+ * under itself through other labels), and only ADD creates them. `subjectExists` tells the object's own
+ * URI and its embedded node ids; without it, the subjects that are not labels are not checked.
+ */
+export function operationProblems(
+  operations: readonly Operation[],
+  subjectExists?: (subject: string) => boolean,
+): FieldError[] {
+  const problems: FieldError[] = [];
+  const problem = (index: number, field: string, message: string) =>
+    problems.push({ field, message: `operation ${index + 1}: ${message}` });
+  /** Each label the change embeds, with the subject it is embedded under. */
+  const parents = new Map<string, string>();
+  operations.forEach((operation, i) => {
+    for (const object of operation.objects) {
+      if (!isLabel(object.value) || isXsd(object.datatype)) continue;
+      if (operation.op === "DELETE")
+        problem(i, term("o"), `${object.value} is a node this change adds: DELETE cannot name it`);
+      else if (isLogisticsObjectClass(object.datatype))
+        problem(i, term("hasDatatype"), `a change cannot create a logistics object (${object.datatype})`);
+      else if (parents.has(object.value)) problem(i, term("o"), `${object.value} is embedded once, not twice`);
+      else parents.set(object.value, operation.subject);
+    }
+  });
+  operations.forEach((operation, i) => {
+    const { subject } = operation;
+    if (isLabel(subject)) {
+      if (operation.op === "DELETE") problem(i, term("s"), `${subject} is a node this change adds: nothing to delete`);
+      else if (!parents.has(subject)) problem(i, term("s"), `${subject} is not a node this change adds`);
+    } else if (subjectExists && !subjectExists(subject))
+      problem(i, term("s"), `${subject} is neither the logistics object nor one of its embedded objects`);
+  });
+  for (const label of parents.keys()) {
+    const path = new Set<string>([label]);
+    for (let parent = parents.get(label); parent !== undefined && isLabel(parent); parent = parents.get(parent)) {
+      if (path.has(parent)) {
+        problems.push({ field: term("o"), message: `${label} would be embedded in itself` });
+        break;
+      }
+      path.add(parent);
+    }
+  }
+  return problems;
+}
+
+/** Refuses (400) a Change whose operations cannot apply; see operationProblems. */
+export function checkOperations(operations: readonly Operation[], subjectExists?: (subject: string) => boolean): void {
+  const problems = operationProblems(operations, subjectExists);
+  if (problems.length > 0)
+    throw new AppError("INVALID_LOGISTICS_OBJECT", problems.map((p) => p.message).join("; "), { errors: problems });
+}
+
+const isLabel = (value: string) => value.startsWith("_:");
+
 /** Why a change cannot be applied: the action request fails with it. */
 export class ChangeNotApplicable extends Error {}
 
@@ -141,6 +197,8 @@ export function applyChange(
   operations: readonly Operation[],
   { isRoot, localIdOf }: { isRoot: (subject: string) => boolean; localIdOf: (uri: string) => string | undefined },
 ): NodeObject {
+  const problems = operationProblems(operations);
+  if (problems.length > 0) throw new ChangeNotApplicable(problems.map((p) => p.message).join("; "));
   const result = structuredClone(body);
   const nodes = new Map(nodesOf(result).map((node) => [node["@id"] as string, node]));
   const root = result;

@@ -13,6 +13,7 @@ import {
   mapIds,
   nameEmbeddedNodes,
   type NodeObject,
+  nodesOf,
   typesOf,
   valuesOf,
 } from "../jsonld-tree";
@@ -24,7 +25,7 @@ import {
   stationCodeOfLocationId,
   waybillIdOf,
 } from "../uris";
-import { type Change, applyChange, ChangeNotApplicable, changeNode, readChange } from "./change";
+import { type Change, applyChange, ChangeNotApplicable, changeNode, checkOperations, readChange } from "./change";
 import {
   checkLogisticsObject,
   HAS_LATEST_REVISION,
@@ -393,6 +394,13 @@ export function createObjectService(deps: ObjectServiceDeps) {
           `api:hasLogisticsObject ${change.objectUri} is not the object changed, ${uris.objectUri(id)}`,
           { extensions: { resource: uris.objectUri(id) } },
         );
+      // Checked before anything is stored: a change that can never apply is refused (400), not kept.
+      // Its subjects exist at the revision it names when that is the latest; an older one fails below.
+      const nodeIds = new Set(nodesOf(held.body).map((node) => node["@id"]));
+      checkOperations(
+        change.operations,
+        change.revision === held.revision ? (subject) => isRootOf(id, subject) || nodeIds.has(subject) : undefined,
+      );
       const requestId = randomUUID();
       const row = await store.insertActionRequest({
         id: requestId,
@@ -486,14 +494,15 @@ export function createObjectService(deps: ObjectServiceDeps) {
     let type: string;
     try {
       body = applyChange(object.body, change.operations, {
-        isRoot: (subject) => subject === object.id || uris.localIdOf(subject) === object.id,
+        isRoot: (subject) => isRootOf(object.id, subject),
         localIdOf: (uri) => uris.localIdOf(uri),
       });
       type = checkLogisticsObject(absolute(body));
     } catch (error) {
+      // Whatever goes wrong applying an accepted change fails the request: it never stays pending.
       if (error instanceof ChangeNotApplicable || error instanceof AppError)
         return fail(row, decidedBy, `The change does not apply: ${error.message}`, 422);
-      throw error;
+      return fail(row, decidedBy, "The change could not be applied", 500);
     }
     const accepted = await store
       .transaction(async (tx) => {
@@ -518,10 +527,17 @@ export function createObjectService(deps: ObjectServiceDeps) {
         return decidedRow;
       })
       .catch((error: unknown) => {
-        if (error instanceof RevisionMovedOn) return undefined;
-        throw error;
+        if (error instanceof RevisionMovedOn || error instanceof AppError) return error;
+        return new ApplyFailed();
       });
-    return accepted ?? fail(row, decidedBy, outdated(row.revision, row.revision + 1), 409);
+    if (accepted instanceof RevisionMovedOn) return fail(row, decidedBy, outdated(row.revision, row.revision + 1), 409);
+    if (accepted instanceof ApplyFailed) return fail(row, decidedBy, "The change could not be applied", 500);
+    if (accepted instanceof AppError) throw accepted;
+    return accepted;
+  }
+
+  function isRootOf(id: string, subject: string): boolean {
+    return subject === id || uris.localIdOf(subject) === id;
   }
 
   async function fail(row: ActionRequestRow, decidedBy: string, reason: string, errorStatus: number) {
@@ -537,6 +553,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
 }
 
 class RevisionMovedOn extends Error {}
+class ApplyFailed extends Error {}
 
 function outdated(asked: number, latest: number): string {
   return `The change applies to revision ${asked}; the logistics object is at revision ${latest}`;
