@@ -172,6 +172,22 @@ describe("the list's query parameters", () => {
     });
   });
 
+  test("read an offset whose literal + the query string decoded as a space as that + (20190926T095830+0200)", () => {
+    expect(
+      readEventListQuery({
+        "created-after": "20190926T095830 0200",
+        "created-before": "2019-09-26T09:58:30 02:00",
+        "occurred-after": "20190926T095830.5 0200",
+      }),
+    ).toMatchObject({
+      createdAfter: new Date("2019-09-26T07:58:30Z"),
+      createdBefore: new Date("2019-09-26T07:58:30Z"),
+      occurredAfter: new Date("2019-09-26T07:58:30.5Z"),
+    });
+    for (const spaced of ["20190926T095830  0200", "20190926 T095830Z", "20190926T095830 02"])
+      expect(() => readEventListQuery({ "created-after": spaced })).toThrow(AppError);
+  });
+
   test("refuse every bad parameter at once as INVALID_QUERY_PARAMETER, naming each", () => {
     let error: unknown;
     try {

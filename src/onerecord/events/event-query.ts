@@ -94,16 +94,23 @@ function codesOf(check: Checker, value: unknown): string[] | null {
 /** The specification's form "20190926T075830Z", or ISO 8601's extended form with an offset. */
 const BASIC_INSTANT = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/;
 
+/**
+ * A positive offset written with a literal "+" in a URL ("…T075830+0200") arrives as a space, as a
+ * query string decodes "+": a space before a trailing offset is read as the "+" it was meant to be.
+ */
+const SPACED_OFFSET = / (\d{2}:?\d{2})$/;
+
 function instantOf(check: Checker, query: Readonly<Record<string, unknown>>, name: string): Date | null {
-  const text = single(check, query, name);
-  if (text === undefined) return null;
+  const given = single(check, query, name);
+  if (given === undefined) return null;
+  const text = given.replace(SPACED_OFFSET, "+$1");
   const basic = BASIC_INSTANT.exec(text);
   const iso = basic
     ? `${basic[1]}-${basic[2]}-${basic[3]}T${basic[4]}:${basic[5]}:${basic[6]}${basic[7] ?? ""}${basic[8]}`
     : text;
   const read = readIsoInstant(iso);
   if ("at" in read) return read.at;
-  check.fail(name, `must be a UTC timestamp such as 20190926T075830Z, got ${JSON.stringify(text)}`);
+  check.fail(name, `must be a UTC timestamp such as 20190926T075830Z, got ${JSON.stringify(given)}`);
   return null;
 }
 
