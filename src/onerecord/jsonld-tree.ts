@@ -84,21 +84,21 @@ export function isLocalId(id: string): boolean {
 }
 
 /**
- * The specification's embedded object ids ("internal:<uuid>") for every embedded node that has none or
- * a blank node label, so a change can name them and they never change once stored. Returns the labels
- * given in the body with the ids they got.
+ * The specification's embedded object ids ("internal:<uuid>"), made by the server, for every embedded
+ * node: a change can name them, they never change once stored, and no two bodies share one whatever
+ * ids the client gave (a client's id could name another object's node, or this server's object).
+ * Returns the ids given in the body with the ids they got; a node given twice keeps one id.
  */
 export function nameEmbeddedNodes(root: NodeObject): Map<string, string> {
   const named = new Map<string, string>();
   for (const node of nodesOf(root).slice(1)) {
     const id = node["@id"];
-    if (typeof id === "string" && !id.startsWith("_:")) continue;
-    const embeddedId = newEmbeddedId();
+    const embeddedId = (typeof id === "string" ? named.get(id) : undefined) ?? newEmbeddedId();
     if (typeof id === "string") named.set(id, embeddedId);
     node["@id"] = embeddedId;
   }
   if (named.size > 0) {
-    // References to a renamed blank node elsewhere in the tree follow it.
+    // References to a renamed node elsewhere in the tree follow it.
     const renamed = mapIds(root, (id) => named.get(id));
     for (const key of Object.keys(root)) delete root[key];
     Object.assign(root, renamed);

@@ -79,6 +79,28 @@ describe.each(BACKENDS)("ONE Record logistics objects on %s", (backend) => {
       await assertConforms(read.body);
     });
 
+    it("names embedded nodes itself: two objects given one embedded id keep two; another object's URI is refused (400)", async () => {
+      const withWeightId = (id: string) => {
+        const body = piece("SAME ID");
+        return { ...body, "cargo:grossWeight": { ...body["cargo:grossWeight"], "@id": id } };
+      };
+      const first = await get(await created(withWeightId("internal:same-id")));
+      const second = await get(await created(withWeightId("internal:same-id")));
+      const ids = [first.body["cargo:grossWeight"]["@id"], second.body["cargo:grossWeight"]["@id"]] as string[];
+      expect(ids[0]).toMatch(/^internal:[0-9a-f-]{36}$/);
+      expect(ids[1]).toMatch(/^internal:[0-9a-f-]{36}$/);
+      expect(ids[0]).not.toBe(ids[1]);
+      await assertConforms(second.body);
+
+      const other = await created(piece("SOMEONE ELSE'S"));
+      for (const claimed of [`${base}/logistics-objects/waybill-020-12345675`, other]) {
+        const res = await post(withWeightId(claimed), otherWriterKey);
+        expect(res.status).toBe(400);
+        await assertConforms(res.body);
+        expect(JSON.stringify(res.body["api:hasErrorDetail"])).toContain(`${claimed} is another logistics object`);
+      }
+    });
+
     it("HEAD answers the same headers without a body", async () => {
       const location = await created(piece("HEAD"));
       const res = await oneRecord(location, { method: "HEAD", token: ADMIN_KEY });

@@ -225,6 +225,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
     // the object gets an id of its own, as one sent without @id.
     const givenId = root["@id"];
     const id = typeof givenId === "string" ? uris.localIdOf(givenId) : undefined;
+    refuseOthersNodes(root, awbOf(root));
     nameEmbeddedNodes(root);
     const body = localized(root);
     const awb = awbOf(body);
@@ -240,6 +241,24 @@ export function createObjectService(deps: ObjectServiceDeps) {
     const created = await store.insert({ id: newId, type, types, body, awb: null, createdBy: caller.organizationId });
     if (!created) throw exists(newId);
     return { id: newId, type, revision: 1 };
+  }
+
+  /**
+   * An embedded node may not claim one of this server's objects (another client's, the carrier's):
+   * only the object itself, or an AWB's Shipment embedded in its Waybill. Embedded nodes get ids of
+   * their own (nameEmbeddedNodes) whatever they are given.
+   */
+  function refuseOthersNodes(root: NodeObject, awb: string | undefined): void {
+    const own = new Set([root["@id"], ...(awb === undefined ? [] : [waybillIdOf(awb), shipmentIdOf(awb)])]);
+    for (const node of nodesOf(root).slice(1)) {
+      const id = node["@id"];
+      if (typeof id !== "string" || id.startsWith("_:")) continue;
+      const local = isLocalId(id) ? id : uris.localIdOf(id);
+      if (local === undefined || own.has(id) || own.has(local)) continue;
+      throw new AppError("INVALID_LOGISTICS_OBJECT", `An embedded object cannot be ${uris.objectUri(local)}: link it`, {
+        errors: [{ field: "@id", message: `${id} is another logistics object of this server` }],
+      });
+    }
   }
 
   const exists = (id: string) =>
