@@ -45,6 +45,11 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (config.oneRecord.baseUrl === undefined && !isLoopback(url))
+    log.warn(
+      { oneRecord: `${url}${config.oneRecord.basePath}` },
+      "ONE_RECORD_BASE_URL is not set: ONE Record URIs name the listening address, which partners may not reach; set it to the URL they use",
+    );
   log.info({ url, graphql: `${url}/graphql` }, "gateway listening");
   if (app.bootstrap.created) printFirstStart(app.bootstrap, { url });
   // Ends the process should its event loop stop turning (it could not even see SIGTERM then) or a
@@ -82,6 +87,12 @@ async function main(): Promise<void> {
   process.off("SIGINT", exitWhileStarting);
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+/** A listening URL only this machine reaches: its URIs are a developer's, not partners'. */
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host.startsWith("127.") || host === "[::1]";
 }
 
 async function listenOrExplain(app: App, config: Config): Promise<string> {
