@@ -1,5 +1,6 @@
 import jsonld from "jsonld";
 import { AppError } from "../errors";
+import { checkJsonLdBounds } from "./jsonld-bounds";
 import { ONE_RECORD_CONTEXT } from "./jsonld-context";
 import type { NodeObject } from "./jsonld-tree";
 
@@ -14,11 +15,13 @@ import type { NodeObject } from "./jsonld-tree";
  * The one object a body describes, as an expanded tree: its root node, with every node it alone refers
  * to embedded under it (a flattened body's @graph is rebuilt into that tree). Blank nodes keep their
  * labels ("_:b0"), unlabelled nested nodes get one. Refuses a body that is not JSON-LD, uses a remote
- * context, or describes no single root (several top-level objects, or none).
+ * context, or describes no single root (several top-level objects, or none), and, before any JSON-LD
+ * processing, one over what a body may cost (jsonld-bounds.ts).
  */
 export async function readJsonLdObject(body: unknown): Promise<NodeObject> {
   if (body === null || typeof body !== "object")
     throw new AppError("INVALID_JSON_LD", "The body must be a JSON-LD object (or an array of node objects)");
+  checkJsonLdBounds(body);
   let flattened: NodeObject[];
   try {
     const expanded = await jsonld.expand(body, expandOptions(body));

@@ -4,7 +4,7 @@ import { parseJsonBodyInto } from "../http/json-body";
 import { asAppError } from "../http/problem";
 import { apiErrorBody } from "./api-error";
 import type { OneRecordCallers } from "./identity/caller";
-import { JSON_LD, negotiateApiVersion, SUPPORTED_API_VERSIONS } from "./negotiation";
+import { CONTENT_LANGUAGE, JSON_LD, negotiateApiVersion, SUPPORTED_API_VERSIONS } from "./negotiation";
 import { rememberApiVersion, rememberOneRecordCaller, sendJsonLd } from "./onerecord-http";
 import { registerServerInformationRoutes } from "./server-information.routes";
 import type { OneRecordUris } from "./uris";
@@ -49,15 +49,20 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
         parseJsonBodyInto(body as string, done),
       );
 
-      scope.addHook("onRequest", (request, _reply, done) => {
+      scope.addHook("onRequest", (request, reply, done) => {
+        // Every answer, errors and bodiless ones (204, 307) included, is in the one language.
+        reply.header("content-language", CONTENT_LANGUAGE);
         const version = negotiateApiVersion(request.headers.accept);
         if (version === undefined) return done(notAcceptable(request.headers.accept));
         rememberApiVersion(request, version);
+        // A DELETE takes no body: a Content-Type a client sends with none names nothing to parse (not 415).
+        if (request.method === "DELETE" && hasNoBody(request)) delete request.headers["content-type"];
         done();
       });
       // After the body is read (a malformed one is 400 first, as on the REST routes), before the handler.
       scope.addHook("preValidation", async (request) => {
         rememberOneRecordCaller(request, await deps.callers.resolve(request.headers.authorization, request.ip));
+        checkRequestText(request);
       });
 
       scope.setErrorHandler(async (error, request, reply) => {
@@ -102,6 +107,41 @@ function oneRecordError(error: unknown, request: FastifyRequest): AppError {
       `Content-Type "${request.headers["content-type"] ?? ""}" is not supported; send ${JSON_LD}`,
     );
   return asAppError(error, request);
+}
+
+function hasNoBody(request: FastifyRequest): boolean {
+  const length = request.headers["content-length"];
+  return request.headers["transfer-encoding"] === undefined && (length === undefined || length === "0");
+}
+
+// Control characters (NUL included) and lone UTF-16 surrogates (with the u flag a whole pair is one
+// code point, which the class does not match): in no id and no query value this API takes.
+const UNREADABLE_TEXT = /\p{Cc}|[\uD800-\uDFFF]/u;
+
+/**
+ * An id in the path with such characters names nothing this server holds (404); a query value with
+ * them is no value any parameter takes (400). Refused here, before they reach a database.
+ */
+function checkRequestText(request: FastifyRequest): void {
+  for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>))
+    if (typeof value === "string" && UNREADABLE_TEXT.test(value))
+      throw new AppError(
+        notFoundCodeOf(name, request),
+        `No resource at ${request.url.split("?")[0]}: an id holds no control characters`,
+      );
+  for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>))
+    for (const text of [name, ...(Array.isArray(value) ? (value as unknown[]) : [value])])
+      if (typeof text === "string" && UNREADABLE_TEXT.test(text))
+        throw new AppError("INVALID_QUERY_PARAMETER", `${name} holds a control character`, {
+          errors: [{ field: name, message: "holds a control character" }],
+        });
+}
+
+function notFoundCodeOf(param: string, request: FastifyRequest) {
+  if (param === "eventId") return "LOGISTICS_EVENT_NOT_FOUND";
+  return (request.routeOptions.url ?? "").includes("/action-requests/")
+    ? "ACTION_REQUEST_NOT_FOUND"
+    : "LOGISTICS_OBJECT_NOT_FOUND";
 }
 
 function notAcceptable(accept: string | undefined): AppError {

@@ -26,8 +26,11 @@ export interface OneRecordUris {
 
 const OBJECTS = "/logistics-objects/";
 const ACTION_REQUESTS = "/action-requests/";
-/** What a local id may be: the AWB ids, station and organization ids, UUIDs. */
-const LOCAL_ID = /^[A-Za-z0-9._~-]{1,200}$/;
+/**
+ * What a local id may be: the AWB ids, station and organization ids, UUIDs. Never "." or "..", which
+ * a URI's path resolves away (RFC 3986 §5.2.4): such an id would name another resource.
+ */
+const LOCAL_ID = /^(?!\.\.?$)[A-Za-z0-9._~-]{1,200}$/;
 
 export function createOneRecordUris(base: () => string): OneRecordUris {
   const under = (prefix: string, uri: string): string | undefined => {

@@ -4,6 +4,7 @@ import { CONTENT_LANGUAGE, jsonLdContentType } from "../negotiation";
 import { apiVersionOf, oneRecordCallerOf, sendCreated, sendJsonLd } from "../onerecord-http";
 import { readEventListQuery } from "./event-query";
 import type { EventList, EventsService } from "./events.service";
+import type { ObjectService } from "../objects/objects.service";
 
 type ObjectParams = { id: string };
 type EventParams = { id: string; eventId: string };
@@ -13,13 +14,24 @@ type EventParams = { id: string; eventId: string };
  * HEAD, with its filters), one event, and posting one. Events are immutable: no other method (the
  * plugin answers 405 with Allow).
  */
-export function registerEventRoutes(scope: FastifyInstance, deps: { events: EventsService }): void {
-  const { events } = deps;
+export function registerEventRoutes(
+  scope: FastifyInstance,
+  deps: { events: EventsService; objects: ObjectService },
+): void {
+  const { events, objects } = deps;
   const list = "/logistics-objects/:id/logistics-events";
 
-  const readList = (request: FastifyRequest<{ Params: ObjectParams }>, headOnly: boolean) => {
+  /** The list and when it last changed: with no events yet, when the object did (docs/ONE-RECORD.md). */
+  const readList = async (
+    request: FastifyRequest<{ Params: ObjectParams }>,
+    headOnly: boolean,
+  ): Promise<EventList & { lastModified: Date }> => {
     const query = readEventListQuery(request.query as Record<string, unknown>);
-    return events.list(oneRecordCallerOf(request), request.params.id, headOnly ? { ...query, limit: 0 } : query);
+    const caller = oneRecordCallerOf(request);
+    const answer = await events.list(caller, request.params.id, headOnly ? { ...query, limit: 0 } : query);
+    if (answer.lastModified !== null) return { ...answer, lastModified: answer.lastModified };
+    const object = await objects.read(caller, request.params.id);
+    return { ...answer, lastModified: object.lastModified };
   };
 
   // Before GET, which would otherwise make its own HEAD that reads a whole page to send none of it.
@@ -52,7 +64,6 @@ export function registerEventRoutes(scope: FastifyInstance, deps: { events: Even
   });
 }
 
-function listHeaders(reply: FastifyReply, list: EventList): FastifyReply {
-  if (list.lastModified !== null) reply.header("last-modified", list.lastModified.toUTCString());
-  return reply.header("etag", list.etag);
+function listHeaders(reply: FastifyReply, list: EventList & { lastModified: Date }): FastifyReply {
+  return reply.header("last-modified", list.lastModified.toUTCString()).header("etag", list.etag);
 }
