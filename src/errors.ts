@@ -44,6 +44,11 @@ export const ERROR_TABLE = {
   ACTION_REQUEST_NOT_FOUND: { status: 404, close: 4404, title: "No such action request" },
   LOGISTICS_EVENT_NOT_FOUND: { status: 404, close: 4404, title: "No such logistics event" },
   LOGISTICS_OBJECT_EXISTS: { status: 409, close: 4409, title: "A logistics object with this id already exists" },
+  PENDING_CHANGE_LIMIT_REACHED: {
+    status: 409,
+    close: 4409,
+    title: "The caller has too many change requests pending on this logistics object",
+  },
   ACTION_REQUEST_DECIDED: { status: 422, close: 4422, title: "The action request is no longer pending" },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
   INTERNAL: { status: 500, close: 4500, title: "Internal error" },

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../../src/app";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
+import { MAX_PENDING_CHANGE_REQUESTS } from "../../src/onerecord/objects/objects.service";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
@@ -151,7 +152,10 @@ describe.each(BACKENDS)("ONE Record change requests on %s", (backend) => {
         "api:hasRequestStatus": { "@id": "api:REQUEST_REVOKED" },
         "api:isRevokedBy": { "@id": expect.stringContaining(readerOrganization) },
       });
-      expect(res.body["api:isRevokedAt"]).toBeDefined();
+      // Revoked when its status last changed, not when it was asked.
+      expect(res.body["api:isRevokedAt"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(res.body["api:isRevokedAt"]).toBe(res.body["api:hasRequestStatusSince"]);
+      expect(Date.parse(res.body["api:isRevokedAt"])).toBeGreaterThanOrEqual(Date.parse(res.body["api:isRequestedAt"]));
       expect((await oneRecord(revoked, { method: "DELETE", token: readerKey })).status).toBe(422);
       expect((await get(piece)).body["cargo:goodsDescription"]).toBe("KEPT");
     });
@@ -299,6 +303,21 @@ describe.each(BACKENDS)("ONE Record change requests on %s", (backend) => {
         "api:hasError": { "@type": "api:Error", "api:hasErrorDetail": { "api:hasCode": "422" } },
       });
       expect((await get(piece)).body["cargo:goodsDescription"]).toBe("STORED");
+    });
+
+    it("caps one requester's pending change requests on one object (409, nothing stored); a decision frees a place", async () => {
+      const piece = await createPiece("CAPPED");
+      const pendingOne = () => patch(piece, describe_(piece, 1, "CAPPED", "MORE"), readerKey);
+      const first = await requested(await pendingOne());
+      for (let i = 1; i < MAX_PENDING_CHANGE_REQUESTS; i++) await requested(await pendingOne());
+      const refused = await pendingOne();
+      expect(refused.status).toBe(409);
+      await assertConforms(refused.body);
+      const objectId = piece.split("/").pop()!;
+      expect(await app.database.prisma.actionRequest.count({ where: { objectId } })).toBe(MAX_PENDING_CHANGE_REQUESTS);
+      // Revoking one frees a place.
+      expect((await oneRecord(first, { method: "DELETE", token: readerKey })).status).toBe(204);
+      await requested(await pendingOne());
     });
 
     it("applies the specification's examples C1 to C4 in turn: literals, an embedded Value added, changed and deleted", async () => {

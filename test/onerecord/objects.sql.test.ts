@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../src/db/database";
 import { actionRequestsOfObject } from "../../src/onerecord/sql/action-requests-of-object.sql";
+import { countPendingActionRequests } from "../../src/onerecord/sql/action-requests-pending-count.sql";
 import { supersedeActionRequests } from "../../src/onerecord/sql/action-requests-supersede.sql";
 import { decideActionRequest } from "../../src/onerecord/sql/action-request-decide.sql";
 import { insertActionRequest } from "../../src/onerecord/sql/action-request-insert.sql";
@@ -174,6 +175,38 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
         shipmentBody: "{}",
       });
       expect(row).toEqual({ known: true });
+    });
+
+    it("action-requests-pending-count counts one requester's pending requests on one object", async () => {
+      const object = await newObject();
+      const other = await newObject();
+      const ask = async (objectId: string, requestedBy: string) =>
+        (
+          await insertActionRequest.rows(db.prisma, {
+            id: randomUUID(),
+            kind: "CHANGE_REQUEST",
+            objectId,
+            request: "{}",
+            requestedBy,
+            revision: 1,
+          })
+        )[0]!;
+      const count = async (objectId: string, requestedBy: string) =>
+        (await countPendingActionRequests.rows(db.prisma, { objectId, requestedBy }))[0]!.pending;
+      expect(await count(object.id, "organization-a")).toBe(0);
+      await ask(object.id, "organization-a");
+      const decided = await ask(object.id, "organization-a");
+      await ask(object.id, "organization-b");
+      await ask(other.id, "organization-a");
+      expect(await count(object.id, "organization-a")).toBe(2);
+      await decideActionRequest.rows(db.prisma, {
+        id: decided.id,
+        status: "REQUEST_REVOKED",
+        decidedBy: "organization-a",
+        reason: null,
+        errorStatus: null,
+      });
+      expect(await count(object.id, "organization-a")).toBe(1);
     });
 
     it("action-request insert, read, decide (once), supersede and list for the audit trail", async () => {

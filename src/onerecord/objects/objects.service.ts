@@ -82,6 +82,8 @@ export interface ObjectServiceDeps {
 /** At most this many objects are embedded into one answer (embedded=true). */
 const MAX_EMBEDDED_OBJECTS = 100;
 const CHANGE_REQUEST = "CHANGE_REQUEST";
+/** Change requests one requester may have pending on one object: each holds up to a whole body. */
+export const MAX_PENDING_CHANGE_REQUESTS = 20;
 
 /**
  * Logistics objects (create, read at a revision or a time, embedded) and their change requests
@@ -420,6 +422,13 @@ export function createObjectService(deps: ObjectServiceDeps) {
         change.operations,
         change.revision === held.revision ? (subject) => isRootOf(id, subject) || nodeIds.has(subject) : undefined,
       );
+      const holder = canWrite(caller, held.meta);
+      if (!holder && (await store.pendingActionRequests(id, caller.organizationId)) >= MAX_PENDING_CHANGE_REQUESTS)
+        throw new AppError(
+          "PENDING_CHANGE_LIMIT_REACHED",
+          `You have ${MAX_PENDING_CHANGE_REQUESTS} change requests pending on ${uris.objectUri(id)}: wait for the holder to decide, or revoke some`,
+          { extensions: { resource: uris.objectUri(id) } },
+        );
       const requestId = randomUUID();
       const row = await store.insertActionRequest({
         id: requestId,
@@ -431,7 +440,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
       });
       if (change.revision !== held.revision)
         return fail(row, caller.organizationId, outdated(change.revision, held.revision), 409);
-      return canWrite(caller, held.meta) ? accept(row, change, caller.organizationId) : row;
+      return holder ? accept(row, change, caller.organizationId) : row;
     },
 
     async actionRequest(caller: OneRecordCaller, id: string): Promise<ActionRequestRow> {

@@ -2,6 +2,7 @@ import type { Prisma } from "../../db/database";
 import type { SqlRunner } from "../../db/sql-statement";
 import type { NodeObject } from "../jsonld-tree";
 import { actionRequestsOfObject } from "../sql/action-requests-of-object.sql";
+import { countPendingActionRequests } from "../sql/action-requests-pending-count.sql";
 import { supersedeActionRequests } from "../sql/action-requests-supersede.sql";
 import type { ActionRequestRow } from "../sql/action-request-columns";
 import { decideActionRequest } from "../sql/action-request-decide.sql";
@@ -124,6 +125,11 @@ export function createObjectStore(prisma: Prisma) {
       tx?: SqlRunner,
     ): Promise<void> {
       await supersedeActionRequests.rows(on(tx), superseded);
+    },
+
+    async pendingActionRequests(objectId: string, requestedBy: string): Promise<number> {
+      const [row] = await countPendingActionRequests.rows(prisma, { objectId, requestedBy });
+      return row?.pending ?? 0;
     },
 
     async actionRequestsOf(filter: {
