@@ -112,6 +112,8 @@ describe.each(BACKENDS)("ONE Record request bounds on %s", (backend) => {
       expect(many.status).toBe(400);
       expect(messageOf(many)).toContain("MAX_JSON_LD_OBJECTS");
       expect(health.status).toBe(200);
+      const tooLarge = await post(piece({ "cargo:goodsDescription": "x".repeat(1_100_000) }));
+      expect([tooLarge.status, messageOf(tooLarge)]).toEqual([413, expect.stringMatching(/^PAYLOAD_TOO_LARGE/)]);
     });
 
     it("refuses a costly body from a caller who may not write before reading it: 403, 401 without credentials", async () => {

@@ -1,4 +1,5 @@
 import { REQUEST_TIMEOUT_MS } from "./http";
+import { assertConforms } from "./onerecord-conformance";
 
 /** An answer of the ONE Record API: its status, headers and body (parsed when JSON). */
 export interface OneRecordAnswer {
@@ -19,7 +20,12 @@ export interface OneRecordRequest {
   headers?: Record<string, string>;
 }
 
-/** A request to `url` (absolute: a URI the server answered, or base + path) as a ONE Record client sends it. */
+/**
+ * A request to `url` (absolute: a URI the server answered, or base + path) as a ONE Record client sends
+ * it. Every JSON-LD body answered in API version 2.3.0 is checked against the ontology's shapes
+ * (`assertConforms`), so no test can forget to; the shapes are 2.3.0's, which a 2.2.0 answer (without
+ * what 2.3.0 added) does not meet by design.
+ */
 export async function oneRecord(url: string, request: OneRecordRequest = {}): Promise<OneRecordAnswer> {
   const headers: Record<string, string> = { ...request.headers };
   if (request.accept !== null) headers.accept = request.accept ?? "application/ld+json";
@@ -37,7 +43,15 @@ export async function oneRecord(url: string, request: OneRecordRequest = {}): Pr
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: parseOrUndefined(text), text };
+  const answer = { status: res.status, headers: res.headers, body: parseOrUndefined(text), text };
+  const answered: unknown = answer.body;
+  if (
+    typeof answered === "object" &&
+    answered !== null &&
+    res.headers.get("content-type") === "application/ld+json; version=2.3.0"
+  )
+    await assertConforms(answered);
+  return answer;
 }
 
 function parseOrUndefined(text: string): unknown {
