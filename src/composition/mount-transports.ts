@@ -20,7 +20,8 @@ import { createRateLimiter, createSharedRateLimiter } from "../http/rate-limit";
 import { openSharedLimitStore } from "../http/shared-limits";
 import { registerLogMetrics } from "../log";
 import { clientAddressReader } from "../http/client-address";
-import { createHttpServer } from "../http/server";
+import { answerRouterRefusalsUnder, createHttpServer } from "../http/server";
+import { sendOneRecordRefusal } from "../onerecord/onerecord.routes";
 import { createAwbStreams } from "../live/awb-streams";
 import { createConnectionCap } from "../live/connection-cap";
 import { attachGraphQLWebsocket, type GraphQLWebsocket } from "../live/graphql-websocket";
@@ -103,6 +104,8 @@ export async function mountTransports(
     carrier,
   });
   await mountOneRecord(http, config, authenticateHeader, { failures, limiter }, core);
+  // URLs the router refuses under the ONE Record base path, before its plugin runs, get api:Error too.
+  answerRouterRefusalsUnder(http, config.oneRecord.basePath, sendOneRecordRefusal);
   const webAssets = loadWebAssets();
   registerWebRoutes(http, { assets: webAssets, log });
 

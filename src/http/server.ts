@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyServerFactory,
   type FastifyServerOptions,
 } from "fastify";
@@ -16,6 +17,21 @@ import type { RequestTracing } from "../tracing/http-server";
 import type { ProxyTrust } from "./client-address";
 import { parseJsonBodyInto } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
+
+type RefusalAnswer = (reply: FastifyReply, error: AppError) => void;
+/** Per server: APIs mounted under a path prefix that answer the router's refusals in a format of their own. */
+const refusalAnswers = new WeakMap<FastifyInstance, Array<{ prefix: string; answer: RefusalAnswer }>>();
+
+/**
+ * URLs under `prefix` that the router refuses before any route or hook of the API runs (bad
+ * percent-encoding, a segment over 200 characters) are answered by `answer` instead of problem+json:
+ * for an API whose errors have another shape (the ONE Record API's api:Error).
+ */
+export function answerRouterRefusalsUnder(app: FastifyInstance, prefix: string, answer: RefusalAnswer): void {
+  const answers = refusalAnswers.get(app) ?? [];
+  answers.push({ prefix, answer });
+  refusalAnswers.set(app, answers);
+}
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -55,12 +71,16 @@ export function createHttpServer(
     // Requests Node cannot even parse (headers over 16 KiB, broken HTTP) still get problem+json.
     clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket),
     // URLs the router refuses before any route (bad percent-encoding, a segment over maxParamLength).
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const detail =
         error.code === "FST_ERR_MAX_PARAM_LENGTH"
           ? "A path segment is longer than 200 characters"
           : "The URL is not valid (bad percent-encoding)";
-      void sendProblem(reply, new AppError("VALIDATION_FAILED", detail));
+      const refusal = new AppError("VALIDATION_FAILED", detail);
+      const path = request.url.split("?")[0]!;
+      const own = refusalAnswers.get(app)?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
+      if (own) own.answer(reply, refusal);
+      else void sendProblem(reply, refusal);
     },
   });
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../errors";
 import { parseJsonBodyInto } from "../http/json-body";
 import { asAppError } from "../http/problem";
@@ -33,6 +33,11 @@ export interface OneRecordRouteDeps {
  * by the plugin's own hook (an API key or an access token: `oneRecordCallerOf(request)` in the
  * handlers), every route declared `auth: "onerecord"` (route-access.ts) and every error an api:Error.
  */
+/** An error answered outside the plugin (a URL the router refuses under the base path), as api:Error. */
+export function sendOneRecordRefusal(reply: FastifyReply, error: AppError): void {
+  void sendJsonLd(reply, error.status, apiErrorBody(error));
+}
+
 export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRecordRouteDeps): Promise<void> {
   await http.register(
     async (scope) => {

@@ -16,6 +16,14 @@ export function queryOf(request: FastifyRequest): Record<string, string | undefi
 
 const QUERY_TIME = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 
+/** Year, month (1-12), day, hours, minutes, seconds as a UTC time; Date.UTC would read years 0–99 as 1900–1999. */
+function utcTime([year = 0, month = 1, day = 1, hours = 0, minutes = 0, seconds = 0]: number[]): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hours, minutes, seconds, 0);
+  return date;
+}
+
 /**
  * A date and time in the specification's query form, ISO 8601 basic in UTC: "20260926T075830Z";
  * undefined when absent. With `notAfterNow`, a time in the future is refused (the specification's
@@ -28,9 +36,7 @@ export function parseQueryTime(
 ): { date: Date; endOfSecond: Date; text: string } | undefined {
   if (value === undefined) return undefined;
   const match = QUERY_TIME.exec(value);
-  const date = match
-    ? new Date(Date.UTC(+match[1]!, +match[2]! - 1, +match[3]!, +match[4]!, +match[5]!, +match[6]!))
-    : undefined;
+  const date = match ? utcTime(match.slice(1, 7).map(Number)) : undefined;
   if (
     !match ||
     !date ||
