@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
+import { requireClient } from "../clients/client-records";
 import type { Principal } from "../clients/principal";
 import type { Config } from "../config";
+import { AppError } from "../errors";
 import type { AuthFailureBudget } from "../http/auth-failures";
 import { listeningUrl } from "../http/listening-url";
 import type { RateLimiter } from "../http/rate-limit";
@@ -47,6 +49,14 @@ export async function mountOneRecord(
       return station ? { code: station.station.code, name: station.station.name } : undefined;
     },
     carrierName: config.oneRecord.organizationName,
+    clientOf: (clientId) =>
+      requireClient(core.database.prisma, clientId).then(
+        ({ name, createdAt }) => ({ name, createdAt }),
+        (error: unknown) => {
+          if (error instanceof AppError && error.code === "CLIENT_NOT_FOUND") return undefined;
+          throw error;
+        },
+      ),
   });
   const events = createEventsService({
     store: createEventStore(core.database.sql),

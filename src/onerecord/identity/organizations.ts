@@ -20,6 +20,11 @@ export function isClientOrganizationId(id: string): boolean {
 
 const CLIENT_ORGANIZATION_ID = /^organization-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** The client whose Organization a local id names; undefined for any other id. */
+export function clientIdOfOrganizationId(id: string): string | undefined {
+  return isClientOrganizationId(id) ? id.slice(CLIENT_ORGANIZATION_PREFIX.length) : undefined;
+}
+
 /**
  * An OIDC agent's Organization id: the local id when its `logistics_agent_uri` is an object of this
  * server (so a client calling with a key or as an agent is one Organization), else the URI itself,

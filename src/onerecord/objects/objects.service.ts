@@ -4,7 +4,7 @@ import type { SqlRunner } from "../../db/sql-statement";
 import { AppError } from "../../errors";
 import { canRead, canWrite, canCreate, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
-import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
+import { CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId } from "../identity/organizations";
 import { XSD } from "../jsonld-context";
 import {
   isLocalId,
@@ -35,6 +35,7 @@ import {
 import type { ActionRequestRow, ActionRequestStatus, ObjectStore, StoredObject } from "./objects.store";
 import {
   carrierOrganization,
+  clientOrganization,
   HOUSE,
   isSkeleton,
   MASTER,
@@ -77,6 +78,8 @@ export interface ObjectServiceDeps {
   stationOf(code: string): { code: string; name: string } | undefined;
   /** config.oneRecord.organizationName */
   readonly carrierName: string;
+  /** An API client by its id: its name and when it was registered; undefined when there is none. */
+  clientOf(clientId: string): Promise<{ name: string; createdAt: Date } | undefined>;
 }
 
 /** At most this many objects are embedded into one answer (embedded=true). */
@@ -99,22 +102,35 @@ export function createObjectService(deps: ObjectServiceDeps) {
     mapIds(body, (id) => (isLocalId(id) ? `${uris.objectUri(id)}${at === undefined ? "" : `?at=${at}`}` : undefined));
   const localized = (body: NodeObject) => mapIds(body, (id) => uris.localIdOf(id));
 
-  function referenceObject(id: string): Held | undefined {
-    let body: NodeObject | undefined;
-    if (id === CARRIER_ORGANIZATION_ID) body = carrierOrganization(id, deps.carrierName);
+  async function referenceObject(id: string): Promise<Held | undefined> {
+    if (id === CARRIER_ORGANIZATION_ID) return referenceHeld(carrierOrganization(id, deps.carrierName));
     const code = stationCodeOfLocationId(id);
     const station = code === undefined ? undefined : deps.stationOf(code);
-    if (station) body = stationLocation(station);
-    if (!body) return undefined;
+    if (station) return referenceHeld(stationLocation(station));
+    const clientId = clientIdOfOrganizationId(id);
+    const client = clientId === undefined ? undefined : await deps.clientOf(clientId);
+    // A client's name never changes: its Organization is as it was when the client was registered.
+    if (client) return referenceHeld(clientOrganization(id, client.name), client.createdAt);
+    return undefined;
+  }
+
+  function referenceHeld(body: NodeObject, since = referenceDataSince): Held {
+    const id = body["@id"] as string;
     const type = typesOf(body)[0]!;
     return {
       meta: { id, type, createdBy: CARRIER_ORGANIZATION_ID },
       row: undefined,
       body,
       revision: 1,
-      lastModified: referenceDataSince,
+      lastModified: since,
     };
   }
+
+  /**
+   * Reference data (never stored: stations, the carrier's and the clients' Organizations) is read by
+   * every authenticated caller: a client's Organization is who the action requests others see name.
+   */
+  const mayRead = (caller: OneRecordCaller, held: Held) => held.row === undefined || canRead(caller, held.meta);
 
   const heldOf = (row: StoredObject): Held => ({
     meta: { id: row.id, type: row.type, awb: row.awb, createdBy: row.created_by, readers: row.readers },
@@ -138,7 +154,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
 
   /** The object, stored or reference data; an AWB's objects written on first use. */
   async function find(id: string): Promise<Held | undefined> {
-    const reference = referenceObject(id);
+    const reference = await referenceObject(id);
     if (reference) return reference;
     const row = await store.read(id);
     if (row) return heldOf(row);
@@ -151,7 +167,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
   async function readable(caller: OneRecordCaller, id: string): Promise<Held> {
     const held = await find(id);
     if (!held) throw notFound(id);
-    if (!canRead(caller, held.meta))
+    if (!mayRead(caller, held))
       throw new AppError("ACCESS_DENIED", `You may not read ${uris.objectUri(id)}`, {
         extensions: { resource: uris.objectUri(id) },
       });
@@ -199,7 +215,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
             if (!isLocalId(id) || seen.has(id) || budget <= 0) return item;
             seen.add(id);
             const held = await find(id);
-            if (!held || !canRead(caller, held.meta)) return item;
+            if (!held || !mayRead(caller, held)) return item;
             const state = await stateAt(held, at);
             if (!state) return item;
             budget--;

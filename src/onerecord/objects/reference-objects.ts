@@ -5,7 +5,7 @@ import { locationIdOf, shipmentIdOf, waybillIdOf } from "../uris";
 /**
  * The bodies of the objects the gateway holds for itself (expanded, with local ids): an AWB's Waybill
  * and Shipment as skeletons (completed when the carrier posts them), a station's Location, the
- * carrier's Organization.
+ * carrier's Organization and each API client's.
  */
 
 export const WAYBILL = `${CARGO}Waybill`;
@@ -74,6 +74,15 @@ export function stationLocation(station: { code: string; name: string }): NodeOb
 
 /** The carrier: the data holder of this server. */
 export function carrierOrganization(id: string, name: string): NodeObject {
+  return { "@id": id, "@type": [ORGANIZATION], [`${CARGO}name`]: text(name) };
+}
+
+/**
+ * An API client's Organization, the one its action requests name: its name as the carrier registered
+ * it. A plain Organization, as the carrier's: the gateway does not know whether a client is a Company,
+ * a PublicAuthority or another carrier.
+ */
+export function clientOrganization(id: string, name: string): NodeObject {
   return { "@id": id, "@type": [ORGANIZATION], [`${CARGO}name`]: text(name) };
 }
 
