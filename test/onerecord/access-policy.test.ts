@@ -46,6 +46,12 @@ const piece: ObjectMeta = {
   createdBy: A,
 };
 const pieceSharedWithB: ObjectMeta = { ...piece, readers: [B] };
+/** An API client's Organization, served from the carrier's records. */
+const clientOrganization: ObjectMeta = {
+  id: "organization-0f8e2c44-5b1d-4a4e-9c55-1d2b3c4d5e6f",
+  type: `${CARGO}Organization`,
+  createdBy: CARRIER_ORGANIZATION_ID,
+};
 const clientLocation: ObjectMeta = { id: "loc-1", type: `${CARGO}Location`, createdBy: A };
 
 describe("reading", () => {
@@ -58,8 +64,8 @@ describe("reading", () => {
     }
   });
 
-  it("the carrier's stations and Organization are read by any authenticated caller", () => {
-    for (const object of [station, carrier]) expect(canRead(caller(B), object)).toBe(true);
+  it("the carrier's stations and Organization, and its clients' Organizations, are read by any authenticated caller", () => {
+    for (const object of [station, carrier, clientOrganization]) expect(canRead(caller(B), object)).toBe(true);
   });
 
   it("other objects by their creator and the Organizations it granted, whatever their scopes", () => {
@@ -90,6 +96,13 @@ describe("writing", () => {
 
   it("a grant gives reading, never writing", () => {
     expect(canWrite(caller(B, "objects:write"), pieceSharedWithB)).toBe(false);
+  });
+
+  it("nobody writes a client's Organization, not even that client", () => {
+    const itself = caller(clientOrganization.id, "objects:write", "events:write");
+    expect(canWrite(itself, clientOrganization)).toBe(false);
+    expect(canPostEvent(itself, clientOrganization)).toBe(false);
+    expect(canGrant(itself, clientOrganization)).toBe(false);
   });
 
   it("nobody writes the stations or the carrier's Organization", () => {

@@ -1,5 +1,5 @@
 import type { OneRecordCaller } from "./caller";
-import { CARRIER_ORGANIZATION_ID } from "./organizations";
+import { CARRIER_ORGANIZATION_ID, isClientOrganizationId } from "./organizations";
 
 /**
  * Who may do what with a logistics object (docs/ONE-RECORD.md "Identity and access"). Default deny:
@@ -22,10 +22,15 @@ export interface ObjectMeta {
 
 const LOCATION = "https://onerecord.iata.org/ns/cargo#Location";
 
-/** The carrier's stations and its own Organization: public to every authenticated caller, written by none. */
+/**
+ * The carrier's stations, its own Organization and its clients' Organizations (served from its records):
+ * public to every authenticated caller, written by none.
+ */
 function isCarrierReferenceData(object: ObjectMeta): boolean {
   return (
-    object.id === CARRIER_ORGANIZATION_ID || (object.type === LOCATION && object.createdBy === CARRIER_ORGANIZATION_ID)
+    object.id === CARRIER_ORGANIZATION_ID ||
+    isClientOrganizationId(object.id) ||
+    (object.type === LOCATION && object.createdBy === CARRIER_ORGANIZATION_ID)
   );
 }
 
