@@ -63,6 +63,13 @@ export const SHARED_SETTINGS: ReadonlyArray<{
   api("GRAPHQL_MAX_TOKENS", (c) => value(c.graphqlLimits.maxTokens)),
   // The manifest's content, not its path: the same operations must be allowed everywhere.
   api("GRAPHQL_OPERATIONS_FILE", (c) => operationsFile(c.graphqlOperationsFile)),
+  // One ONE Record node: the same paths, the same URIs, the same holder, the same tokens accepted.
+  api("ONE_RECORD_BASE_PATH", (c) => value(c.oneRecord.basePath)),
+  api("ONE_RECORD_BASE_URL", (c) => value(c.oneRecord.baseUrl ?? "unset")),
+  api("ONE_RECORD_ORGANIZATION_NAME", (c) => value(c.oneRecord.organizationName)),
+  api("ONE_RECORD_OIDC_ISSUER", (c) => value(c.oneRecord.oidc?.issuer ?? "unset")),
+  api("ONE_RECORD_OIDC_JWKS_URL", (c) => value(c.oneRecord.oidc?.jwksUrl ?? "unset")),
+  api("ONE_RECORD_OIDC_AUDIENCE", (c) => value(c.oneRecord.oidc?.audience ?? "unset")),
   {
     name: "DELIVERY_RETRY_SCHEDULE",
     usedBy: (role) => role.deliveryWorker,
