@@ -26,7 +26,7 @@ const CONTAINERS = new Set(["@set", "@list", "@language", "@index"]);
 /**
  * Refuses a body over the limits above, with a context other than term → IRI and simple term
  * definitions (inline; remote ones are refused by the codec), or with a string no database stores
- * (a NUL character, a lone UTF-16 surrogate).
+ * (a NUL character, a lone UTF-16 surrogate) or the specification forbids (a Unicode non-character).
  */
 export function checkJsonLdBounds(body: unknown): void {
   let objects = 0;
@@ -95,9 +95,16 @@ function checkContext(context: unknown): number {
 // point, which the class does not match): text no UTF-8 database column holds.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
+// Unicode's non-characters (U+FDD0–U+FDEF and the last two code points of every plane), which the
+// specification's "Content Encoding" forbids in a body.
+const NON_CHARACTER = new RegExp(
+  `[\\uFDD0-\\uFDEF${Array.from({ length: 17 }, (_, plane) => `\\u{${plane.toString(16)}FFFE}\\u{${plane.toString(16)}FFFF}`).join("")}]`,
+  "u",
+);
+
 function checkText(text: string, property: string | undefined): void {
-  if (!text.includes("\u0000") && !LONE_SURROGATE.test(text)) return;
-  const message = "holds a NUL character or a lone UTF-16 surrogate, which no text may";
+  if (!text.includes("\u0000") && !LONE_SURROGATE.test(text) && !NON_CHARACTER.test(text)) return;
+  const message = "holds a NUL character, a lone UTF-16 surrogate or a Unicode non-character, which no text may";
   if (property === undefined) throw new AppError("INVALID_JSON_LD", `The body ${message}`);
   throw new AppError("INVALID_JSON_LD", `${property} ${message}`, { errors: [{ field: property, message }] });
 }

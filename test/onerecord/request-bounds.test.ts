@@ -198,6 +198,23 @@ describe.each(BACKENDS)("ONE Record request bounds on %s", (backend) => {
       expect((await post(piece({ "cargo:goodsDescription": "\ud83d\udce6 parcel" }))).status).toBe(201);
     });
 
+    it("refuses Unicode non-characters in body strings and keys with 400 naming the property", async () => {
+      for (const text of ["a\ufffe", "\uffff", "x\ufdd0y", "\ufdef", "\u{1fffe}", "\u{10ffff}"]) {
+        const created = await post(piece({ "cargo:goodsDescription": text }));
+        expect([created.status, messageOf(created)]).toEqual([
+          400,
+          expect.stringMatching(/^INVALID_JSON_LD: cargo:goodsDescription: holds .*non-character/),
+        ]);
+        const key = await oneRecord(`${base}/logistics-objects`, {
+          token: writerKey,
+          body: piece({ [text]: "x" }),
+        });
+        expect(key.status).toBe(400);
+      }
+      // Their neighbours are characters like any other.
+      expect((await post(piece({ "cargo:goodsDescription": "\ufdcf\ufdf0\ufffd\u{1fffd}" }))).status).toBe(201);
+    });
+
     it("answers ids with control characters 404 and query values with them 400, never 500", async () => {
       const objects = `${base}/logistics-objects`;
       expect((await oneRecord(`${objects}/a%00b`, { token: writerKey })).status).toBe(404);
