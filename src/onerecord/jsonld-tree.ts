@@ -84,26 +84,39 @@ export function isLocalId(id: string): boolean {
 }
 
 /**
- * The specification's embedded object ids ("internal:<uuid>"), made by the server, for every embedded
- * node: a change can name them, they never change once stored, and no two bodies share one whatever
- * ids the client gave (a client's id could name another object's node, or this server's object).
- * Returns the ids given in the body with the ids they got; a node given twice keeps one id.
+ * Names the body's blank nodes with the specification's embedded object ids ("internal:<uuid>"), made
+ * by the server: a change can name them, they never change once stored, and no two bodies share one
+ * whatever labels the client gave. A blank node is one without @id, with a label ("_:b0") or with an
+ * "internal:" id, which only this server makes (a client's could name another object's node). A node
+ * with any other IRI (another server's object, a code-list element, an ontology individual such as
+ * cargo:ACTUAL) keeps it. Returns the labels given in the body with the ids they got; a label given
+ * twice keeps one id, and references to it follow.
  */
 export function nameEmbeddedNodes(root: NodeObject): Map<string, string> {
   const named = new Map<string, string>();
+  const made = new Set<string>();
+  const nameOf = (label?: string) => {
+    const id = (label === undefined ? undefined : named.get(label)) ?? newEmbeddedId();
+    if (label !== undefined) named.set(label, id);
+    made.add(id);
+    return id;
+  };
   for (const node of nodesOf(root).slice(1)) {
     const id = node["@id"];
-    const embeddedId = (typeof id === "string" ? named.get(id) : undefined) ?? newEmbeddedId();
-    if (typeof id === "string") named.set(id, embeddedId);
-    node["@id"] = embeddedId;
+    if (typeof id !== "string") node["@id"] = nameOf();
+    else if (isBlankLabel(id)) node["@id"] = nameOf(id);
   }
-  if (named.size > 0) {
-    // References to a renamed node elsewhere in the tree follow it.
-    const renamed = mapIds(root, (id) => named.get(id));
-    for (const key of Object.keys(root)) delete root[key];
-    Object.assign(root, renamed);
-  }
+  // References to a blank node elsewhere in the tree follow it; a label only referred to gets one too.
+  const rootId = root["@id"];
+  const renamed = mapIds(root, (id) => (id === rootId || made.has(id) || !isBlankLabel(id) ? undefined : nameOf(id)));
+  for (const key of Object.keys(root)) delete root[key];
+  Object.assign(root, renamed);
   return named;
+}
+
+/** An id that names a node of one body only: a blank node label, or an embedded id this server made. */
+export function isBlankLabel(id: string): boolean {
+  return id.startsWith("_:") || id.startsWith("internal:");
 }
 
 export function newEmbeddedId(): string {

@@ -7,6 +7,7 @@ import type { OneRecordCaller } from "../identity/caller";
 import { CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId } from "../identity/organizations";
 import { XSD } from "../jsonld-context";
 import {
+  isBlankLabel,
   isLocalId,
   isReference,
   literalOf,
@@ -262,17 +263,22 @@ export function createObjectService(deps: ObjectServiceDeps) {
   }
 
   /**
-   * An embedded node may not claim one of this server's objects (another client's, the carrier's):
-   * only the object itself, or an AWB's Shipment embedded in its Waybill. Embedded nodes get ids of
-   * their own (nameEmbeddedNodes) whatever they are given.
+   * An embedded node may not redefine one of this server's objects (another client's, the carrier's):
+   * only the object itself, or an AWB's Shipment embedded in its Waybill, may carry properties. A typed
+   * link to one ({@id, @type}) is a link: its type is the object's to say. Blank nodes get ids of their
+   * own (nameEmbeddedNodes); any other IRI is kept.
    */
   function refuseOthersNodes(root: NodeObject, awb: string | undefined): void {
     const own = new Set([root["@id"], ...(awb === undefined ? [] : [waybillIdOf(awb), shipmentIdOf(awb)])]);
     for (const node of nodesOf(root).slice(1)) {
       const id = node["@id"];
-      if (typeof id !== "string" || id.startsWith("_:")) continue;
+      if (typeof id !== "string" || isBlankLabel(id)) continue;
       const local = isLocalId(id) ? id : uris.localIdOf(id);
       if (local === undefined || own.has(id) || own.has(local)) continue;
+      if (Object.keys(node).every((key) => key === "@id" || key === "@type")) {
+        delete node["@type"];
+        continue;
+      }
       throw new AppError("INVALID_LOGISTICS_OBJECT", `An embedded object cannot be ${uris.objectUri(local)}: link it`, {
         errors: [{ field: "@id", message: `${id} is another logistics object of this server` }],
       });
