@@ -3,6 +3,7 @@ import { readIsoInstant } from "../../domain/instant";
 import { AppError } from "../../errors";
 import { CARGO, XSD } from "../jsonld-context";
 import { isNode, type NodeObject, typesOf, valuesOf } from "../jsonld-tree";
+import { ontologyProblems } from "../objects/ontology-validation";
 import cargo from "../vocabulary/cargo.json";
 import {
   EVENT_TIME_TYPES,
@@ -17,7 +18,8 @@ import {
  * against what the specification and the cargo ontology require of one: a LogisticsEvent (or
  * subclass), exactly one xsd:dateTime eventDate, at most one eventCode — a member when it is in one of
  * IATA's code lists, a StatusCode member on a StatusUpdateEvent — at most one eventTimeType of
- * EventTimeType, and for the object it is posted to. Every problem is reported at once, each naming
+ * EventTimeType, for the object it is posted to, and the ontology's ranges and cardinalities
+ * (objects/ontology-validation.ts). Every problem is reported at once, each naming
  * its property by IRI.
  */
 export interface PostedEvent {
@@ -89,6 +91,10 @@ export function readPostedEvent(root: NodeObject, target: EventTarget): PostedEv
     check.fail(P.eventFor, `must be the object the event is posted to, ${target.uri} (or be left out)`);
   if (isStatusUpdate && target.type !== SHIPMENT)
     check.fail(NODE, `a ${STATUS_UPDATE_EVENT} is for a Shipment; ${target.uri} is a ${target.type}`);
+  // The ontology's ranges and cardinalities, where the checks above have not already named the property.
+  const named = new Set(check.problems.map((problem) => problem.field));
+  for (const problem of ontologyProblems(root))
+    if (!named.has(problem.field)) check.fail(problem.field, problem.message);
   if (!check.ok)
     throw new AppError("INVALID_LOGISTICS_OBJECT", "The body is not a valid logistics event", {
       errors: check.problems,

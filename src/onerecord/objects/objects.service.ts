@@ -33,6 +33,7 @@ import {
   HAS_REVISION,
   mostSpecificLogisticsObjectType,
 } from "./object-model";
+import { checkOntology } from "./ontology-validation";
 import type { ActionRequestRow, ActionRequestStatus, ObjectStore, StoredObject } from "./objects.store";
 import {
   carrierOrganization,
@@ -237,6 +238,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
     if (!canCreate(caller))
       throw new AppError("INSUFFICIENT_SCOPE", "Creating logistics objects takes the objects:write scope");
     const type = checkLogisticsObject(given);
+    checkOntology(given);
     const root = structuredClone(given);
     delete root[HAS_REVISION];
     delete root[HAS_LATEST_REVISION];
@@ -444,6 +446,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
         change.operations,
         change.revision === held.revision ? (subject) => isRootOf(id, subject) || nodeIds.has(subject) : undefined,
       );
+      if (change.revision === held.revision) refuseOutsideOntology(held.body, id, change);
       const holder = canWrite(caller, held.meta);
       if (!holder && (await store.pendingActionRequests(id, caller.organizationId)) >= MAX_PENDING_CHANGE_REQUESTS)
         throw new AppError(
@@ -548,6 +551,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
         localIdOf: (uri) => uris.localIdOf(uri),
       });
       type = checkLogisticsObject(absolute(body));
+      checkOntology(body);
     } catch (error) {
       // Whatever goes wrong applying an accepted change fails the request: it never stays pending.
       if (error instanceof ChangeNotApplicable || error instanceof AppError)
@@ -584,6 +588,24 @@ export function createObjectService(deps: ObjectServiceDeps) {
     if (accepted instanceof ApplyFailed) return fail(row, decidedBy, "The change could not be applied", 500);
     if (accepted instanceof AppError) throw accepted;
     return accepted;
+  }
+
+  /**
+   * A change whose result the cargo ontology does not allow (a second goodsDescription, a slac of
+   * "many") is refused (400) before the request is stored. One that does not apply at all is left to
+   * the decision, which fails it with the reason.
+   */
+  function refuseOutsideOntology(body: NodeObject, id: string, change: Change): void {
+    let changed: NodeObject;
+    try {
+      changed = applyChange(body, change.operations, {
+        isRoot: (subject) => isRootOf(id, subject),
+        localIdOf: (uri) => uris.localIdOf(uri),
+      });
+    } catch {
+      return;
+    }
+    checkOntology(changed);
   }
 
   function isRootOf(id: string, subject: string): boolean {
