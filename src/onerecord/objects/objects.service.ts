@@ -45,6 +45,7 @@ import {
   SHIPMENT_WAYBILL,
   shipmentSkeleton,
   stationLocation,
+  transportMovement,
   WAYBILL,
   WAYBILL_NUMBER,
   WAYBILL_PREFIX,
@@ -113,6 +114,8 @@ export function createObjectService(deps: ObjectServiceDeps) {
     const client = clientId === undefined ? undefined : await deps.clientOf(clientId);
     // A client's name never changes: its Organization is as it was when the client was registered.
     if (client) return referenceHeld(clientOrganization(id, client.name), client.createdAt);
+    const movement = transportMovement(id);
+    if (movement) return referenceHeld(movement);
     return undefined;
   }
 
@@ -129,8 +132,9 @@ export function createObjectService(deps: ObjectServiceDeps) {
   }
 
   /**
-   * Reference data (never stored: stations, the carrier's and the clients' Organizations) is read by
-   * every authenticated caller: a client's Organization is who the action requests others see name.
+   * Reference data (never stored: stations, the carrier's and the clients' Organizations, flights'
+   * TransportMovements) is read by every authenticated caller: a client's Organization is who the
+   * action requests others see name; a TransportMovement says no more than its id.
    */
   const mayRead = (caller: OneRecordCaller, held: Held) => held.row === undefined || canRead(caller, held.meta);
 
@@ -254,7 +258,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
     if (id !== undefined && isReservedId(id))
       throw new AppError(
         "INVALID_LOGISTICS_OBJECT",
-        `${id} is reserved for the AWB's, stations' and organizations' objects`,
+        `${id} is reserved for the AWB's, stations', organizations' and flights' objects`,
       );
     const newId = id ?? randomUUID();
     body["@id"] = newId;
@@ -636,7 +640,7 @@ function decided(row: ActionRequestRow): AppError {
 }
 
 function isReservedId(id: string): boolean {
-  return awbObjectKindOf(id) !== undefined || /^(awb|location|organization)-/.test(id);
+  return awbObjectKindOf(id) !== undefined || /^(awb|location|organization|transport-movement)-/.test(id);
 }
 
 export type ObjectService = ReturnType<typeof createObjectService>;

@@ -1,3 +1,4 @@
+import { flightOfTransportMovementId } from "../events/event-mapping";
 import { CARGO, XSD } from "../jsonld-context";
 import type { NodeObject } from "../jsonld-tree";
 import { locationIdOf, shipmentIdOf, waybillIdOf } from "../uris";
@@ -5,13 +6,14 @@ import { locationIdOf, shipmentIdOf, waybillIdOf } from "../uris";
 /**
  * The bodies of the objects the gateway holds for itself (expanded, with local ids): an AWB's Waybill
  * and Shipment as skeletons (completed when the carrier posts them), a station's Location, the
- * carrier's Organization and each API client's.
+ * carrier's Organization and each API client's, a flight's TransportMovement.
  */
 
 export const WAYBILL = `${CARGO}Waybill`;
 export const SHIPMENT = `${CARGO}Shipment`;
 export const LOCATION = `${CARGO}Location`;
 export const ORGANIZATION = `${CARGO}Organization`;
+export const TRANSPORT_MOVEMENT = `${CARGO}TransportMovement`;
 export const SKELETON_INDICATOR = `${CARGO}skeletonIndicator`;
 export const WAYBILL_PREFIX = `${CARGO}waybillPrefix`;
 export const WAYBILL_NUMBER = `${CARGO}waybillNumber`;
@@ -84,6 +86,21 @@ export function carrierOrganization(id: string, name: string): NodeObject {
  */
 export function clientOrganization(id: string, name: string): NodeObject {
   return { "@id": id, "@type": [ORGANIZATION], [`${CARGO}name`]: text(name) };
+}
+
+/**
+ * The TransportMovement a milestone's transportMovementReference names ("transport-movement-lh400-
+ * 2026-10-16"): what its id says, the flight as transportIdentifier. The ontology has no property for
+ * a day without a time (movementTimestamp is an instant), so the flight's day is in the id only.
+ * Undefined for an id that is not a flight designator and a calendar day.
+ */
+export function transportMovement(id: string): NodeObject | undefined {
+  const flight = flightOfTransportMovementId(id);
+  const day = id.slice(-10);
+  const midnight = new Date(`${day}T00:00:00Z`);
+  if (flight === undefined || Number.isNaN(midnight.getTime()) || midnight.toISOString().slice(0, 10) !== day)
+    return undefined;
+  return { "@id": id, "@type": [TRANSPORT_MOVEMENT], [`${CARGO}transportIdentifier`]: text(flight) };
 }
 
 /** A typed literal, as expanded JSON-LD writes it. */
