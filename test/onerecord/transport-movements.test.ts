@@ -24,7 +24,7 @@ describe.each(BACKENDS)("ONE Record transport movements on %s", (backend) => {
     }, 120_000);
     afterAll(() => disposers.disposeAll());
 
-    it("answers the TransportMovement a milestone links to: 200, conforming, the flight as transportIdentifier", async () => {
+    it("answers the TransportMovement a milestone links to: 200, conforming, the flight as transportIdentifier, read-only (403)", async () => {
       const at = new Date("2026-11-25T09:30:00Z");
       await app.services.milestones.ingest(
         [
@@ -57,6 +57,31 @@ describe.each(BACKENDS)("ONE Record transport movements on %s", (backend) => {
         "cargo:transportIdentifier": "LH8160",
       });
       await assertConforms(movement.body);
+
+      // Reference data: no change is taken, from the carrier's own key either.
+      const patched = await oneRecord(movementUri, {
+        method: "PATCH",
+        token: ADMIN_KEY,
+        body: {
+          "@context": { api: "https://onerecord.iata.org/ns/api#", xsd: "http://www.w3.org/2001/XMLSchema#" },
+          "@type": "api:Change",
+          "api:hasLogisticsObject": { "@id": movementUri },
+          "api:hasRevision": { "@type": "xsd:positiveInteger", "@value": "1" },
+          "api:hasOperation": {
+            "@type": "api:Operation",
+            "api:op": { "@id": "api:ADD" },
+            "api:s": movementUri,
+            "api:p": "https://onerecord.iata.org/ns/cargo#fuelType",
+            "api:o": {
+              "@type": "api:OperationObject",
+              "api:hasDatatype": "http://www.w3.org/2001/XMLSchema#string",
+              "api:hasValue": "SAF",
+            },
+          },
+        },
+      });
+      expect(patched.status).toBe(403);
+      await assertConforms(patched.body);
     });
 
     it("answers 404 for a malformed transport movement id, and refuses creating one (its id is reserved)", async () => {
