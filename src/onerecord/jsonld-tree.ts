@@ -91,8 +91,15 @@ export function isLocalId(id: string): boolean {
  * with any other IRI (another server's object, a code-list element, an ontology individual such as
  * cargo:ACTUAL) keeps it. Returns the labels given in the body with the ids they got; a label given
  * twice keeps one id, and references to it follow.
+ *
+ * With `ownObjects`, a node naming one of this server's objects is a link when it says no more than
+ * @id and @type (its @type dropped: the type is the object's to say), and refused otherwise: a body
+ * may not redefine another object under its URI.
  */
-export function nameEmbeddedNodes(root: NodeObject): Map<string, string> {
+export function nameEmbeddedNodes(
+  root: NodeObject,
+  ownObjects?: { isOwn(id: string): boolean; refuse(id: string): Error },
+): Map<string, string> {
   const named = new Map<string, string>();
   const made = new Set<string>();
   const nameOf = (label?: string) => {
@@ -105,6 +112,10 @@ export function nameEmbeddedNodes(root: NodeObject): Map<string, string> {
     const id = node["@id"];
     if (typeof id !== "string") node["@id"] = nameOf();
     else if (isBlankLabel(id)) node["@id"] = nameOf(id);
+    else if (ownObjects?.isOwn(id)) {
+      if (!Object.keys(node).every((key) => key === "@id" || key === "@type")) throw ownObjects.refuse(id);
+      delete node["@type"];
+    }
   }
   // References to a blank node elsewhere in the tree follow it; a label only referred to gets one too.
   const rootId = root["@id"];
