@@ -105,6 +105,26 @@ describe.each(BACKENDS)("ONE Record embedded node ids on %s", (backend) => {
       );
     });
 
+    it("refuses an event that describes one of this server's objects instead of linking it (400, nothing stored)", async () => {
+      const target = await created({ "@context": { cargo: CARGO }, "@type": "cargo:Shipment" });
+      const carrier = `${base}/logistics-objects/organization-carrier`;
+      const event = {
+        "@context": { cargo: CARGO },
+        "@type": "cargo:LogisticsEvent",
+        "cargo:eventDate": { "@type": "http://www.w3.org/2001/XMLSchema#dateTime", "@value": "2026-10-16T15:45:00Z" },
+        "cargo:recordingOrganization": { "@id": carrier, "@type": "cargo:Organization", "cargo:name": "Mallory" },
+      };
+      const refused = await oneRecord(`${target}/logistics-events`, { method: "POST", body: event, token: ADMIN_KEY });
+      expect(refused.status).toBe(400);
+      expect(JSON.stringify(refused.body)).toContain(`${carrier} is a logistics object of this server`);
+      expect((await read(`${target}/logistics-events`))["api:hasTotalItems"]).toBe(0);
+      // The same node as a link is taken, and reads back as the link it is.
+      const linked = { ...event, "cargo:recordingOrganization": { "@id": carrier, "@type": "cargo:Organization" } };
+      const posted = await oneRecord(`${target}/logistics-events`, { method: "POST", body: linked, token: ADMIN_KEY });
+      expect(posted.status).toBe(201);
+      expect((await read(posted.headers.get("location")!))["cargo:recordingOrganization"]).toEqual({ "@id": carrier });
+    });
+
     it("keeps a typed StatusCode eventCode's IRI, and ?event-code= finds it", async () => {
       const shipment = `${base}/logistics-objects/shipment-020-55500012`;
       const posted = await oneRecord(`${shipment}/logistics-events`, {

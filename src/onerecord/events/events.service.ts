@@ -229,7 +229,14 @@ export function createEventsService(deps: EventsServiceDeps) {
   /** The posted tree as logistics_event keeps it: compacted, embedded nodes named, this server's URIs as local ids. */
   async function storedBodyOf(node: NodeObject): Promise<Record<string, unknown>> {
     const named = structuredClone(node);
-    nameEmbeddedNodes(named);
+    // A node naming one of this server's objects is a link: an event may not say what that object is.
+    nameEmbeddedNodes(named, {
+      isOwn: (id) => uris.localIdOf(id) !== undefined,
+      refuse: (id) =>
+        new AppError("INVALID_LOGISTICS_OBJECT", `An event cannot describe ${id}: link it by its @id alone`, {
+          errors: [{ field: "@id", message: `${id} is a logistics object of this server` }],
+        }),
+    });
     const compacted = await compactJsonLd(named);
     delete compacted["@context"];
     return mapIds(compacted, (id) => uris.localIdOf(id));
