@@ -215,6 +215,26 @@ describe.each(BACKENDS)("ONE Record request bounds on %s", (backend) => {
       expect((await post(piece({ "cargo:goodsDescription": "\ufdcf\ufdf0\ufffd\u{1fffd}" }))).status).toBe(201);
     });
 
+    it("refuses a body that is not valid UTF-8 (400) instead of storing U+FFFD in its place", async () => {
+      const text = JSON.stringify(piece({ "cargo:goodsDescription": "a?b" }));
+      const bytes = Buffer.from(text, "utf8");
+      bytes[bytes.indexOf("a?b") + 1] = 0xff; // not a byte UTF-8 has
+      const res = await fetch(`${base}/logistics-objects`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${writerKey}`,
+          accept: "application/ld+json",
+          "content-type": "application/ld+json",
+        },
+        body: bytes,
+      });
+      const body = (await res.json()) as Record<string, unknown>;
+      expect([res.status, body["@type"]]).toEqual([400, "api:Error"]);
+      expect(JSON.stringify(body)).toContain("not valid UTF-8");
+      // The same body with the byte a UTF-8 character is created.
+      expect((await post(piece({ "cargo:goodsDescription": "a\u00ffb" }))).status).toBe(201);
+    });
+
     it("answers ids with control characters 404 and query values with them 400, never 500", async () => {
       const objects = `${base}/logistics-objects`;
       expect((await oneRecord(`${objects}/a%00b`, { token: writerKey })).status).toBe(404);
