@@ -143,6 +143,27 @@ describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
       expect(await read<unknown[]>("carrier-statuses", awb)).toEqual([]);
     });
 
+    it("refuses JSON that is not valid UTF-8 (400 MALFORMED_JSON) and stores nothing, never U+FFFD", async () => {
+      const awb = "020-33333333";
+      const bytes = Buffer.from(JSON.stringify([{ eventId: "e?3", awb, state: "DEP", station: "FRA" }]), "utf8");
+      bytes[bytes.indexOf("e?3") + 1] = 0xff; // not a byte UTF-8 has
+      const res = await fetch(`${url}/carrier/handling/shipment/events`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_KEY}` },
+        body: bytes,
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: "MALFORMED_JSON", detail: "The body is not valid UTF-8" });
+      expect(await read<unknown[]>("events", awb)).toEqual([]);
+      const graphql = await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), // {"\xff":1}
+      });
+      expect(graphql.status).toBe(400);
+      expect(await graphql.json()).toMatchObject({ code: "MALFORMED_JSON" });
+    });
+
     it("answers FSU or XML sent as application/json with the content type that reads it", async () => {
       const fsu = await send(fixture("fsu/rcs.txt"), "application/json");
       expect(fsu.status).toBe(400);

@@ -15,7 +15,7 @@ import { graphqlErrorOf, type GraphQLPolicy } from "../graphql-core/policy";
 import { formatGraphQLError } from "../graphql-core/errors";
 import { checkDocumentLength, checkFieldComparisons } from "../graphql-core/field-comparisons";
 import type { CachedResponse, GraphQLRequestBody, ResponseCache } from "./response-cache";
-import { parseJsonBodyInto } from "../http/json-body";
+import { decodeJsonText, parseJsonBodyInto } from "../http/json-body";
 import { executeInSpan, traceResolvers } from "../tracing/graphql";
 
 /**
@@ -287,8 +287,13 @@ type CachingRequest = FastifyRequest & {
  */
 function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request: CachingRequest, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request: CachingRequest, body, done) => {
+    let text: string;
+    try {
+      text = decodeJsonText(body as Buffer);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
     if (request.method === "POST") {
       const hit = cache.getByText(text, request.headers.accept ?? "");
       if (hit) {

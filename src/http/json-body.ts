@@ -24,6 +24,31 @@ function hintFor(text: string): string {
   return "";
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A JSON body's bytes as text. JSON is UTF-8 (RFC 8259): a body with bytes that are not is
+ * MALFORMED_JSON, never read with U+FFFD in their place and stored so.
+ */
+export function decodeJsonText(bytes: Buffer): string {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    throw new AppError("MALFORMED_JSON", "The body is not valid UTF-8");
+  }
+}
+
+/** A JSON body's bytes, decoded strictly and parsed, to a Fastify content-type parser's `done`. */
+export function parseJsonBytesInto(bytes: Buffer, done: (error: Error | null, body?: unknown) => void): void {
+  let text: string;
+  try {
+    text = decodeJsonText(bytes);
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
+  parseJsonBodyInto(text, done);
+}
+
 /** `parseJsonBody` as a Fastify content-type parser's callback: the value, or the error, to `done`. */
 export function parseJsonBodyInto(text: string, done: (error: Error | null, body?: unknown) => void): void {
   let body: unknown;

@@ -15,7 +15,7 @@ import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
 import type { RequestTracing } from "../tracing/http-server";
 import type { ProxyTrust } from "./client-address";
-import { parseJsonBodyInto } from "./json-body";
+import { parseJsonBytesInto } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
 
 type RefusalAnswer = (reply: FastifyReply, error: AppError) => void;
@@ -85,8 +85,8 @@ export function createHttpServer(
   });
 
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) =>
-    parseJsonBodyInto(body as string, done),
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) =>
+    parseJsonBytesInto(body as Buffer, done),
   );
 
   // A callback hook, not an async one: this runs on every request and a promise per request shows.

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../errors";
-import { parseJsonBodyInto } from "../http/json-body";
+import { parseJsonBytesInto } from "../http/json-body";
 import { asAppError } from "../http/problem";
 import { apiErrorBody } from "./api-error";
 import type { OneRecordCallers } from "./identity/caller";
@@ -38,8 +38,6 @@ export function sendOneRecordRefusal(reply: FastifyReply, error: AppError): void
   void sendJsonLd(reply, error.status, apiErrorBody(error));
 }
 
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
 export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRecordRouteDeps): Promise<void> {
   await http.register(
     async (scope) => {
@@ -54,15 +52,9 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
       scope.removeAllContentTypeParsers();
       // Bytes, not a string: Fastify's decoding would turn invalid UTF-8 into U+FFFD and store it; the
       // specification wants such a body refused.
-      scope.addContentTypeParser(JSON_LD, { parseAs: "buffer" }, (_request, body, done) => {
-        let text: string;
-        try {
-          text = STRICT_UTF8.decode(body as Buffer);
-        } catch {
-          return done(new AppError("VALIDATION_FAILED", "The body is not valid UTF-8"));
-        }
-        parseJsonBodyInto(text, done);
-      });
+      scope.addContentTypeParser(JSON_LD, { parseAs: "buffer" }, (_request, body, done) =>
+        parseJsonBytesInto(body as Buffer, done),
+      );
 
       scope.addHook("onRequest", (request, reply, done) => {
         // Every answer, errors and bodiless ones (204, 307) included, is in the one language.
