@@ -7,6 +7,7 @@ import {
   MAX_JSON_LD_VALUES,
 } from "../../src/onerecord/jsonld-bounds";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { assertConforms } from "../support/onerecord-conformance";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 
 /**
@@ -230,6 +231,7 @@ describe.each(BACKENDS)("ONE Record request bounds on %s", (backend) => {
       });
       const body = (await res.json()) as Record<string, unknown>;
       expect([res.status, body["@type"]]).toEqual([400, "api:Error"]);
+      await assertConforms(body);
       expect(JSON.stringify(body)).toContain("not valid UTF-8");
       // The same body with the byte a UTF-8 character is created.
       expect((await post(piece({ "cargo:goodsDescription": "a\u00ffb" }))).status).toBe(201);

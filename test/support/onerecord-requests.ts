@@ -45,13 +45,15 @@ export async function oneRecord(url: string, request: OneRecordRequest = {}): Pr
   const text = await res.text();
   const answer = { status: res.status, headers: res.headers, body: parseOrUndefined(text), text };
   const answered: unknown = answer.body;
-  if (
-    typeof answered === "object" &&
-    answered !== null &&
-    res.headers.get("content-type") === "application/ld+json; version=2.3.0"
-  )
+  if (typeof answered === "object" && answered !== null && isJsonLd230(res.headers.get("content-type")))
     await assertConforms(answered);
   return answer;
+}
+
+/** application/ld+json in version 2.3.0, whatever other parameters (charset…) the answer names. */
+function isJsonLd230(contentType: string | null): boolean {
+  const [media, ...parameters] = (contentType ?? "").split(";").map((part) => part.trim().toLowerCase());
+  return media === "application/ld+json" && parameters.includes("version=2.3.0");
 }
 
 function parseOrUndefined(text: string): unknown {
