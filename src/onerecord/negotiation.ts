@@ -42,19 +42,9 @@ function versionAcceptedBy(range: MediaRange): ApiVersion | undefined {
   return SUPPORTED_API_VERSIONS.find((version) => version === asked);
 }
 
-/** Whether a request body's Content-Type is JSON-LD (any parameters: version, charset). */
-export function isJsonLdContentType(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false;
-  return mediaTypeOf(contentType) === JSON_LD;
-}
-
 /** The Content-Type of an answer in `version`. */
 export function jsonLdContentType(version: ApiVersion): string {
   return `${JSON_LD}; version=${version}`;
-}
-
-function mediaTypeOf(value: string): string {
-  return (value.split(";")[0] ?? "").trim().toLowerCase();
 }
 
 function parseMediaRanges(header: string): MediaRange[] {

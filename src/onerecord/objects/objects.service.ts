@@ -85,7 +85,7 @@ export interface ObjectServiceDeps {
   clientOf(clientId: string): Promise<{ name: string; createdAt: Date } | undefined>;
 }
 
-/** At most this many objects are embedded into one answer (embedded=true). */
+/** At most this many linked objects are looked up (and so embedded) for one answer (embedded=true). */
 const MAX_EMBEDDED_OBJECTS = 100;
 const CHANGE_REQUEST = "CHANGE_REQUEST";
 /** Change requests one requester may have pending on one object: each holds up to a whole body. */
@@ -220,11 +220,13 @@ export function createObjectService(deps: ObjectServiceDeps) {
             const id = item["@id"];
             if (!isLocalId(id) || seen.has(id) || budget <= 0) return item;
             seen.add(id);
+            // Spent before the lookup, not after: the items of one list are looked up together, and each
+            // must find the budget already reduced by the others (at most MAX_EMBEDDED_OBJECTS lookups).
+            budget--;
             const held = await find(id);
             if (!held || !mayRead(caller, held)) return item;
             const state = await stateAt(held, at);
             if (!state) return item;
-            budget--;
             return visit(withRevisions(state.body, state.revision, held.revision));
           }),
         );

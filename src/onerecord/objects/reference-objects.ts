@@ -1,5 +1,5 @@
 import { flightOfTransportMovementId } from "../events/event-mapping";
-import { CARGO, XSD } from "../jsonld-context";
+import { CARGO } from "../jsonld-context";
 import type { NodeObject } from "../jsonld-tree";
 import { locationIdOf, shipmentIdOf, waybillIdOf } from "../uris";
 
@@ -101,9 +101,4 @@ export function transportMovement(id: string): NodeObject | undefined {
   if (flight === undefined || Number.isNaN(midnight.getTime()) || midnight.toISOString().slice(0, 10) !== day)
     return undefined;
   return { "@id": id, "@type": [TRANSPORT_MOVEMENT], [`${CARGO}transportIdentifier`]: text(flight) };
-}
-
-/** A typed literal, as expanded JSON-LD writes it. */
-export function typedLiteral(value: string, datatype: string): Record<string, string> {
-  return { "@value": value, "@type": datatype.startsWith("xsd:") ? `${XSD}${datatype.slice(4)}` : datatype };
 }
