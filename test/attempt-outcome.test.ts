@@ -10,6 +10,7 @@ const noJitter = () => 0.5;
 const delivery = (attemptCount = 0): ClaimedDelivery => ({
   id: "d1",
   leaseToken: "t1",
+  kind: "WEBHOOK",
   clientId: "c",
   callback: "http://a:80/cb",
   origin: "http://a:80",

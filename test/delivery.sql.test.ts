@@ -39,8 +39,10 @@ describe.each(BACKENDS)("delivery statements on %s", (backend) => {
       const token = randomUUID();
       const values = (ids: string[], subscriptionIds: string[], notify: boolean) => ({
         ids,
+        kinds: ids.map(() => "WEBHOOK"),
         eventIds: ids.map(() => eventId),
         subscriptionIds,
+        oneRecordSubscriptionIds: ids.map(() => null),
         clientIds: ids.map(() => clientId),
         callbacks: ids.map((id) => `http://receiver.test/${id}`),
         origins: ids.map(() => "http://receiver.test"),

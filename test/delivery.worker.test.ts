@@ -24,6 +24,7 @@ function delivery(origin = "http://a:80", attemptCount = 0): ClaimedDelivery {
   return {
     id: `d${serial}`,
     leaseToken: `t${serial}`,
+    kind: "WEBHOOK",
     clientId: "c",
     callback: `${origin}/cb`,
     origin,

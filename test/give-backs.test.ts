@@ -5,6 +5,7 @@ import { GiveBacks } from "../src/delivery/give-backs";
 const claimOf = (id: string): ClaimedDelivery => ({
   id,
   leaseToken: `t-${id}`,
+  kind: "WEBHOOK",
   clientId: "c",
   callback: "http://a:80/cb",
   origin: "http://a:80",

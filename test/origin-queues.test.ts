@@ -7,6 +7,7 @@ const queued = (origin: string, startBy = 1_000): Queued => {
   const delivery: ClaimedDelivery = {
     id: `d${serial}`,
     leaseToken: `t${serial}`,
+    kind: "WEBHOOK",
     clientId: "c",
     callback: `${origin}/cb`,
     origin,

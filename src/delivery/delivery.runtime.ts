@@ -48,6 +48,8 @@ export function startDeliveryWorker(deps: {
     send: async (delivery, startBy) => {
       // Every attempt, a retry too, is signed with the secrets valid when it is sent (remembered
       // per client for SIGNING_SECRETS_CACHE_MS).
+      if (delivery.kind !== "WEBHOOK" || delivery.clientId === null)
+        throw new Error("ONE Record notifications are not sent yet (issue 26, in progress)");
       const secrets = await clients.signingSecretsAt(delivery.clientId, new Date());
       if (performance.now() > startBy) return null; // too little lease left to send: give it back
       return sendNotification(delivery, secrets, { dispatcher, allowPrivate: config.allowPrivateCallbacks });

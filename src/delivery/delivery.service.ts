@@ -51,8 +51,9 @@ export function createDeliveryService({ prisma, onRequeued }: { prisma: Prisma; 
   ): DeliveryView => ({
     deliveryId: d.id,
     subscriptionId: d.subscriptionId,
-    eventId: d.eventId,
-    clientEventId: clientEventIdOf(d.event.dedupeKey),
+    // A legacy subscription's deliveries are webhooks: each notifies of a stored milestone.
+    eventId: d.eventId!,
+    clientEventId: clientEventIdOf(d.event!.dedupeKey),
     callback: d.callback,
     status: d.status,
     attemptCount: d.attemptCount,

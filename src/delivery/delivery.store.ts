@@ -14,7 +14,9 @@ export interface ClaimedDelivery {
   id: string;
   /** The claim holding this delivery's lease; every write about this attempt names it. */
   leaseToken: string;
-  clientId: string;
+  kind: DeliveryKind;
+  /** Null for a ONE Record subscriber that is no API client (nothing to sign with). */
+  clientId: string | null;
   callback: string;
   origin: string;
   payload: string;
@@ -38,12 +40,22 @@ export interface AttemptOutcome {
   nextAttemptAt: Date | null;
 }
 
-/** A delivery being queued by an ingestion. */
+/** What a delivery carries: a signed legacy webhook, or a ONE Record api:Notification (docs/ONE-RECORD.md). */
+export type DeliveryKind = "WEBHOOK" | "ONE_RECORD";
+
+/** A delivery being queued (by an ingestion, or a ONE Record change in its transaction). */
 export interface NewDelivery {
   id: string;
-  eventId: string;
-  subscriptionId: string;
-  clientId: string;
+  /** WEBHOOK when absent. */
+  kind?: DeliveryKind;
+  /** The milestone it notifies of; null for a ONE Record notification of an object created or updated. */
+  eventId: string | null;
+  /** The legacy subscription (WEBHOOK). */
+  subscriptionId: string | null;
+  /** The ONE Record subscription (ONE_RECORD); null for webhooks and for announcements to partners. */
+  oneRecordSubscriptionId?: string | null;
+  /** Whose delivery log shows it; null for a ONE Record subscriber that is no API client. */
+  clientId: string | null;
   callback: string;
   origin: string;
   payload: string;
@@ -76,8 +88,10 @@ export async function queueDeliveries(
     const chunk = deliveries.slice(i, i + INSERT_CHUNK);
     await queueDeliveriesSql.rows(tx, {
       ids: chunk.map((d) => d.id),
+      kinds: chunk.map((d) => d.kind ?? "WEBHOOK"),
       eventIds: chunk.map((d) => d.eventId),
       subscriptionIds: chunk.map((d) => d.subscriptionId),
+      oneRecordSubscriptionIds: chunk.map((d) => d.oneRecordSubscriptionId ?? null),
       clientIds: chunk.map((d) => d.clientId),
       callbacks: chunk.map((d) => d.callback),
       origins: chunk.map((d) => d.origin),
@@ -141,6 +155,7 @@ export function createDeliveryStore(sql: SqlExecutor) {
       return rows.map((r) => ({
         id: r.id,
         leaseToken,
+        kind: r.kind,
         clientId: r.client_id,
         callback: r.callback,
         origin: r.origin,

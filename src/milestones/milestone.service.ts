@@ -222,6 +222,7 @@ export function createMilestoneService({
           .map((d) => ({
             id: d.id,
             leaseToken: lease.token,
+            kind: "WEBHOOK" as const,
             clientId: d.clientId,
             callback: d.callback,
             origin: d.origin,

@@ -19,7 +19,8 @@ export const claimDue = statement<
   },
   {
     id: string;
-    client_id: string;
+    kind: "WEBHOOK" | "ONE_RECORD";
+    client_id: string | null;
     callback: string;
     origin: string;
     payload: string;
@@ -53,7 +54,10 @@ export const claimDue = statement<
      )
      UPDATE delivery d SET lease_until = now() + (${param("leaseMs")}::int * interval '1 millisecond'),
        lease_token = ${param("leaseToken")}::uuid
-     FROM chosen, status_event e
-     WHERE d.id = chosen.id AND e.id = d.event_id
-     RETURNING d.id, d.client_id, d.callback, d.origin, d.payload, d.attempt_count, e.received_at, d.trace_parent`,
+     FROM chosen
+     WHERE d.id = chosen.id
+     RETURNING d.id, d.kind, d.client_id, d.callback, d.origin, d.payload, d.attempt_count,
+       -- When what it notifies of happened here: the milestone's arrival, else when it was queued.
+       coalesce((SELECT e.received_at FROM status_event e WHERE e.id = d.event_id), d.created_at) AS received_at,
+       d.trace_parent`,
 );

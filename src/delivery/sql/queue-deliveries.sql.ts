@@ -10,9 +10,11 @@ export const DELIVERY_CHANNEL = "cgw_deliveries";
  */
 export const queueDeliveries = statement<{
   ids: string[];
-  eventIds: string[];
-  subscriptionIds: string[];
-  clientIds: string[];
+  kinds: string[];
+  eventIds: Array<string | null>;
+  subscriptionIds: Array<string | null>;
+  oneRecordSubscriptionIds: Array<string | null>;
+  clientIds: Array<string | null>;
   callbacks: string[];
   origins: string[];
   payloads: string[];
@@ -24,14 +26,16 @@ export const queueDeliveries = statement<{
 }>(
   "delivery/queue-deliveries",
   sql`WITH ins AS (
-       INSERT INTO delivery (id, event_id, subscription_id, client_id, callback, origin, payload, lease_until, lease_token, trace_parent)
-       SELECT i::uuid, e::uuid, s::uuid, c::uuid, cb, o, p,
+       INSERT INTO delivery (id, kind, event_id, subscription_id, onerecord_subscription_id, client_id, callback, origin,
+                             payload, lease_until, lease_token, trace_parent)
+       SELECT i::uuid, k, e::uuid, s::uuid, os::uuid, c::uuid, cb, o, p,
               CASE WHEN l THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
               CASE WHEN l THEN ${param("leaseToken")}::uuid END,
               ${param("traceParent")}::text
-       FROM unnest(${param("ids")}::text[], ${param("eventIds")}::text[], ${param("subscriptionIds")}::text[],
+       FROM unnest(${param("ids")}::text[], ${param("kinds")}::text[], ${param("eventIds")}::text[],
+                   ${param("subscriptionIds")}::text[], ${param("oneRecordSubscriptionIds")}::text[],
                    ${param("clientIds")}::text[], ${param("callbacks")}::text[], ${param("origins")}::text[],
-                   ${param("payloads")}::text[], ${param("leased")}::boolean[]) AS v(i, e, s, c, cb, o, p, l)
+                   ${param("payloads")}::text[], ${param("leased")}::boolean[]) AS v(i, k, e, s, os, c, cb, o, p, l)
        RETURNING 1
      ), notified AS (
        SELECT pg_notify('${sqlText(DELIVERY_CHANNEL)}', '') FROM (SELECT count(*) FROM ins) n WHERE ${param("notify")}::boolean
