@@ -8,6 +8,7 @@ import { CONTENT_LANGUAGE, JSON_LD, negotiateApiVersion, SUPPORTED_API_VERSIONS 
 import { rememberApiVersion, rememberOneRecordCaller, sendJsonLd } from "./onerecord-http";
 import { registerServerInformationRoutes } from "./server-information.routes";
 import type { OneRecordUris } from "./uris";
+import type { ActionRequestKind } from "./action-request-kinds";
 import { registerActionRequestRoutes } from "./objects/action-requests.routes";
 import { registerObjectRoutes } from "./objects/objects.routes";
 import type { ObjectService } from "./objects/objects.service";
@@ -25,6 +26,8 @@ export interface OneRecordRouteDeps {
   readonly callers: OneRecordCallers;
   readonly objects: ObjectService;
   readonly events: EventsService;
+  /** Action requests other than change requests (subscription requests, access delegations). */
+  readonly actionRequestKinds?: readonly ActionRequestKind[];
 }
 
 /**

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { AppError } from "../../errors";
+import type { ActionRequestHeaders, ActionRequestKind } from "../action-request-kinds";
 import { compactJsonLd } from "../jsonld-codec";
 import { API } from "../jsonld-context";
 import { apiVersionOf, oneRecordCallerOf, sendJsonLd } from "../onerecord-http";
@@ -11,37 +13,72 @@ import type { ActionRequestRow } from "./objects.store";
 interface ActionRequestRouteDeps {
   readonly objects: ObjectService;
   readonly uris: OneRecordUris;
+  /** The other kinds of action requests (subscription requests, access delegations), asked after change requests. */
+  readonly actionRequestKinds?: readonly ActionRequestKind[];
 }
 
 const CHANGE_REQUEST = `${API}ChangeRequest`;
 
-/** Action requests: read, decided by the holder (PATCH ?status=), revoked (DELETE). */
-export function registerActionRequestRoutes(scope: FastifyInstance, { objects, uris }: ActionRequestRouteDeps): void {
-  const headersOf = (reply: FastifyReply, row: ActionRequestRow) =>
+/** Change requests as an ActionRequestKind: every well-formed id not held by another kind is looked up here last. */
+function changeRequests(objects: ObjectService, uris: OneRecordUris): ActionRequestKind {
+  const headers = (row: ActionRequestRow): ActionRequestHeaders => ({
+    type: CHANGE_REQUEST,
+    lastModified: row.decided_at ?? row.requested_at,
+  });
+  return {
+    async read(caller, id, version) {
+      const row = await objects.actionRequest(caller, id);
+      return { ...headers(row), node: actionRequestNode(row, uris, version) };
+    },
+    decide: async (caller, id, status) => headers(await objects.decide(caller, id, status)),
+    revoke: async (caller, id) => headers(await objects.revoke(caller, id)),
+  };
+}
+
+/** Action requests of every kind: read, decided by the holder (PATCH ?status=), revoked (DELETE). */
+export function registerActionRequestRoutes(
+  scope: FastifyInstance,
+  { objects, uris, actionRequestKinds = [] }: ActionRequestRouteDeps,
+): void {
+  // Change requests last: their lookup answers ACTION_REQUEST_NOT_FOUND for an id no kind holds.
+  const kinds = [...actionRequestKinds, changeRequests(objects, uris)];
+  async function first<T>(ask: (kind: ActionRequestKind) => Promise<T | undefined>): Promise<T> {
+    for (const kind of kinds) {
+      const answer = await ask(kind);
+      if (answer !== undefined) return answer;
+    }
+    throw new AppError("INTERNAL", "no kind of action request answered");
+  }
+  const headersOf = (reply: FastifyReply, id: string, answer: ActionRequestHeaders) =>
     reply
-      .header("location", uris.actionRequestUri(row.id))
-      .header("type", CHANGE_REQUEST)
-      .header("last-modified", (row.decided_at ?? row.requested_at).toUTCString());
+      .header("location", uris.actionRequestUri(id))
+      .header("type", answer.type)
+      .header("last-modified", answer.lastModified.toUTCString());
 
   scope.get<{ Params: { id: string } }>("/action-requests/:id", async (request, reply) => {
-    const row = await objects.actionRequest(oneRecordCallerOf(request), request.params.id);
-    const body = await compactJsonLd(actionRequestNode(row, uris, apiVersionOf(request)));
-    return sendJsonLd(headersOf(reply, row), 200, body);
+    const { id } = request.params;
+    const caller = oneRecordCallerOf(request);
+    const answer = await first((kind) => kind.read(caller, id, apiVersionOf(request)));
+    const body = await compactJsonLd(answer.node);
+    return sendJsonLd(headersOf(reply, id, answer), 200, body);
   });
 
   scope.patch<{ Params: { id: string } }>("/action-requests/:id", async (request, reply) => {
+    const { id } = request.params;
     const [status] = parseStatuses(queryOf(request).status) ?? [];
     const caller = oneRecordCallerOf(request);
-    let row: ActionRequestRow;
+    let answer: ActionRequestHeaders;
     if (status === "REQUEST_ACCEPTED" || status === "REQUEST_REJECTED")
-      row = await objects.decide(caller, request.params.id, status);
-    else if (status === "REQUEST_REVOKED") row = await objects.revoke(caller, request.params.id);
+      answer = await first((kind) => kind.decide(caller, id, status));
+    else if (status === "REQUEST_REVOKED") answer = await first((kind) => kind.revoke(caller, id));
     else throw invalidQuery("status", "is REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED");
-    return headersOf(reply, row).code(204).send();
+    return headersOf(reply, id, answer).code(204).send();
   });
 
   scope.delete<{ Params: { id: string } }>("/action-requests/:id", async (request, reply) => {
-    await objects.revoke(oneRecordCallerOf(request), request.params.id);
+    const { id } = request.params;
+    const caller = oneRecordCallerOf(request);
+    await first((kind) => kind.revoke(caller, id));
     return reply.code(204).send();
   });
 }
