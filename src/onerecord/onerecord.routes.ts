@@ -28,6 +28,12 @@ export interface OneRecordRouteDeps {
   readonly events: EventsService;
   /** Action requests other than change requests (subscription requests, access delegations). */
   readonly actionRequestKinds?: readonly ActionRequestKind[];
+  /**
+   * More routes inside the plugin (part 2's resources: subscriptions, notifications, access
+   * delegations): each registers its own on the scope, so they share its authentication, body parsing,
+   * negotiation and api:Error answers.
+   */
+  readonly moreRoutes?: ReadonlyArray<(scope: FastifyInstance) => void>;
 }
 
 /**
@@ -104,6 +110,7 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
       registerObjectRoutes(scope, deps);
       registerActionRequestRoutes(scope, deps);
       registerEventRoutes(scope, deps);
+      for (const register of deps.moreRoutes ?? []) register(scope);
     },
     { prefix: deps.basePath },
   );
