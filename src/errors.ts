@@ -51,6 +51,11 @@ export const ERROR_TABLE = {
   },
   ACTION_REQUEST_DECIDED: { status: 422, close: 4422, title: "The action request is no longer pending" },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
+  SUBSCRIPTION_UNPROCESSABLE: {
+    status: 422,
+    close: 4422,
+    title: "The subscription is well formed but this server cannot take it",
+  },
   INTERNAL: { status: 500, close: 4500, title: "Internal error" },
 } as const satisfies Record<string, { status: number; close: number; title: string }>;
 

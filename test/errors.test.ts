@@ -41,6 +41,7 @@ describe("the error table", () => {
       PENDING_CHANGE_LIMIT_REACHED: [409, 4409],
       ACTION_REQUEST_DECIDED: [422, 4422],
       CHANGE_UNPROCESSABLE: [422, 4422],
+      SUBSCRIPTION_UNPROCESSABLE: [422, 4422],
       INTERNAL: [500, 4500],
     });
   });
