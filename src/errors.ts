@@ -51,6 +51,7 @@ export const ERROR_TABLE = {
   },
   ACTION_REQUEST_DECIDED: { status: 422, close: 4422, title: "The action request is no longer pending" },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
+  SUBSCRIPTION_NOT_WANTED: { status: 422, close: 4422, title: "This server wants no subscription to that topic" },
   SUBSCRIPTION_UNPROCESSABLE: {
     status: 422,
     close: 4422,
