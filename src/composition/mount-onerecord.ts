@@ -14,6 +14,11 @@ import { createObjectService } from "../onerecord/objects/objects.service";
 import { createObjectStore } from "../onerecord/objects/objects.store";
 import { createEventsService } from "../onerecord/events/events.service";
 import { createEventStore } from "../onerecord/events/events.store";
+import type { ActionRequestKind } from "../onerecord/action-request-kinds";
+import { notificationEndpointOf } from "../onerecord/partners/notification-endpoint";
+import { createSubscriptionService } from "../onerecord/subscriptions/subscriptions.service";
+import { createSubscriptionStore } from "../onerecord/subscriptions/subscriptions.store";
+import { registerSubscriptionRoutes } from "../onerecord/subscriptions/subscriptions.routes";
 import type { Core } from "./build-services";
 
 /**
@@ -66,5 +71,19 @@ export async function mountOneRecord(
     isStation: (code) => core.services.stations.isStation(code),
     enforceCheckDigit: core.services.enforceCheckDigit,
   });
-  await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events });
+  // Part 2's action request kinds and resources: each part adds its own to these two lists.
+  const actionRequestKinds: ActionRequestKind[] = [];
+  const moreRoutes: Array<(scope: FastifyInstance) => void> = [];
+
+  // Subscriber-initiated subscriptions: POST /subscriptions and their SubscriptionRequests.
+  const subscriptions = createSubscriptionService({
+    store: createSubscriptionStore(core.database.prisma),
+    uris,
+    objectMeta: (id) => objects.metaOf(id),
+    endpointOf: (organizationId) => notificationEndpointOf(core.database.prisma, organizationId),
+  });
+  actionRequestKinds.push(subscriptions.actionRequests);
+  moreRoutes.push((scope) => registerSubscriptionRoutes(scope, { uris, subscriptions }));
+
+  await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events, actionRequestKinds, moreRoutes });
 }

@@ -1,0 +1,104 @@
+import type { Prisma } from "../../db/database";
+import { AppError } from "../../errors";
+import { agentOrganizationId, clientOrganizationId } from "../identity/organizations";
+import { createOneRecordUris } from "../uris";
+
+/** A partner as the operator registered it (table onerecord_partner). */
+export interface Partner {
+  /** "organization-<client uuid>" for an API client, the URI for an OIDC agent. */
+  readonly organization: string;
+  /** Its ONE Record server's base URL, without a trailing "/". */
+  readonly serverUrl: string;
+  readonly clientId: string | null;
+  /** Offered publisher-initiated subscriptions (its GET /subscriptions is asked). */
+  readonly proposeSubscriptions: boolean;
+  /** Told of this server's new AWB objects (LOGISTICS_OBJECT_AVAILABLE). */
+  readonly announceObjects: boolean;
+  readonly createdAt: Date;
+}
+
+export interface NewPartner {
+  readonly serverUrl: string;
+  /** Exactly one of the two: the API client it is, or its OIDC agent's Organization URI. */
+  readonly clientId?: string | undefined;
+  readonly agentUri?: string | undefined;
+  readonly proposeSubscriptions?: boolean;
+  readonly announceObjects?: boolean;
+}
+
+/**
+ * The operator's registry of ONE Record partners (npm run admin -- partner:add, partner:remove,
+ * partners): where each partner's server is, and what this server offers it unasked. Registering a
+ * partner again replaces what was registered.
+ */
+export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) {
+  const uris = baseUrl === undefined ? undefined : createOneRecordUris(() => baseUrl);
+  const organizationOf = async (partner: { clientId?: string | undefined; agentUri?: string | undefined }) => {
+    if ((partner.clientId === undefined) === (partner.agentUri === undefined))
+      throw new AppError(
+        "VALIDATION_FAILED",
+        "Name the partner by its API client or by its agent's URI, one of the two",
+      );
+    if (partner.clientId !== undefined) {
+      const client = /^[0-9a-f-]{36}$/i.test(partner.clientId)
+        ? await prisma.client.findUnique({ where: { id: partner.clientId }, select: { id: true } })
+        : null;
+      if (!client) throw new AppError("CLIENT_NOT_FOUND", `No client ${partner.clientId}`);
+      return { organization: clientOrganizationId(client.id), clientId: client.id };
+    }
+    const agentUri = absoluteHttpUrl(partner.agentUri!, "agent");
+    return { organization: agentOrganizationId(agentUri, (uri) => uris?.localIdOf(uri)), clientId: null };
+  };
+  const organizationIdOf = (organization: string) => agentOrganizationId(organization, (uri) => uris?.localIdOf(uri));
+  return {
+    async add(partner: NewPartner): Promise<Partner> {
+      const serverUrl = absoluteHttpUrl(partner.serverUrl, "server").replace(/\/+$/, "");
+      const { organization, clientId } = await organizationOf(partner);
+      const fields = {
+        serverUrl,
+        clientId,
+        proposeSubscriptions: partner.proposeSubscriptions ?? false,
+        announceObjects: partner.announceObjects ?? false,
+      };
+      return prisma.oneRecordPartner.upsert({
+        where: { organization },
+        create: { organization, ...fields },
+        update: fields,
+      });
+    },
+    /** Removes the partner named by its Organization id or URI, or its API client's id; false when there was none. */
+    async remove(partner: string): Promise<boolean> {
+      const organization = /^[0-9a-f-]{36}$/i.test(partner) ? clientOrganizationId(partner) : organizationIdOf(partner);
+      const { count } = await prisma.oneRecordPartner.deleteMany({ where: { organization } });
+      return count > 0;
+    },
+    list(): Promise<Partner[]> {
+      return prisma.oneRecordPartner.findMany({ orderBy: { createdAt: "asc" } });
+    },
+  };
+}
+
+export type PartnerAdmin = ReturnType<typeof createPartnerAdmin>;
+
+/** An absolute http(s) URL without query, fragment or credentials; refused (VALIDATION_FAILED) otherwise. */
+function absoluteHttpUrl(text: string, what: "server" | "agent"): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    url.username !== "" ||
+    url.password !== ""
+  )
+    throw new AppError("VALIDATION_FAILED", `The ${what} is an absolute http(s) URL without query or fragment`, {
+      errors: [{ field: what, message: `"${text}" is not an absolute http(s) URL without query or fragment` }],
+    });
+  // An agent's URI is its Organization's id as its tokens name it: kept as given, not normalised.
+  return what === "agent" ? text : url.href;
+}

@@ -1,0 +1,51 @@
+import { param, sql, statement } from "../../db/sql-statement";
+import { SUBSCRIPTION_REQUEST_COLUMNS, type SubscriptionRequestRow } from "./subscription-request-columns";
+
+/**
+ * A new SubscriptionRequest, decided on arrival (decided_at = requested_at). An accepted one is
+ * written only while its subscriber holds fewer live subscriptions (accepted, not expired) than its
+ * cap: the API client's max_subscriptions when the subscriber is one, else `defaultCap`. No row: the
+ * cap is reached. Run under lockSubscriber, so that two requests at the edge count one after the other.
+ */
+export const insertSubscriptionRequest = statement<
+  {
+    id: string;
+    status: string;
+    initiatedBy: string;
+    requestedBy: string;
+    decidedBy: string;
+    reason: string | null;
+    errorStatus: number | null;
+    subscription: string;
+    subscriber: string;
+    topicType: string;
+    topic: string;
+    awb: string | null;
+    eventTypes: string[];
+    expiresAt: Date | null;
+    sendBody: boolean;
+    notifyStatusChange: boolean;
+    endpoint: string;
+    origin: string;
+    clientId: string | null;
+    defaultCap: number;
+  },
+  SubscriptionRequestRow
+>(
+  "onerecord/subscription-request-insert",
+  sql`INSERT INTO onerecord_subscription (id, status, initiated_by, requested_by, requested_at, decided_at, decided_by,
+        reason, error_status, subscription, subscriber, topic_type, topic, awb, event_types, expires_at, send_body,
+        notify_status_change, endpoint, origin, client_id)
+      SELECT ${param("id")}::uuid, ${param("status")}, ${param("initiatedBy")}, ${param("requestedBy")}, now(), now(),
+        ${param("decidedBy")}, ${param("reason")}, ${param("errorStatus")}::int, ${param("subscription")}::jsonb,
+        ${param("subscriber")}, ${param("topicType")}, ${param("topic")}, ${param("awb")}, ${param("eventTypes")}::text[],
+        ${param("expiresAt")}::timestamptz, ${param("sendBody")}::boolean, ${param("notifyStatusChange")}::boolean,
+        ${param("endpoint")}, ${param("origin")}, ${param("clientId")}::uuid
+      WHERE ${param("status")} <> 'REQUEST_ACCEPTED'
+        OR (SELECT count(*) FROM onerecord_subscription s
+            WHERE s.subscriber = ${param("subscriber")} AND s.status = 'REQUEST_ACCEPTED'
+              AND (s.expires_at IS NULL OR s.expires_at > now()))
+           < coalesce((SELECT c.max_subscriptions FROM client c WHERE c.id = ${param("clientId")}::uuid),
+                      ${param("defaultCap")}::int)
+      RETURNING ${SUBSCRIPTION_REQUEST_COLUMNS}`,
+);

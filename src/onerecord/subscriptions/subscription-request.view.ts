@@ -1,0 +1,99 @@
+import { apiErrorTitle } from "../api-error";
+import { CARRIER_ORGANIZATION_ID, organizationUriOf } from "../identity/organizations";
+import { API, XSD } from "../jsonld-context";
+import { isLocalId, mapIds, type NodeObject } from "../jsonld-tree";
+import type { ApiVersion } from "../negotiation";
+import type { SubscriptionRequestRow } from "../sql/subscription-request-columns";
+import type { OneRecordUris } from "../uris";
+
+const term = (name: string) => `${API}${name}`;
+export const SUBSCRIPTION_REQUEST = term("SubscriptionRequest");
+
+/**
+ * A SubscriptionRequest as expanded JSON-LD, for the routes to compact (the specification's
+ * SubscriptionRequest_example.json): its Subscription, current status and since when, who asked and
+ * when, its earlier statuses (2.3.0), who revoked it, and the api:Error saying why it was rejected.
+ * The nodes it adds are named after the request, so they never change.
+ */
+export function subscriptionRequestNode(
+  row: SubscriptionRequestRow,
+  uris: OneRecordUris,
+  version: ApiVersion,
+): NodeObject {
+  const uri = uris.actionRequestUri(row.id);
+  const organization = (id: string) => [{ "@id": organizationUriOf(id, (local) => uris.objectUri(local)) }];
+  const time = (at: Date) => [{ "@value": at.toISOString(), "@type": `${XSD}dateTime` }];
+  const status = (name: string) => [{ "@id": term(name) }];
+  const node: NodeObject = {
+    "@id": uri,
+    "@type": [SUBSCRIPTION_REQUEST],
+    [term("hasSubscription")]: [subscriptionNode(row, uris)],
+    [term("hasRequestStatus")]: status(row.status),
+    [term("isRequestedAt")]: time(row.requested_at),
+    [term("isRequestedBy")]: organization(row.requested_by),
+  };
+  if (version !== "2.2.0") {
+    node[term("hasRequestStatusSince")] = time(row.decided_at ?? row.requested_at);
+    const history = statusHistory(row).map((entry, i) => ({
+      "@id": `internal:${row.id}-status-${i + 1}`,
+      "@type": [term("RequestStatusEntry")],
+      [term("hasRequestStatus")]: status(entry.status),
+      [term("hasRequestStatusSince")]: time(entry.since),
+      [term("isChangedBy")]: organization(entry.changedBy),
+    }));
+    if (history.length > 0) node[term("hasRequestStatusHistory")] = history;
+  }
+  if (row.status === "REQUEST_REVOKED" && row.decided_at && row.decided_by) {
+    node[term("isRevokedAt")] = time(row.decided_at);
+    node[term("isRevokedBy")] = organization(row.decided_by);
+  }
+  if (row.reason !== null && row.error_status !== null)
+    node[term("hasError")] = [
+      {
+        "@id": `internal:${row.id}-error`,
+        "@type": [term("Error")],
+        [term("hasTitle")]: [{ "@value": apiErrorTitle("ACCESS_DENIED", row.error_status, "Subscription refused") }],
+        [term("hasErrorDetail")]: [
+          {
+            "@id": `internal:${row.id}-error-detail`,
+            "@type": [term("ErrorDetail")],
+            [term("hasCode")]: [{ "@value": String(row.error_status) }],
+            [term("hasMessage")]: [{ "@value": row.reason }],
+            [term("hasResource")]: [{ "@value": topicUri(row, uris), "@type": `${XSD}anyURI` }],
+          },
+        ],
+      },
+    ];
+  return node;
+}
+
+/** The api:Subscription as accepted, with this server's URIs made from its local ids. */
+function subscriptionNode(row: SubscriptionRequestRow, uris: OneRecordUris): NodeObject {
+  const stored = mapIds(row.subscription, (id) => (isLocalId(id) ? uris.objectUri(id) : undefined));
+  return {
+    ...stored,
+    [term("hasSubscriber")]: [{ "@id": organizationUriOf(row.subscriber, (local) => uris.objectUri(local)) }],
+    [term("hasTopic")]: [{ "@value": topicUri(row, uris), "@type": `${XSD}anyURI` }],
+  };
+}
+
+function topicUri(row: SubscriptionRequestRow, uris: OneRecordUris): string {
+  return row.topic_type === "LOGISTICS_OBJECT_IDENTIFIER" ? uris.objectUri(row.topic) : row.topic;
+}
+
+/**
+ * The statuses before the current one. A request decided on arrival was pending for no time and was
+ * decided by the holder's policy (the carrier); a revoked one was accepted (or pending) until then.
+ */
+function statusHistory(row: SubscriptionRequestRow): Array<{ status: string; since: Date; changedBy: string }> {
+  if (row.status === "REQUEST_PENDING" || row.decided_at === null) return [];
+  const decider = row.initiated_by === "PUBLISHER" ? row.subscriber : CARRIER_ORGANIZATION_ID;
+  if (row.status !== "REQUEST_REVOKED")
+    return [{ status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider }];
+  const revoker = row.decided_by ?? decider;
+  // Revoked from pending or accepted: rejected ones are not revocable. Accepted on arrival, at requested_at.
+  return [
+    { status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider },
+    { status: "REQUEST_ACCEPTED", since: row.requested_at, changedBy: revoker },
+  ];
+}

@@ -1,0 +1,274 @@
+import { randomUUID } from "node:crypto";
+import { originOf } from "../../delivery/notification";
+import { AppError } from "../../errors";
+import type { ActionRequestHeaders, ActionRequestKind } from "../action-request-kinds";
+import { canRead, canWrite, type ObjectMeta } from "../identity/access-policy";
+import type { OneRecordCaller } from "../identity/caller";
+import { agentOrganizationId, CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId } from "../identity/organizations";
+import { API, XSD } from "../jsonld-context";
+import type { NodeObject } from "../jsonld-tree";
+import type { RequestStatusName } from "../notifications-out/notification-body";
+import { type OneRecordNotification, queueOneRecordNotifications } from "../notifications-out/queue";
+import { awbOfObjectId, type OneRecordUris } from "../uris";
+import { allowsJsonLd, readSubscription, type Subscription } from "./subscription";
+import { SUBSCRIPTION_REQUEST, subscriptionRequestNode } from "./subscription-request.view";
+import type { SubscriptionRequestRow, SubscriptionStore, Tx } from "./subscriptions.store";
+
+/** Live subscriptions one subscriber that is no API client may hold (an API client: its max_subscriptions). */
+export const MAX_ONE_RECORD_SUBSCRIPTIONS = 10_000;
+
+export interface SubscriptionServiceDeps {
+  readonly store: SubscriptionStore;
+  readonly uris: OneRecordUris;
+  /** What the access rules need of an object (objects.service.ts metaOf); undefined when there is none. */
+  objectMeta(id: string): Promise<ObjectMeta | undefined>;
+  /** Where an Organization's notifications go (partners/notification-endpoint.ts); undefined when unknown. */
+  endpointOf(organizationId: string): Promise<string | undefined>;
+  /** MAX_ONE_RECORD_SUBSCRIPTIONS unless given. */
+  readonly maxSubscriptions?: number;
+}
+
+const term = (name: string) => `${API}${name}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids of the carrier's reference data (stations, Organizations, flights): never changed, nothing to notify. */
+const REFERENCE_DATA = /^(location|organization|transport-movement)-/;
+
+/**
+ * Subscriber-initiated subscriptions (docs/ONE-RECORD.md "Subscriptions"): a POSTed api:Subscription
+ * becomes a SubscriptionRequest decided on arrival by the holder's policy, and SubscriptionRequests are
+ * an ActionRequestKind: read by their subscriber and the topic's holder, revoked by either.
+ */
+export function createSubscriptionService(deps: SubscriptionServiceDeps) {
+  const { store, uris } = deps;
+  const cap = deps.maxSubscriptions ?? MAX_ONE_RECORD_SUBSCRIPTIONS;
+  const unprocessable = (property: string, message: string) =>
+    new AppError("SUBSCRIPTION_UNPROCESSABLE", `${property}: ${message}`, {
+      errors: [{ field: term(property), message }],
+    });
+
+  /** The topic object, checked to exist here; undefined for a type topic. */
+  async function topicObject(subscription: Subscription): Promise<ObjectMeta | undefined> {
+    if (subscription.topicType === "LOGISTICS_OBJECT_TYPE") return undefined;
+    const id = uris.localIdOf(subscription.topic);
+    if (id === undefined)
+      throw unprocessable(
+        "hasTopic",
+        `${subscription.topic} is not a logistics object of this server (${uris.base()})`,
+      );
+    if (REFERENCE_DATA.test(id))
+      throw unprocessable("hasTopic", `${subscription.topic} is the carrier's reference data, which never changes`);
+    const meta = await deps.objectMeta(id);
+    if (meta === undefined) throw unprocessable("hasTopic", `there is no logistics object ${subscription.topic}`);
+    return meta;
+  }
+
+  /** The holder of a request's topic: who may write the object, or for a class the carrier's systems. */
+  async function isHolder(caller: OneRecordCaller, row: SubscriptionRequestRow): Promise<boolean> {
+    if (!caller.scopes.has("objects:write")) return false;
+    if (row.topic_type === "LOGISTICS_OBJECT_TYPE") return true;
+    const meta = await deps.objectMeta(row.topic);
+    return meta !== undefined && canWrite(caller, meta);
+  }
+
+  /** The request when this kind holds `id` and the caller may see it (its subscriber, requester or holder). */
+  async function visible(caller: OneRecordCaller, id: string): Promise<SubscriptionRequestRow | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const row = await store.read(id);
+    if (row === undefined) return undefined;
+    const own = caller.organizationId === row.subscriber || caller.organizationId === row.requested_by;
+    if (!own && !(await isHolder(caller, row)))
+      throw new AppError("ACCESS_DENIED", `You may not read ${uris.actionRequestUri(id)}`, {
+        extensions: { resource: uris.actionRequestUri(id) },
+      });
+    return row;
+  }
+
+  const headers = (row: SubscriptionRequestRow): ActionRequestHeaders => ({
+    type: SUBSCRIPTION_REQUEST,
+    lastModified: row.decided_at ?? row.requested_at,
+  });
+
+  /**
+   * The SUBSCRIPTION_REQUEST_<status> notification of a request that asked for them
+   * (notifyRequestStatusChange), to its subscriber's endpoint; none otherwise. Governed by no
+   * subscription (subscriptionId null): a revocation's must go although the subscription takes no more.
+   */
+  async function statusNotification(
+    row: Pick<
+      SubscriptionRequestRow,
+      "id" | "notify_status_change" | "endpoint" | "client_id" | "topic_type" | "topic"
+    >,
+    status: RequestStatusName,
+    object?: ObjectMeta,
+  ): Promise<OneRecordNotification | undefined> {
+    if (!row.notify_status_change) return undefined;
+    const identifier = row.topic_type === "LOGISTICS_OBJECT_IDENTIFIER";
+    const meta = identifier ? (object ?? (await deps.objectMeta(row.topic))) : undefined;
+    return {
+      to: { endpoint: row.endpoint, clientId: row.client_id, subscriptionId: null },
+      content: {
+        eventType: `SUBSCRIPTION_REQUEST_${status}`,
+        ...(identifier ? { logisticsObject: uris.objectUri(row.topic) } : {}),
+        ...(identifier ? (meta ? { logisticsObjectType: meta.type } : {}) : { logisticsObjectType: row.topic }),
+        triggeredBy: uris.actionRequestUri(row.id),
+      },
+    };
+  }
+  const queue = async (tx: Tx, notification: OneRecordNotification | undefined) => {
+    if (notification) await queueOneRecordNotifications(tx, [notification]);
+  };
+
+  const actionRequests: ActionRequestKind = {
+    async read(caller, id, version) {
+      const row = await visible(caller, id);
+      return row && { ...headers(row), node: subscriptionRequestNode(row, uris, version) };
+    },
+    async decide(caller, id) {
+      const row = await visible(caller, id);
+      if (row === undefined) return undefined;
+      if (!(await isHolder(caller, row)))
+        throw new AppError("ACCESS_DENIED", "Only the holder of the topic decides on a subscription request", {
+          extensions: { resource: uris.actionRequestUri(id) },
+        });
+      throw new AppError(
+        "ACTION_REQUEST_DECIDED",
+        `The subscription request was decided on arrival: it is ${row.status}, no longer pending`,
+        { extensions: { resource: uris.actionRequestUri(id) } },
+      );
+    },
+    async revoke(caller, id) {
+      const row = await visible(caller, id);
+      if (row === undefined) return undefined;
+      const own = caller.organizationId === row.subscriber || caller.organizationId === row.requested_by;
+      if (!own && !(await isHolder(caller, row)))
+        throw new AppError("ACCESS_DENIED", "Only the subscriber or the holder revokes a subscription request", {
+          extensions: { resource: uris.actionRequestUri(id) },
+        });
+      const notRevocable = () =>
+        new AppError(
+          "ACTION_REQUEST_DECIDED",
+          `The subscription request is ${row.status}: only a pending or accepted one is revoked`,
+          { extensions: { resource: uris.actionRequestUri(id) } },
+        );
+      if (row.status !== "REQUEST_PENDING" && row.status !== "REQUEST_ACCEPTED") throw notRevocable();
+      const notification = await statusNotification(row, "REVOKED");
+      const revoked = await store.transaction(async (tx) => {
+        const done = await store.revoke(tx, id, caller.organizationId);
+        if (done) await queue(tx, notification);
+        return done;
+      });
+      if (!revoked) throw notRevocable();
+      return headers(revoked);
+    },
+  };
+
+  return {
+    actionRequests,
+
+    /**
+     * A POSTed api:Subscription, decided on arrival: accepted when the caller may read its topic (a
+     * class: always; each notification is filtered by what the subscriber may read), else stored
+     * rejected with the reason. What is not well formed (400) or cannot be taken (422, or 409 past the
+     * cap) is refused, and nothing is stored.
+     */
+    async subscribe(caller: OneRecordCaller, root: NodeObject): Promise<SubscriptionRequestRow> {
+      const subscription = readSubscription(root);
+      const subscriber = agentOrganizationId(subscription.subscriber, (uri) => uris.localIdOf(uri));
+      if (subscriber !== caller.organizationId)
+        throw unprocessable(
+          "hasSubscriber",
+          `this server takes subscriptions for the caller's own Organization only (${caller.organizationUri}), not for third parties`,
+        );
+      if (!allowsJsonLd(subscription.contentTypes))
+        throw unprocessable("hasContentType", "this server sends notifications as application/ld+json only");
+      if (subscription.expiresAt !== undefined && subscription.expiresAt.getTime() <= Date.now())
+        throw unprocessable("expiresAt", `${subscription.expiresAt.toISOString()} has passed`);
+      const object = await topicObject(subscription);
+      const endpoint = await deps.endpointOf(caller.organizationId);
+      if (endpoint === undefined)
+        throw unprocessable(
+          "hasSubscriber",
+          "this server knows no ONE Record server of yours to send notifications to: the operator registers it " +
+            "(npm run admin -- partner:add --server <your server URL> --client <your client id>), or call with an " +
+            "access token whose logistics_agent_uri is an Organization on your server ({server}/logistics-objects/…)",
+        );
+      const refusal =
+        object === undefined || canRead(caller, object)
+          ? undefined
+          : `You may not read ${subscription.topic}: the holder's policy subscribes only those who may read the topic`;
+      const id = randomUUID();
+      const localTopic = object?.id ?? subscription.topic;
+      const notification = await statusNotification(
+        {
+          id,
+          notify_status_change: subscription.notifyStatusChange,
+          endpoint,
+          client_id: clientIdOfOrganizationId(subscriber) ?? null,
+          topic_type: subscription.topicType,
+          topic: localTopic,
+        },
+        refusal === undefined ? "ACCEPTED" : "REJECTED",
+        object,
+      );
+      return store.transaction(async (tx) => {
+        const row = await store.insert(tx, {
+          id,
+          status: refusal === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED",
+          initiatedBy: "SUBSCRIBER",
+          requestedBy: caller.organizationId,
+          decidedBy: CARRIER_ORGANIZATION_ID,
+          reason: refusal ?? null,
+          errorStatus: refusal === undefined ? null : 403,
+          subscription: storedSubscription(subscription, id),
+          subscriber,
+          topicType: subscription.topicType,
+          topic: localTopic,
+          awb: object === undefined ? null : (awbOfObjectId(object.id) ?? null),
+          eventTypes: [...subscription.eventTypes],
+          expiresAt: subscription.expiresAt ?? null,
+          sendBody: subscription.sendBody,
+          notifyStatusChange: subscription.notifyStatusChange,
+          endpoint,
+          origin: originOf(endpoint),
+          clientId: clientIdOfOrganizationId(subscriber) ?? null,
+          defaultCap: cap,
+        });
+        if (row === undefined)
+          throw new AppError(
+            "SUBSCRIPTION_LIMIT_REACHED",
+            "You hold as many live ONE Record subscriptions as this server takes: revoke some first",
+          );
+        await queue(tx, notification);
+        return row;
+      });
+    },
+  };
+}
+
+export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
+
+/**
+ * The api:Subscription as kept: every term typed as the API ontology says, whatever form the client
+ * used; its own IRI kept, or else one named after the request. hasSubscriber and hasTopic are the
+ * row's (subscriber, topic) and are written from them when answered. With no hasContentType it holds
+ * the one notifications are sent in.
+ */
+function storedSubscription(subscription: Subscription, requestId: string): NodeObject {
+  const literal = (value: string | boolean, type?: string) => [{ "@value": value, ...(type ? { "@type": type } : {}) }];
+  return {
+    "@id": subscription.id ?? `internal:${requestId}-subscription`,
+    "@type": [term("Subscription")],
+    [term("hasTopicType")]: [{ "@id": term(subscription.topicType) }],
+    [term("includeSubscriptionEventType")]: subscription.eventTypes.map((name) => ({ "@id": term(name) })),
+    [term("hasContentType")]: (subscription.contentTypes.length > 0
+      ? subscription.contentTypes
+      : ["application/ld+json"]
+    ).map((type) => ({ "@value": type })),
+    [term("sendLogisticsObjectBody")]: literal(subscription.sendBody),
+    [term("notifyRequestStatusChange")]: literal(subscription.notifyStatusChange),
+    ...(subscription.expiresAt === undefined
+      ? {}
+      : { [term("expiresAt")]: literal(subscription.expiresAt.toISOString(), `${XSD}dateTime`) }),
+    ...(subscription.description === undefined ? {} : { [term("hasDescription")]: literal(subscription.description) }),
+  };
+}

@@ -1,0 +1,53 @@
+import type { Prisma } from "../../db/database";
+import type { SubscriptionRequestRow } from "../sql/subscription-request-columns";
+import { insertSubscriptionRequest } from "../sql/subscription-request-insert.sql";
+import { lockSubscriber } from "../sql/subscription-request-lock.sql";
+import { readSubscriptionRequest } from "../sql/subscription-request-read.sql";
+import { revokeSubscriptionRequest } from "../sql/subscription-request-revoke.sql";
+
+export type { SubscriptionRequestRow } from "../sql/subscription-request-columns";
+
+export type NewSubscriptionRequest = Omit<Parameters<typeof insertSubscriptionRequest.rows>[1], "subscription"> & {
+  subscription: Record<string, unknown>;
+};
+
+/** A transaction's client: the statements run on it. */
+export type Tx = Pick<Prisma, "$queryRawUnsafe" | "$executeRawUnsafe">;
+
+/** SubscriptionRequests (onerecord_subscription) through their statements (src/onerecord/sql/subscription-request-*). */
+export function createSubscriptionStore(prisma: Prisma) {
+  return {
+    /** Runs `work` in one transaction: its statements take the runner it is given. */
+    transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+      return prisma.$transaction((tx) => work(tx));
+    },
+
+    /**
+     * Writes the request under its subscriber's lock (held until `tx` ends); undefined when it is an
+     * accepted one past the subscriber's cap.
+     */
+    async insert(tx: Tx, request: NewSubscriptionRequest): Promise<SubscriptionRequestRow | undefined> {
+      await lockSubscriber.affectedRows(tx, { subscriber: request.subscriber });
+      const [row] = await insertSubscriptionRequest.rows(tx, {
+        ...request,
+        subscription: JSON.stringify(request.subscription),
+      });
+      return row;
+    },
+
+    async read(id: string): Promise<SubscriptionRequestRow | undefined> {
+      return (await readSubscriptionRequest.rows(prisma, { id }))[0];
+    },
+
+    /** Undefined when it is neither pending nor accepted any more. */
+    async revoke(
+      tx: Tx,
+      id: string,
+      revokedBy: string,
+    ): Promise<(SubscriptionRequestRow & { deliveries_ended: number }) | undefined> {
+      return (await revokeSubscriptionRequest.rows(tx, { id, revokedBy }))[0];
+    },
+  };
+}
+
+export type SubscriptionStore = ReturnType<typeof createSubscriptionStore>;

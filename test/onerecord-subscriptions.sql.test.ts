@@ -1,0 +1,261 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "../src/db/database";
+import { createDeliveryStore, queueDeliveries } from "../src/delivery/delivery.store";
+import { readPartner } from "../src/onerecord/sql/partner-read.sql";
+import { insertSubscriptionRequest } from "../src/onerecord/sql/subscription-request-insert.sql";
+import { lockSubscriber } from "../src/onerecord/sql/subscription-request-lock.sql";
+import { readSubscriptionRequest } from "../src/onerecord/sql/subscription-request-read.sql";
+import { revokeSubscriptionRequest } from "../src/onerecord/sql/subscription-request-revoke.sql";
+import { BACKENDS, describeBackend, Disposers } from "./support/harness";
+import { fixtures, openTestDatabase } from "./support/test-database";
+
+/** The SubscriptionRequest and partner statements (src/onerecord/sql/subscription-request-*, partner-read), on both databases. */
+describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) => {
+  describeBackend(backend)(`over ${backend}`, () => {
+    const disposers = new Disposers();
+    let db: Database;
+    beforeAll(async () => {
+      ({ database: db } = await openTestDatabase(backend, disposers));
+    });
+    afterAll(() => disposers.disposeAll());
+
+    const ENDPOINT = "http://subscriber.test/notifications";
+    const request = (fields: Partial<Parameters<typeof insertSubscriptionRequest.rows>[1]> = {}) => ({
+      id: randomUUID(),
+      status: "REQUEST_ACCEPTED",
+      initiatedBy: "SUBSCRIBER",
+      requestedBy: "organization-x",
+      decidedBy: "organization-carrier",
+      reason: null,
+      errorStatus: null,
+      subscription: JSON.stringify({
+        "@id": "internal:s",
+        "@type": ["https://onerecord.iata.org/ns/api#Subscription"],
+      }),
+      subscriber: `https://1r.forwarder.example/logistics-objects/${randomUUID()}`,
+      topicType: "LOGISTICS_OBJECT_IDENTIFIER",
+      topic: "shipment-020-12345675",
+      awb: "020-12345675",
+      eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+      expiresAt: null,
+      sendBody: false,
+      notifyStatusChange: false,
+      endpoint: ENDPOINT,
+      origin: "http://subscriber.test:80",
+      clientId: null,
+      defaultCap: 10,
+      ...fields,
+    });
+    const insert = async (fields: Partial<Parameters<typeof insertSubscriptionRequest.rows>[1]> = {}) =>
+      (await insertSubscriptionRequest.rows(db.prisma, request(fields)))[0];
+    /** A pending ONE Record delivery of the subscription, queued as the producers queue them. */
+    const queued = async (subscriptionId: string, status: "PENDING" | "PARKED" | "DELIVERED" = "PENDING") => {
+      const id = randomUUID();
+      await queueDeliveries(
+        db.prisma,
+        [
+          {
+            id,
+            kind: "ONE_RECORD",
+            leased: false,
+            eventId: null,
+            subscriptionId: null,
+            oneRecordSubscriptionId: subscriptionId,
+            clientId: null,
+            callback: ENDPOINT,
+            origin: `http://${randomUUID()}.test:80`,
+            payload: '{"@type":"api:Notification"}',
+          },
+        ],
+        { token: randomUUID(), ms: 0 },
+        null,
+      );
+      if (status !== "PENDING") await db.prisma.delivery.update({ where: { id }, data: { status } });
+      return id;
+    };
+    const waitingOnAdvisoryLock = async () =>
+      (
+        await db.sql.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+          [],
+        )
+      )[0]!.n > 0;
+    const deliveryOf = (id: string) => db.prisma.delivery.findUniqueOrThrow({ where: { id } });
+
+    it("insert writes a request decided on arrival, and read answers it as written", async () => {
+      const expiresAt = new Date(Date.now() + 3_600_000);
+      const row = await insert({
+        expiresAt,
+        sendBody: true,
+        eventTypes: ["LOGISTICS_OBJECT_UPDATED", "LOGISTICS_EVENT_RECEIVED"],
+      });
+      expect(row).toMatchObject({
+        status: "REQUEST_ACCEPTED",
+        initiated_by: "SUBSCRIBER",
+        decided_by: "organization-carrier",
+        topic: "shipment-020-12345675",
+        awb: "020-12345675",
+        event_types: ["LOGISTICS_OBJECT_UPDATED", "LOGISTICS_EVENT_RECEIVED"],
+        send_body: true,
+        notify_status_change: false,
+        endpoint: ENDPOINT,
+        client_id: null,
+        subscription: { "@id": "internal:s" },
+      });
+      expect(row!.decided_at).toEqual(row!.requested_at);
+      expect(row!.expires_at).toEqual(expiresAt);
+      expect(await readSubscriptionRequest.rows(db.prisma, { id: row!.id })).toEqual([row]);
+      expect(await readSubscriptionRequest.rows(db.prisma, { id: randomUUID() })).toEqual([]);
+    });
+
+    it("insert takes an accepted request only under the cap of live ones; rejected ones, revoked and expired ones do not count", async () => {
+      const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      expect(await insert({ subscriber, defaultCap: 2 })).toBeDefined();
+      const expired = await insert({ subscriber, defaultCap: 2 });
+      await db.prisma.oneRecordSubscription.update({
+        where: { id: expired!.id },
+        data: { expiresAt: new Date(Date.now() - 1_000) },
+      });
+      const revoked = await insert({ subscriber, defaultCap: 2 });
+      await revokeSubscriptionRequest.rows(db.prisma, { id: revoked!.id, revokedBy: subscriber });
+      expect(await insert({ subscriber, defaultCap: 2 })).toBeDefined();
+      // Two live: the cap.
+      expect(await insert({ subscriber, defaultCap: 2 })).toBeUndefined();
+      const rejected = await insert({
+        subscriber,
+        defaultCap: 2,
+        status: "REQUEST_REJECTED",
+        reason: "no",
+        errorStatus: 403,
+      });
+      expect(rejected).toMatchObject({ status: "REQUEST_REJECTED", reason: "no", error_status: 403 });
+      expect(await db.prisma.oneRecordSubscription.count({ where: { subscriber } })).toBe(5);
+    });
+
+    it("insert's cap for an API client is its max_subscriptions, not the default", async () => {
+      const clientId = await fixtures(db).client(1);
+      const subscriber = `organization-${clientId}`;
+      expect(await insert({ subscriber, clientId, defaultCap: 100 })).toBeDefined();
+      expect(await insert({ subscriber, clientId, defaultCap: 100 })).toBeUndefined();
+    });
+
+    it("lock holds a subscriber's requests one after the other: a second count waits for the first insert's commit", async () => {
+      const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      let releaseFirst!: () => void;
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let firstLocked!: () => void;
+      const locked = new Promise<void>((resolve) => (firstLocked = resolve));
+      const first = db.prisma.$transaction(
+        async (tx) => {
+          await lockSubscriber.affectedRows(tx, { subscriber });
+          const [row] = await insertSubscriptionRequest.rows(tx, request({ subscriber, defaultCap: 1 }));
+          firstLocked();
+          await firstHolds;
+          return row;
+        },
+        { timeout: 20_000 },
+      );
+      await locked;
+      if (backend === "pglite") {
+        // One connection: nothing can run beside the open transaction. The lock is still taken and given back.
+        releaseFirst();
+        expect(await first).toBeDefined();
+        expect(await insert({ subscriber, defaultCap: 1 })).toBeUndefined();
+        return;
+      }
+      let secondDone = false;
+      const second = db.prisma
+        .$transaction(async (tx) => {
+          await lockSubscriber.affectedRows(tx, { subscriber });
+          return (await insertSubscriptionRequest.rows(tx, request({ subscriber, defaultCap: 1 })))[0];
+        })
+        .finally(() => (secondDone = true));
+      // The second waits on the lock while the first holds it: seen waiting in pg_locks, not after a delay.
+      while (!(await waitingOnAdvisoryLock())) await new Promise((resolve) => setImmediate(resolve));
+      expect(secondDone).toBe(false);
+      releaseFirst();
+      expect(await first).toBeDefined();
+      expect(await second).toBeUndefined();
+      expect(await db.prisma.oneRecordSubscription.count({ where: { subscriber } })).toBe(1);
+    });
+
+    it("revoke moves a pending or accepted request to REQUEST_REVOKED and ends its queued deliveries, not the delivered", async () => {
+      const row = await insert();
+      const pending = await queued(row!.id);
+      const parked = await queued(row!.id, "PARKED");
+      const delivered = await queued(row!.id, "DELIVERED");
+      const other = await insert();
+      const othersPending = await queued(other!.id);
+      const [revoked] = await revokeSubscriptionRequest.rows(db.prisma, { id: row!.id, revokedBy: "organization-x" });
+      expect(revoked).toMatchObject({
+        id: row!.id,
+        status: "REQUEST_REVOKED",
+        decided_by: "organization-x",
+        deliveries_ended: 2,
+      });
+      expect(revoked!.decided_at!.getTime()).toBeGreaterThanOrEqual(row!.decided_at!.getTime());
+      for (const id of [pending, parked])
+        expect(await deliveryOf(id)).toMatchObject({
+          status: "DEAD",
+          lastError: "subscription revoked",
+          leaseUntil: null,
+          leaseToken: null,
+          completedAt: expect.any(Date),
+        });
+      expect((await deliveryOf(delivered)).status).toBe("DELIVERED");
+      expect((await deliveryOf(othersPending)).status).toBe("PENDING");
+      // Once: a second revocation, of a revoked or rejected request, takes nothing.
+      expect(await revokeSubscriptionRequest.rows(db.prisma, { id: row!.id, revokedBy: "organization-x" })).toEqual([]);
+      const rejected = await insert({ status: "REQUEST_REJECTED", reason: "no", errorStatus: 403 });
+      expect(
+        await revokeSubscriptionRequest.rows(db.prisma, { id: rejected!.id, revokedBy: "organization-x" }),
+      ).toEqual([]);
+    });
+
+    it("revoke fences out a send under way: the claim's outcome is not recorded, and the delivery is never claimed again", async () => {
+      const row = await insert();
+      const id = await queued(row!.id);
+      const store = createDeliveryStore(db.sql);
+      const origin = (await deliveryOf(id)).origin;
+      const others = (await db.prisma.delivery.findMany({ where: { status: "PENDING", origin: { not: origin } } })).map(
+        (d) => d.origin,
+      );
+      const [claimed] = await store.claimDue({ limit: 1, perOrigin: 1, excludeOrigins: others, leaseMs: 60_000 });
+      expect(claimed?.id).toBe(id);
+      await revokeSubscriptionRequest.rows(db.prisma, { id: row!.id, revokedBy: "organization-x" });
+      // The send ends after the revocation: its outcome names a lease that no longer holds the delivery.
+      const recorded = await store.recordOutcomes([
+        {
+          deliveryId: id,
+          leaseToken: claimed!.leaseToken,
+          status: "DELIVERED",
+          nextAttemptAt: null,
+          statusCode: 204,
+          error: null,
+          startedAt: new Date(),
+          durationMs: 5,
+        },
+      ]);
+      expect(recorded).toBe(0);
+      expect(await deliveryOf(id)).toMatchObject({ status: "DEAD", attemptCount: 0, leaseToken: null });
+      expect(await store.claimDue({ limit: 10, perOrigin: 10, excludeOrigins: others, leaseMs: 60_000 })).toEqual([]);
+    });
+
+    it("partner-read answers a registered partner by its Organization id, and nothing for another", async () => {
+      const organization = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      await db.prisma.oneRecordPartner.create({
+        data: { organization, serverUrl: "https://1r.forwarder.example", announceObjects: true },
+      });
+      expect(await readPartner.rows(db.prisma, { organization })).toEqual([
+        {
+          organization,
+          server_url: "https://1r.forwarder.example",
+          client_id: null,
+          propose_subscriptions: false,
+          announce_objects: true,
+        },
+      ]);
+      expect(await readPartner.rows(db.sql, { organization: "organization-nobody" })).toEqual([]);
+    });
+  });
+});
