@@ -20,6 +20,7 @@ import { createSubscriptionService } from "../onerecord/subscriptions/subscripti
 import { createSubscriptionStore } from "../onerecord/subscriptions/subscriptions.store";
 import { registerSubscriptionRoutes } from "../onerecord/subscriptions/subscriptions.routes";
 import type { Core } from "./build-services";
+import { mountOneRecordSubscriber } from "./mount-onerecord-subscriber";
 
 /**
  * The ONE Record API (docs/ONE-RECORD.md) on `http`: its URIs start with ONE_RECORD_BASE_URL or, when
@@ -30,7 +31,7 @@ export async function mountOneRecord(
   config: Config,
   authenticateApiKey: (authorization: string | undefined, address: string) => Promise<Principal | null>,
   limits: { failures: AuthFailureBudget; limiter: RateLimiter },
-  core: Pick<Core, "database" | "services">,
+  core: Pick<Core, "database" | "services" | "metrics" | "callbackAgent">,
 ): Promise<void> {
   const { basePath, baseUrl, oidc } = config.oneRecord;
   const uris = createOneRecordUris(() => baseUrl ?? `${listeningUrl(http.server)}${basePath}`);
@@ -84,6 +85,9 @@ export async function mountOneRecord(
   });
   actionRequestKinds.push(subscriptions.actionRequests);
   moreRoutes.push((scope) => registerSubscriptionRoutes(scope, { uris, subscriptions }));
+
+  // The gateway as a subscriber: POST /notifications, GET /subscriptions, the publisher-initiated proposals.
+  moreRoutes.push(mountOneRecordSubscriber(http, core, uris, undefined));
 
   await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events, actionRequestKinds, moreRoutes });
 }

@@ -19,13 +19,21 @@ import type { NodeObject } from "./jsonld-tree";
  * processing, one over what a body may cost (jsonld-bounds.ts).
  */
 export async function readJsonLdObject(body: unknown): Promise<NodeObject> {
+  return rootTreeOf(await readJsonLdNodes(body));
+}
+
+/**
+ * Every node a body describes, flattened: each node once, with its blank nodes labelled and its links
+ * as references ({"@id"}). For a body that may describe several objects (another server's list of
+ * subscriptions); refused as readJsonLdObject refuses, but for the number of roots.
+ */
+export async function readJsonLdNodes(body: unknown): Promise<NodeObject[]> {
   if (body === null || typeof body !== "object")
     throw new AppError("INVALID_JSON_LD", "The body must be a JSON-LD object (or an array of node objects)");
   checkJsonLdBounds(body);
-  let flattened: NodeObject[];
   try {
     const expanded = await jsonld.expand(body, expandOptions(body));
-    flattened = (await jsonld.flatten(
+    return (await jsonld.flatten(
       expanded,
       null as never,
       {
@@ -37,7 +45,6 @@ export async function readJsonLdObject(body: unknown): Promise<NodeObject> {
       cause: error,
     });
   }
-  return rootTreeOf(flattened);
 }
 
 /** An expanded tree compacted with the inline context: the form every answer has. */

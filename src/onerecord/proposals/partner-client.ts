@@ -1,0 +1,149 @@
+import { type Dispatcher, request } from "undici";
+import { describeRequestFailure } from "../../outbound/request-failure";
+import type { TokenClient } from "../../outbound/token-client";
+import { readJsonLdNodes } from "../jsonld-codec";
+import { API } from "../jsonld-context";
+import { type AcceptedSubscription, readProposalAnswer } from "./proposal-answer";
+
+/** What asking a partner for the subscription it wants came to. */
+export type ProposalAnswer =
+  /** It answered subscriptions for the topic (each checked): record them. */
+  | {
+      readonly kind: "subscribed";
+      readonly subscriptions: readonly AcceptedSubscription[];
+      readonly refused: readonly string[];
+    }
+  /** It wants none: 200 with no (valid-for-us) subscription, or 422. Done, nothing recorded. */
+  | { readonly kind: "declined"; readonly reason: string }
+  /** It refused the question or answered what this server cannot take: failed for good. */
+  | { readonly kind: "refused"; readonly reason: string }
+  /** No answer this time (5xx, a timeout, the network, the token endpoint, 401, 408, 429): asked again later. */
+  | { readonly kind: "unavailable"; readonly reason: string; readonly retryAfterMs?: number };
+
+export interface ProposalQuestion {
+  /** The partner's ONE Record server (onerecord_partner.server_url). */
+  readonly serverUrl: string;
+  /** The topic's URI: this server's object. */
+  readonly topic: string;
+  /** The partner's Organization URI as this server names it. */
+  readonly partnerUri: string;
+}
+
+export interface PartnerClientDeps {
+  /** The guarded agent (outbound/guarded-agent.ts): the callbacks' address policy applies to partners too. */
+  dispatcher?: Dispatcher;
+  /** The OIDC client-credentials tokens this server calls other ONE Record servers with; none: no Authorization. */
+  tokens?: Pick<TokenClient, "token" | "invalidate"> | undefined;
+  timeoutMs?: number;
+  now?: () => Date;
+}
+
+const MEDIA_TYPE = "application/ld+json; version=2.3.0";
+const USER_AGENT = "cargo-gateway/1.0 (ONE Record subscription proposal)";
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** The most of an answer this server reads: a list of subscriptions is small. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+const IDENTIFIER = `${API}LOGISTICS_OBJECT_IDENTIFIER`;
+
+/**
+ * Asks a partner's `GET {server}/subscriptions?topicType=…LOGISTICS_OBJECT_IDENTIFIER&topic=<URI>`
+ * (with its bearer token, and once more with a fresh one after a 401) and reads its answer. Never throws.
+ */
+export function createPartnerClient(deps: PartnerClientDeps = {}) {
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const now = deps.now ?? (() => new Date());
+
+  async function get(url: string, token: string | undefined, signal: AbortSignal) {
+    const answer = await request(url, {
+      method: "GET",
+      ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+      headers: {
+        accept: MEDIA_TYPE,
+        "user-agent": USER_AGENT,
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal,
+    });
+    const text = await boundedText(answer.body);
+    return { status: answer.statusCode, headers: answer.headers, text };
+  }
+
+  return {
+    async ask(question: ProposalQuestion): Promise<ProposalAnswer> {
+      const base = question.serverUrl.replace(/\/+$/, "");
+      const url = `${base}/subscriptions?topicType=${encodeURIComponent(IDENTIFIER)}&topic=${encodeURIComponent(question.topic)}`;
+      const signal = AbortSignal.timeout(timeoutMs);
+      let answer: Awaited<ReturnType<typeof get>>;
+      try {
+        let token = deps.tokens ? await deps.tokens.token(signal) : undefined;
+        answer = await get(url, token, signal);
+        if (answer.status === 401 && deps.tokens && token !== undefined) {
+          deps.tokens.invalidate(token);
+          token = await deps.tokens.token(signal);
+          answer = await get(url, token, signal);
+        }
+      } catch (error) {
+        const reason = error instanceof AnswerTooLarge ? error.message : describeRequestFailure(error, timeoutMs);
+        return error instanceof AnswerTooLarge ? { kind: "refused", reason } : { kind: "unavailable", reason };
+      }
+      return readAnswer(answer, question, now());
+    },
+  };
+}
+
+export type PartnerClient = ReturnType<typeof createPartnerClient>;
+
+async function readAnswer(
+  answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string },
+  question: ProposalQuestion,
+  now: Date,
+): Promise<ProposalAnswer> {
+  const { status } = answer;
+  if (status === 422) return { kind: "declined", reason: "it answered 422: it wants no subscription to this topic" };
+  if (status >= 500 || status === 401 || status === 408 || status === 429) {
+    const retryAfterMs = retryAfterOf(answer.headers["retry-after"]);
+    return {
+      kind: "unavailable",
+      reason: `it answered HTTP ${status}`,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
+  }
+  if (status !== 200 && status !== 204) return { kind: "refused", reason: `it answered HTTP ${status}` };
+  if (answer.text.trim() === "") return { kind: "declined", reason: "it answered no subscription" };
+  let nodes;
+  try {
+    nodes = await readJsonLdNodes(JSON.parse(answer.text));
+  } catch (error) {
+    return { kind: "refused", reason: `its answer is not JSON-LD this server can read: ${(error as Error).message}` };
+  }
+  const read = readProposalAnswer(nodes, { ...question, now });
+  if (read.accepted.length > 0) return { kind: "subscribed", subscriptions: read.accepted, refused: read.refused };
+  if (read.refused.length > 0)
+    return { kind: "refused", reason: `its subscription was not taken: ${read.refused.join("; ")}` };
+  return { kind: "declined", reason: "it answered no subscription" };
+}
+
+class AnswerTooLarge extends Error {}
+
+async function boundedText(body: AsyncIterable<Buffer> & { destroy?: (error?: Error) => unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy?.();
+      throw new AnswerTooLarge(`its answer is over ${MAX_ANSWER_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+/** Retry-After in seconds (a date is not honoured: the next attempt keeps the backoff), capped at an hour. */
+function retryAfterOf(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header[0] : header;
+  if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
+  return Math.min(Number(text.trim()), 3600) * 1000;
+}
