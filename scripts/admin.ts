@@ -14,6 +14,7 @@ import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
 import { createOperatorGrants } from "../src/onerecord/identity/operator-grants";
+import { createPartnerAdmin, type PartnerAdmin } from "../src/onerecord/partners/partner-admin";
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
@@ -31,7 +32,14 @@ const USAGE = `usage: npm run admin -- <command> [options]
   object:grant --object <id> --organization <id|URI>   give an Organization ("organization-<client id>", or an
                                                        agent's URI) read access to a ONE Record logistics
                                                        object, on its creator's behalf
-  object:revoke --object <id> --organization <id|URI>  withdraw it`;
+  object:revoke --object <id> --organization <id|URI>  withdraw it
+  partner:add --server <URL> (--client <id> | --agent <URI>) [--propose] [--announce]
+                                                       register a ONE Record partner's server: its notifications
+                                                       go to <URL>/notifications; --propose: offer it
+                                                       subscriptions to its AWBs (its GET <URL>/subscriptions);
+                                                       --announce: tell it of new AWB objects. Again: replaces
+  partner:remove (--client <id> | --agent <URI>)       forget a partner
+  partners                                             list the registered partners`;
 
 const list = (value: string | undefined) =>
   (value ?? "")
@@ -44,6 +52,7 @@ async function run(
   options: Record<string, string | undefined>,
   clients: ClientService,
   objects: ReturnType<typeof createOperatorGrants>,
+  partners: PartnerAdmin,
 ): Promise<void> {
   const need = (name: string): string => {
     const value = options[name];
@@ -109,12 +118,45 @@ async function run(
     case "object:revoke":
       console.log(`withdrew ${await objects.revoke(need("object"), need("organization"))}'s read access`);
       return;
+    // ONE Record partners (docs/ONE-RECORD.md "Subscriptions").
+    case "partner:add": {
+      const added = await partners.add({
+        serverUrl: need("server"),
+        clientId: options.client,
+        agentUri: options.agent,
+        proposeSubscriptions: Boolean(options.propose),
+        announceObjects: Boolean(options.announce),
+      });
+      console.log(`partner ${added.organization}: notifications to ${added.serverUrl}/notifications${offers(added)}`);
+      return;
+    }
+    case "partner:remove": {
+      const partner = options.client ?? options.agent;
+      if (!partner || (options.client && options.agent))
+        throw new UsageError("partner:remove needs --client or --agent");
+      if (!(await partners.remove(partner))) throw new AppError("NOT_FOUND", `No partner ${partner}`);
+      console.log("removed");
+      return;
+    }
+    case "partners":
+      for (const p of await partners.list())
+        console.log(`${p.organization}  ${p.serverUrl}${offers(p)}  since ${p.createdAt.toISOString()}`);
+      return;
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
 }
 
 class UsageError extends Error {}
+
+/** What a partner is offered unasked, as partner:add and partners show it. */
+function offers(partner: { proposeSubscriptions: boolean; announceObjects: boolean }): string {
+  const offered = [
+    ...(partner.proposeSubscriptions ? ["subscriptions proposed"] : []),
+    ...(partner.announceObjects ? ["new objects announced"] : []),
+  ];
+  return offered.length > 0 ? ` (${offered.join(", ")})` : "";
+}
 
 function describeDatabase(
   config: { databaseUrl: string | undefined; dataDir: string },
@@ -139,6 +181,9 @@ const ADVICE: Record<string, string> = {
   "prefixes:set": "use its GraphQL mutation setCallbackPrefixes",
   "object:grant": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
   "object:revoke": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  "partner:add": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  "partner:remove": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  partners: "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
 };
 
 async function main(): Promise<number> {
@@ -157,6 +202,10 @@ async function main(): Promise<number> {
         grace: { type: "string" },
         object: { type: "string" },
         organization: { type: "string" },
+        server: { type: "string" },
+        agent: { type: "string" },
+        propose: { type: "boolean" },
+        announce: { type: "boolean" },
       },
     });
   } catch (error) {
@@ -185,7 +234,13 @@ async function main(): Promise<number> {
     await clients.prepareSecrets();
     const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
     if (bootstrap.created) printFirstStart(bootstrap, { byAdminCommand: true });
-    await run(command, parsed.values, clients, createOperatorGrants(database.prisma, config.oneRecord.baseUrl));
+    await run(
+      command,
+      parsed.values as Record<string, string | undefined>,
+      clients,
+      createOperatorGrants(database.prisma, config.oneRecord.baseUrl),
+      createPartnerAdmin(database.prisma, config.oneRecord.baseUrl),
+    );
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
