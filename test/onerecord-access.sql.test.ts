@@ -75,7 +75,7 @@ describe.each(BACKENDS)("object grants on %s", (backend) => {
       expect(await stored(id)).toHaveLength(1);
       expect(
         await revokeRead.rows(db.prisma, { objectId: id, organizationId: "organization-b", revokedBy: CREATOR }),
-      ).toEqual([{ created_by: CREATOR }]);
+      ).toEqual([{ created_by: CREATOR, delegation_ids: [] }]);
       expect(await stored(id)).toEqual([]);
     });
 

@@ -19,6 +19,9 @@ import { notificationEndpointOf } from "../onerecord/partners/notification-endpo
 import { createSubscriptionService } from "../onerecord/subscriptions/subscriptions.service";
 import { createSubscriptionStore } from "../onerecord/subscriptions/subscriptions.store";
 import { registerSubscriptionRoutes } from "../onerecord/subscriptions/subscriptions.routes";
+import { createDelegationService } from "../onerecord/delegations/delegations.service";
+import { delegationRequests, delegationRoutes } from "../onerecord/delegations/delegations.routes";
+import { queueOneRecordNotifications } from "../onerecord/notifications-out/queue";
 import type { Core } from "./build-services";
 import { mountOneRecordSubscriber } from "./mount-onerecord-subscriber";
 
@@ -85,6 +88,17 @@ export async function mountOneRecord(
   });
   actionRequestKinds.push(subscriptions.actionRequests);
   moreRoutes.push((scope) => registerSubscriptionRoutes(scope, { uris, subscriptions }));
+
+  // Access delegations: POST /access-delegations and their AccessDelegationRequests.
+  const delegations = createDelegationService({
+    prisma: core.database.prisma,
+    uris,
+    objectMeta: (id) => objects.metaOf(id),
+    endpointOf: (tx, organizationId) => notificationEndpointOf(tx, organizationId),
+    queueNotifications: (tx, notifications) => queueOneRecordNotifications(tx, notifications),
+  });
+  actionRequestKinds.push(delegationRequests(delegations, uris));
+  moreRoutes.push(delegationRoutes(delegations, uris));
 
   // The gateway as a subscriber: POST /notifications, GET /subscriptions, the publisher-initiated proposals.
   moreRoutes.push(mountOneRecordSubscriber(http, core, uris, undefined));

@@ -70,13 +70,13 @@ export function createEventsService(deps: EventsServiceDeps) {
   /**
    * The access facts of the object whose events are asked for, checked, with whose events they are.
    * An AWB's Shipment's facts are known from its id (the carrier's, readable by scope): its events are
-   * read without reading the object, which is looked up only when it has none (it may not exist).
+   * read without reading the object, which is looked up only when it has none (it may not exist), or
+   * when the caller's scopes do not open it (a grant from an access delegation may).
    */
   function readableOwner(caller: OneRecordCaller, objectId: string): { owner: EventOwner; checked: boolean } {
     const meta = awbShipmentMeta(objectId);
     if (meta === undefined) return { owner: { objectId, awb: null }, checked: false };
-    if (!canRead(caller, meta)) throw accessDenied(objectId, "read this object's logistics events");
-    return { owner: { objectId, awb: meta.awb }, checked: true };
+    return { owner: { objectId, awb: meta.awb }, checked: canRead(caller, meta) };
   }
 
   /** The object, when the caller may read it: 404 when this server holds none, 403 when it may not. */

@@ -16,7 +16,10 @@ export interface ObjectMeta {
   readonly awb?: string | null | undefined;
   /** The creator's Organization id (organizations.ts). */
   readonly createdBy: string;
-  /** Organizations the creator granted read access to (object-grants.ts `readersOf`). */
+  /**
+   * Organizations with an active grant to read it (readers-of.sql.ts: the creator's grants and access
+   * delegations' grants, expired ones left out).
+   */
   readonly readers?: readonly string[] | undefined;
 }
 
@@ -44,11 +47,13 @@ function isCreatorOrReader(caller: OneRecordCaller, object: ObjectMeta): boolean
 
 /**
  * Reading an object, its revisions, audit trail and events. An AWB's Waybill and Shipment take
- * events:read, as the AWB's legacy history does (or objects:write: the carrier's systems keep them).
+ * events:read, as the AWB's legacy history does (or objects:write: the carrier's systems keep them),
+ * or a grant naming the caller's Organization (an access delegation): a delegate reads them whatever
+ * its scopes.
  */
 export function canRead(caller: OneRecordCaller, object: ObjectMeta): boolean {
   if (isCarrierReferenceData(object)) return true;
-  if (isAwbObject(object)) return caller.scopes.has("events:read") || caller.scopes.has("objects:write");
+  if (isAwbObject(object) && (caller.scopes.has("events:read") || caller.scopes.has("objects:write"))) return true;
   return isCreatorOrReader(caller, object);
 }
 

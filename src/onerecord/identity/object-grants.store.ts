@@ -1,5 +1,7 @@
-import type { SqlRunner } from "../../db/sql-statement";
+import type { Prisma } from "../../db/database";
 import { AppError } from "../../errors";
+import { revokeChainedDelegations } from "../sql/delegations-chain-revoke.sql";
+import { lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
 import { grantRead } from "../sql/grant-read.sql";
 import { readersOf } from "../sql/readers-of.sql";
 import { revokeRead } from "../sql/revoke-read.sql";
@@ -7,30 +9,49 @@ import { revokeRead } from "../sql/revoke-read.sql";
 /**
  * Read access to a logistics object that its creator gives another Organization (table
  * logistics_object_grant): the grantee reads the object, its revisions, audit trail and events, and
- * may ask for changes, which stay pending for the creator to decide (access-policy.ts).
+ * may ask for changes, which stay pending for the creator to decide (access-policy.ts). Access
+ * delegations (src/onerecord/delegations/) add grants of their own to the same table.
  */
 export interface ObjectGrantStore {
-  /** Grants `organizationId` read access to the object; `grantedBy` must be its creator. Again: no change. */
+  /**
+   * Grants `organizationId` read access to the object; `grantedBy` must be its creator. It takes the
+   * place of a grant an access delegation made (no expiry, no delegation). Again: no change.
+   */
   grantRead(objectId: string, organizationId: string, grantedBy: string): Promise<void>;
-  /** Withdraws it; `revokedBy` must be the object's creator. One never granted: no change. */
+  /**
+   * Withdraws it, and with it what the grantee passed on through access delegations (the trust chain);
+   * delegations left with no grant are revoked. `revokedBy` must be the object's creator. One never
+   * granted: no change.
+   */
   revokeRead(objectId: string, organizationId: string, revokedBy: string): Promise<void>;
-  /** The Organizations granted each object, by object id (an object without grants: absent). */
+  /** The Organizations granted each object now (expired grants left out), by object id (none: absent). */
   readersOf(objectIds: readonly string[]): Promise<ReadonlyMap<string, readonly string[]>>;
 }
 
-export function createObjectGrantStore(db: SqlRunner): ObjectGrantStore {
+export function createObjectGrantStore(prisma: Prisma): ObjectGrantStore {
   return {
     async grantRead(objectId, organizationId, grantedBy) {
-      const [object] = await grantRead.rows(db, { objectId, organizationId, grantedBy });
+      const [object] = await grantRead.rows(prisma, { objectId, organizationId, grantedBy });
       refuseUnlessCreator(objectId, object?.created_by, grantedBy);
     },
     async revokeRead(objectId, organizationId, revokedBy) {
-      const [object] = await revokeRead.rows(db, { objectId, organizationId, revokedBy });
+      const object = await prisma.$transaction(async (tx) => {
+        // As a delegation's revocation: no delegation is decided on this object meanwhile.
+        await lockDelegationObjects.rows(tx, { objectIds: [objectId] });
+        const [revoked] = await revokeRead.rows(tx, { objectId, organizationId, revokedBy });
+        if (revoked && revoked.delegation_ids.length > 0)
+          await revokeChainedDelegations.rows(tx, {
+            ids: revoked.delegation_ids,
+            revokedBy,
+            reason: `Withdrawn with ${organizationId}'s read access to ${objectId}, on whose word it was granted`,
+          });
+        return revoked;
+      });
       refuseUnlessCreator(objectId, object?.created_by, revokedBy);
     },
     async readersOf(objectIds) {
       const readers = new Map<string, string[]>();
-      for (const row of await readersOf.rows(db, { objectIds: [...objectIds] })) {
+      for (const row of await readersOf.rows(prisma, { objectIds: [...objectIds] })) {
         const list = readers.get(row.object_id) ?? [];
         list.push(row.organization_id);
         readers.set(row.object_id, list);

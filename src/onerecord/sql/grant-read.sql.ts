@@ -1,9 +1,11 @@
 import { param, sql, statement } from "../../db/sql-statement";
 
 /**
- * Grants an Organization read access to a logistics object when `grantedBy` created it (again: no
- * change). Answers the object's creator, or no row when there is no such object: the caller tells
- * "granted" (creator = grantedBy) from "not the creator".
+ * Grants an Organization read access to a logistics object when `grantedBy` created it: the creator's
+ * own grant, which never expires and belongs to no delegation. It takes the place of a grant an access
+ * delegation made (the creator's word outlasts the delegation); again: no change. Answers the object's
+ * creator, or no row when there is no such object: the caller tells "granted" (creator = grantedBy)
+ * from "not the creator".
  */
 export const grantRead = statement<
   { objectId: string; organizationId: string; grantedBy: string },
@@ -15,7 +17,9 @@ export const grantRead = statement<
         INSERT INTO logistics_object_grant (object_id, organization_id, granted_by)
         SELECT id, ${param("organizationId")}, ${param("grantedBy")} FROM target
         WHERE created_by = ${param("grantedBy")}
-        ON CONFLICT (object_id, organization_id) DO NOTHING
+        ON CONFLICT (object_id, organization_id) DO UPDATE
+          SET granted_by = excluded.granted_by, granted_at = now(), delegation_id = NULL, expires_at = NULL
+          WHERE logistics_object_grant.delegation_id IS NOT NULL OR logistics_object_grant.expires_at IS NOT NULL
       )
       SELECT created_by FROM target`,
 );

@@ -1,0 +1,239 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "../src/db/database";
+import { lockDelegationObjects } from "../src/onerecord/sql/delegation-objects-lock.sql";
+import { grantDelegation } from "../src/onerecord/sql/delegation-grant.sql";
+import { insertDelegation } from "../src/onerecord/sql/delegation-insert.sql";
+import { readDelegation } from "../src/onerecord/sql/delegation-read.sql";
+import { revokeDelegation } from "../src/onerecord/sql/delegation-revoke.sql";
+import { withdrawDelegation } from "../src/onerecord/sql/delegation-withdraw.sql";
+import { revokeChainedDelegations } from "../src/onerecord/sql/delegations-chain-revoke.sql";
+import { grantRead } from "../src/onerecord/sql/grant-read.sql";
+import { readObject } from "../src/onerecord/sql/object-read.sql";
+import { readersOf } from "../src/onerecord/sql/readers-of.sql";
+import { revokeRead } from "../src/onerecord/sql/revoke-read.sql";
+import { BACKENDS, describeBackend, Disposers } from "./support/harness";
+import { openTestDatabase } from "./support/test-database";
+
+/**
+ * The access delegations' statements (docs/ONE-RECORD.md "Access delegations") on both databases:
+ * expired grants grant nothing, a delegation's grants expire with it and never outlast the requester's
+ * own, revocation withdraws the trust chain, and the chained delegations left without grants are revoked.
+ */
+const PIECE = "https://onerecord.iata.org/ns/cargo#Piece";
+const CREATOR = "organization-creator";
+const AIRLINE = "https://1r.airline.example/logistics-objects/airline";
+const GHA = "https://1r.gha.example/logistics-objects/gha";
+const TRUCKER = "organization-trucker";
+const PAST = new Date(Date.now() - 3_600_000);
+const FUTURE = new Date(Date.now() + 3_600_000);
+const LATER = new Date(Date.now() + 7_200_000);
+
+describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
+  describeBackend(backend)(`over ${backend}`, () => {
+    const disposers = new Disposers();
+    let db: Database;
+    beforeAll(async () => {
+      ({ database: db } = await openTestDatabase(backend, disposers));
+    });
+    afterAll(() => disposers.disposeAll());
+
+    const objectOf = async (createdBy = CREATOR): Promise<string> => {
+      const id = randomUUID();
+      await db.prisma.logisticsObject.create({
+        data: { id, type: PIECE, types: [PIECE], body: { "@id": id }, revision: 1, createdBy },
+      });
+      return id;
+    };
+    const grants = (objectId: string) =>
+      db.prisma.logisticsObjectGrant.findMany({ where: { objectId }, orderBy: { organizationId: "asc" } });
+    /** An accepted delegation row, as the service stores one. */
+    const delegation = async (requestedBy: string, objects: string[], organization: string) =>
+      (
+        await insertDelegation.rows(db.prisma, {
+          id: randomUUID(),
+          status: "REQUEST_ACCEPTED",
+          requestedBy,
+          decidedBy: "organization-carrier",
+          reason: null,
+          errorStatus: null,
+          delegation: JSON.stringify({ "@type": ["https://onerecord.iata.org/ns/api#AccessDelegation"] }),
+          objects,
+          organizations: [organization],
+          permissions: ["GET_LOGISTICS_OBJECT"],
+          expiresAt: null,
+          notifyStatusChange: true,
+        })
+      )[0]!;
+    const grant = (
+      delegationId: string,
+      objectIds: string[],
+      organizationId: string,
+      grantedBy: string,
+      expiresAt: Date | null = null,
+    ) => grantDelegation.rows(db.prisma, { delegationId, objectIds, organizationId, grantedBy, expiresAt });
+
+    it("delegation-insert stores a decided request, delegation-read answers it, on the raw driver too", async () => {
+      const id = await objectOf();
+      const row = await delegation(CREATOR, [id], AIRLINE);
+      expect(row).toMatchObject({
+        status: "REQUEST_ACCEPTED",
+        requested_by: CREATOR,
+        decided_by: "organization-carrier",
+        objects: [id],
+        organizations: [AIRLINE],
+        permissions: ["GET_LOGISTICS_OBJECT"],
+        expires_at: null,
+        notify_status_change: true,
+      });
+      expect(row.decided_at).toEqual(row.requested_at);
+      expect(await readDelegation.rows(db.prisma, { id: row.id })).toEqual([row]);
+      expect(await readDelegation.rows(db.sql, { id: row.id })).toEqual([row]);
+      expect(await readDelegation.rows(db.prisma, { id: randomUUID() })).toEqual([]);
+    });
+
+    it("readers-of, object-read and delegation-objects-lock leave out expired grants", async () => {
+      const id = await objectOf();
+      const row = await delegation(CREATOR, [id], AIRLINE);
+      await grant(row.id, [id], AIRLINE, CREATOR, FUTURE);
+      await grant(row.id, [id], GHA, CREATOR, FUTURE);
+      await db.prisma.logisticsObjectGrant.updateMany({
+        where: { objectId: id, organizationId: GHA },
+        data: { expiresAt: PAST },
+      });
+      expect(await readersOf.rows(db.prisma, { objectIds: [id] })).toEqual([
+        { object_id: id, organization_id: AIRLINE },
+      ]);
+      expect(await readersOf.rows(db.sql, { objectIds: [id] })).toEqual([{ object_id: id, organization_id: AIRLINE }]);
+      expect((await readObject.rows(db.prisma, { id }))[0]!.readers).toEqual([AIRLINE]);
+      const locked = await db.prisma.$transaction((tx) => lockDelegationObjects.rows(tx, { objectIds: [id, "none"] }));
+      expect(locked).toEqual([{ id, type: PIECE, awb: null, created_by: CREATOR, readers: [AIRLINE] }]);
+    });
+
+    it("delegation-grant grants each object once, expiring no later than the requester's own grant", async () => {
+      const [first, second] = [await objectOf(), await objectOf()];
+      // The airline holds first until FUTURE, second for ever (the creator's grant).
+      await grant((await delegation(CREATOR, [first], AIRLINE)).id, [first], AIRLINE, CREATOR, FUTURE);
+      await grantRead.rows(db.prisma, { objectId: second, organizationId: AIRLINE, grantedBy: CREATOR });
+      const passed = await delegation(AIRLINE, [first, second], GHA);
+      const granted = await grant(passed.id, [first, second, "none"], GHA, AIRLINE, LATER);
+      expect(granted.map((g) => g.object_id).sort()).toEqual([first, second].sort());
+      expect((await grants(first)).find((g) => g.organizationId === GHA)).toMatchObject({
+        grantedBy: AIRLINE,
+        delegationId: passed.id,
+        expiresAt: FUTURE,
+      });
+      expect((await grants(second)).find((g) => g.organizationId === GHA)).toMatchObject({ expiresAt: LATER });
+      // Again (another delegation for the same delegate): the active grant stays as it is.
+      const again = await delegation(AIRLINE, [first], GHA);
+      expect(await grant(again.id, [first], GHA, AIRLINE, null)).toEqual([]);
+      expect((await grants(first)).find((g) => g.organizationId === GHA)?.delegationId).toBe(passed.id);
+    });
+
+    it("delegation-grant makes none to the creator or the requester itself, and replaces an expired grant", async () => {
+      const id = await objectOf();
+      const row = await delegation(AIRLINE, [id], CREATOR);
+      expect(await grant(row.id, [id], CREATOR, AIRLINE)).toEqual([]);
+      expect(await grant(row.id, [id], AIRLINE, AIRLINE)).toEqual([]);
+      const old = await delegation(CREATOR, [id], GHA);
+      await grant(old.id, [id], GHA, CREATOR, FUTURE);
+      await db.prisma.logisticsObjectGrant.updateMany({ where: { objectId: id }, data: { expiresAt: PAST } });
+      const renewed = await delegation(CREATOR, [id], GHA);
+      expect(await grant(renewed.id, [id], GHA, CREATOR, null)).toEqual([{ object_id: id }]);
+      expect(await grants(id)).toEqual([
+        expect.objectContaining({ organizationId: GHA, delegationId: renewed.id, expiresAt: null }),
+      ]);
+    });
+
+    it("delegation-revoke revokes an accepted delegation once", async () => {
+      const id = await objectOf();
+      const row = await delegation(CREATOR, [id], AIRLINE);
+      const [revoked] = await revokeDelegation.rows(db.prisma, { id: row.id, revokedBy: AIRLINE });
+      expect(revoked).toMatchObject({ status: "REQUEST_REVOKED", decided_by: AIRLINE });
+      expect(await revokeDelegation.rows(db.prisma, { id: row.id, revokedBy: CREATOR })).toEqual([]);
+    });
+
+    it("delegation-withdraw deletes the delegation's grants and what its delegates passed on, not the creator's", async () => {
+      const [piece, other] = [await objectOf(), await objectOf()];
+      const toAirline = await delegation(CREATOR, [piece, other], AIRLINE);
+      await grant(toAirline.id, [piece, other], AIRLINE, CREATOR);
+      const toGha = await delegation(AIRLINE, [piece], GHA);
+      await grant(toGha.id, [piece], GHA, AIRLINE);
+      const toTrucker = await delegation(GHA, [piece], TRUCKER);
+      await grant(toTrucker.id, [piece], TRUCKER, GHA);
+      // The creator's own grant to the trucker on the other object, and what the creator passed on, stay.
+      await grantRead.rows(db.prisma, { objectId: other, organizationId: TRUCKER, grantedBy: CREATOR });
+      const unrelated = await delegation(CREATOR, [piece], "organization-unrelated");
+      await grant(unrelated.id, [piece], "organization-unrelated", CREATOR);
+
+      const withdrawn = await db.prisma.$transaction((tx) =>
+        withdrawDelegation.rows(tx, { delegationId: toAirline.id }),
+      );
+      expect(withdrawn).toEqual(
+        [
+          { object_id: piece, organization_id: AIRLINE, delegation_id: toAirline.id },
+          { object_id: other, organization_id: AIRLINE, delegation_id: toAirline.id },
+          { object_id: piece, organization_id: GHA, delegation_id: toGha.id },
+          { object_id: piece, organization_id: TRUCKER, delegation_id: toTrucker.id },
+        ].sort((a, b) => a.object_id.localeCompare(b.object_id) || a.organization_id.localeCompare(b.organization_id)),
+      );
+      expect((await grants(piece)).map((g) => g.organizationId)).toEqual(["organization-unrelated"]);
+      expect((await grants(other)).map((g) => g.organizationId)).toEqual([TRUCKER]);
+
+      // The chained delegations now grant nothing: revoked, with the reason; the first is the caller's to revoke.
+      const chained = await revokeChainedDelegations.rows(db.prisma, {
+        ids: [toAirline.id, toGha.id, toTrucker.id],
+        revokedBy: CREATOR,
+        reason: "withdrawn with the delegation",
+      });
+      expect(chained.map((row) => row.id).sort()).toEqual([toAirline.id, toGha.id, toTrucker.id].sort());
+      expect(chained[0]).toMatchObject({
+        status: "REQUEST_REVOKED",
+        decided_by: CREATOR,
+        reason: "withdrawn with the delegation",
+      });
+    });
+
+    it("delegations-chain-revoke leaves accepted a delegation that still grants something", async () => {
+      const [piece, other] = [await objectOf(), await objectOf()];
+      const toAirline = await delegation(CREATOR, [piece], AIRLINE);
+      await grant(toAirline.id, [piece], AIRLINE, CREATOR);
+      // The airline passes on both objects; the other it reads by the creator's own grant.
+      await grantRead.rows(db.prisma, { objectId: other, organizationId: AIRLINE, grantedBy: CREATOR });
+      const toGha = await delegation(AIRLINE, [piece, other], GHA);
+      await grant(toGha.id, [piece, other], GHA, AIRLINE);
+      const withdrawn = await withdrawDelegation.rows(db.prisma, { delegationId: toAirline.id });
+      expect(withdrawn.map((g) => g.organization_id).sort()).toEqual([AIRLINE, GHA].sort());
+      expect(
+        await revokeChainedDelegations.rows(db.sql, { ids: [toGha.id], revokedBy: CREATOR, reason: "chain" }),
+      ).toEqual([]);
+      expect((await readDelegation.rows(db.prisma, { id: toGha.id }))[0]!.status).toBe("REQUEST_ACCEPTED");
+      expect((await grants(other)).map((g) => g.organizationId).sort()).toEqual([AIRLINE, GHA].sort());
+    });
+
+    it("revoke-read withdraws the creator's grant with what the grantee passed on, answering those delegations", async () => {
+      const id = await objectOf();
+      await grantRead.rows(db.prisma, { objectId: id, organizationId: AIRLINE, grantedBy: CREATOR });
+      const toGha = await delegation(AIRLINE, [id], GHA);
+      await grant(toGha.id, [id], GHA, AIRLINE);
+      expect(
+        await revokeRead.rows(db.prisma, { objectId: id, organizationId: AIRLINE, revokedBy: "organization-other" }),
+      ).toEqual([{ created_by: CREATOR, delegation_ids: [] }]);
+      expect(await grants(id)).toHaveLength(2);
+      expect(await revokeRead.rows(db.prisma, { objectId: id, organizationId: AIRLINE, revokedBy: CREATOR })).toEqual([
+        { created_by: CREATOR, delegation_ids: [toGha.id] },
+      ]);
+      expect(await grants(id)).toEqual([]);
+    });
+
+    it("grant-read makes the creator's grant of a delegated one: no expiry, no delegation", async () => {
+      const id = await objectOf();
+      const row = await delegation(CREATOR, [id], AIRLINE);
+      await grant(row.id, [id], AIRLINE, CREATOR, FUTURE);
+      await grantRead.rows(db.prisma, { objectId: id, organizationId: AIRLINE, grantedBy: CREATOR });
+      expect(await grants(id)).toEqual([
+        expect.objectContaining({ organizationId: AIRLINE, grantedBy: CREATOR, delegationId: null, expiresAt: null }),
+      ]);
+      expect(await withdrawDelegation.rows(db.prisma, { delegationId: row.id })).toEqual([]);
+    });
+  });
+});
