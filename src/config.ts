@@ -132,6 +132,20 @@ export interface OneRecordSettings {
    */
   readonly oidc:
     { readonly issuer: string; readonly jwksUrl: string; readonly audience: string | undefined } | undefined;
+  /**
+   * How this server authenticates the ONE Record notifications it sends: an OAuth 2.0
+   * client-credentials grant at ONE_RECORD_TOKEN_URL as ONE_RECORD_CLIENT_ID / _SECRET (optional
+   * ONE_RECORD_TOKEN_SCOPE, ONE_RECORD_TOKEN_AUDIENCE). Undefined: notifications carry no Authorization.
+   */
+  readonly notificationToken: OneRecordTokenSettings | undefined;
+}
+
+export interface OneRecordTokenSettings {
+  readonly url: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scope: string | undefined;
+  readonly audience: string | undefined;
 }
 
 export interface TracingSettings {
@@ -319,6 +333,39 @@ function secretsKey(env: Env): Buffer | undefined {
   return key;
 }
 
+const TOKEN_SETTINGS = [
+  "ONE_RECORD_TOKEN_URL",
+  "ONE_RECORD_CLIENT_ID",
+  "ONE_RECORD_CLIENT_SECRET",
+  "ONE_RECORD_TOKEN_SCOPE",
+  "ONE_RECORD_TOKEN_AUDIENCE",
+] as const;
+
+/** The client-credentials grant of outgoing ONE Record notifications: the URL, id and secret together, or none of the five. */
+function oneRecordToken(env: Env): OneRecordTokenSettings | undefined {
+  const tokenUrl = url(env, "ONE_RECORD_TOKEN_URL", ["http:", "https:"]);
+  const clientId = text(env, "ONE_RECORD_CLIENT_ID");
+  const clientSecret = text(env, "ONE_RECORD_CLIENT_SECRET");
+  if (tokenUrl === undefined || clientId === undefined || clientSecret === undefined) {
+    const given = TOKEN_SETTINGS.filter((name) => text(env, name) !== undefined);
+    if (given.length === 0) return undefined;
+    const missing = ["ONE_RECORD_TOKEN_URL", "ONE_RECORD_CLIENT_ID", "ONE_RECORD_CLIENT_SECRET"].filter(
+      (name) => text(env, name) === undefined,
+    );
+    throw new ConfigError(
+      given[0]!,
+      `needs ${missing.join(" and ")}: ONE_RECORD_TOKEN_URL, ONE_RECORD_CLIENT_ID and ONE_RECORD_CLIENT_SECRET are set together`,
+    );
+  }
+  return Object.freeze({
+    url: tokenUrl,
+    clientId,
+    clientSecret,
+    scope: text(env, "ONE_RECORD_TOKEN_SCOPE"),
+    audience: text(env, "ONE_RECORD_TOKEN_AUDIENCE"),
+  });
+}
+
 function oneRecord(env: Env): OneRecordSettings {
   const basePath = text(env, "ONE_RECORD_BASE_PATH") ?? "/onerecord";
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath))
@@ -341,6 +388,7 @@ function oneRecord(env: Env): OneRecordSettings {
       issuer === undefined || jwksUrl === undefined
         ? undefined
         : Object.freeze({ issuer, jwksUrl, audience: text(env, "ONE_RECORD_OIDC_AUDIENCE") }),
+    notificationToken: oneRecordToken(env),
   });
 }
 

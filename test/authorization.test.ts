@@ -53,6 +53,10 @@ const FIELD_ACCESS: Record<string, readonly string[] | "public"> = {
   "Mutation.rotateSigningSecret": ADMIN,
   "Mutation.setCallbackPrefixes": ADMIN,
   "Mutation.importStations": ADMIN,
+  "Query.oneRecordDeliveries": ADMIN,
+  "Mutation.redeliverOneRecordDelivery": ADMIN,
+  "Mutation.redeliverDeadOneRecordDeliveries": ADMIN,
+  "Mutation.enableOneRecordSubscription": ADMIN,
 };
 
 describe("GraphQL fields declare who may read them", () => {

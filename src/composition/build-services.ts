@@ -145,7 +145,11 @@ export async function buildServices(
       setImmediate(() => live.publish(views));
     },
   });
-  const deliveries = createDeliveryService({ prisma: database.prisma, onRequeued: () => worker?.wake() });
+  const deliveries = createDeliveryService({
+    prisma: database.prisma,
+    sql: database.sql,
+    onRequeued: () => worker?.wake(),
+  });
   const enforceCheckDigit = config.awbCheckDigit === "enforce";
   let broker: BrokerConsumer | undefined;
   const services: Services = {

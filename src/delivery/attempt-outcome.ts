@@ -9,6 +9,12 @@ export interface SendResult {
   statusCode: number | null;
   error: string | null;
   retryAfterMs: number | null;
+  /**
+   * The token endpoint gave no access token (a ONE Record notification): nothing was sent, and the
+   * receiver's origin is not to blame, so its circuit does not count the attempt. It is still a
+   * failed attempt of the delivery (retried on the schedule).
+   */
+  noToken?: boolean;
 }
 
 /** An attempt's outcome: the delivery's new state to record, and the kind counted in metrics. */

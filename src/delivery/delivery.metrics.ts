@@ -1,15 +1,18 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { DeliveryStore } from "./delivery.store";
+import type { DeliveryKind, DeliveryStore } from "./delivery.store";
 
 export type DeliveryOutcome = "delivered" | "retry" | "dead" | "gone";
+
+/** The `kind` label: what a delivery carries. */
+const KIND_LABEL: Record<DeliveryKind, string> = { WEBHOOK: "webhook", ONE_RECORD: "onerecord" };
 
 /** Prometheus metrics of the outbox, on a registry of their own (one per app, so tests do not share). */
 export function createDeliveryMetrics(store: DeliveryStore) {
   const registry = new Registry();
   const deliveries = new Counter({
     name: "gateway_deliveries_total",
-    help: "Delivery attempts by what they led to",
-    labelNames: ["outcome"],
+    help: "Delivery attempts by what they led to, and what they carried (a webhook, a ONE Record notification)",
+    labelNames: ["outcome", "kind"],
     registers: [registry],
   });
   const attempts = new Counter({
@@ -63,7 +66,14 @@ export function createDeliveryMetrics(store: DeliveryStore) {
   });
   const disabled = new Counter({
     name: "gateway_subscriptions_disabled_total",
-    help: "Subscriptions disabled because every delivery attempt failed for DELIVERY_DISABLE_AFTER_HOURS",
+    help: "Subscriptions disabled because every delivery attempt failed for DELIVERY_DISABLE_AFTER_HOURS, by kind",
+    labelNames: ["kind"],
+    registers: [registry],
+  });
+  const tokenRequests = new Counter({
+    name: "gateway_onerecord_token_requests_total",
+    help: "Access tokens asked of ONE_RECORD_TOKEN_URL for ONE Record notifications, by outcome",
+    labelNames: ["outcome"],
     registers: [registry],
   });
   return {
@@ -72,12 +82,15 @@ export function createDeliveryMetrics(store: DeliveryStore) {
       circuitChanges.inc({ change });
       circuitsOpen.set(openCount);
     },
-    recordDisabled(count: number) {
-      disabled.inc(count);
+    recordDisabled(kind: DeliveryKind, count: number) {
+      disabled.inc({ kind: KIND_LABEL[kind] }, count);
     },
-    recordAttempt(outcome: DeliveryOutcome, eventReceivedAt: Date) {
+    recordTokenRequest(outcome: "ok" | "failed") {
+      tokenRequests.inc({ outcome });
+    },
+    recordAttempt(outcome: DeliveryOutcome, kind: DeliveryKind, eventReceivedAt: Date) {
       attempts.inc();
-      deliveries.inc({ outcome });
+      deliveries.inc({ outcome, kind: KIND_LABEL[kind] });
       if (outcome === "delivered") latency.observe((Date.now() - eventReceivedAt.getTime()) / 1000);
     },
     recordEvents(count: number) {

@@ -3,9 +3,11 @@ import type { Dispatcher } from "undici";
 import type { SigningSecretStore } from "../clients/signing-secret-store";
 import type { Config } from "../config";
 import { listenForNotifications, type NotificationListener } from "../db/notifications";
+import { createTokenClient, type TokenClient } from "../outbound/token-client";
 import type { DeliveryMetrics } from "./delivery.metrics";
 import { DELIVERY_CHANNEL, type DeliveryStore } from "./delivery.store";
 import { createDeliveryWorker, type DeliveryWorker } from "./delivery.worker";
+import { sendOneRecordNotification } from "./onerecord-sender";
 import { sendNotification } from "./sender";
 
 export interface RunningDeliveryWorker extends DeliveryWorker {
@@ -14,9 +16,10 @@ export interface RunningDeliveryWorker extends DeliveryWorker {
 }
 
 /**
- * The worker wired to the real store, HTTP client and signing secrets (used by the server and
- * `npm run worker`). It wakes on the in-process `wake()` after a local commit, on PostgreSQL NOTIFY
- * for commits made by other processes, and otherwise polls every DELIVERY_POLL_MS.
+ * The worker wired to the real store, HTTP client, signing secrets and ONE Record token client (used
+ * by the server and `npm run worker`). It wakes on the in-process `wake()` after a local commit, on
+ * PostgreSQL NOTIFY for commits made by other processes, and otherwise polls every DELIVERY_POLL_MS.
+ * Webhooks are signed (sender.ts); ONE Record notifications carry a bearer token (onerecord-sender.ts).
  */
 export function startDeliveryWorker(deps: {
   config: Config;
@@ -25,8 +28,12 @@ export function startDeliveryWorker(deps: {
   dispatcher: Dispatcher;
   metrics: DeliveryMetrics;
   log: Logger;
+  /** Where tokens are asked for (ONE_RECORD_TOKEN_URL, an operator's setting: not the callbacks' guarded agent); default undici's. */
+  tokenDispatcher?: Dispatcher;
 }): RunningDeliveryWorker {
   const { config, store, clients, dispatcher, metrics, log } = deps;
+  const outbound = { dispatcher, allowPrivate: config.allowPrivateCallbacks };
+  const tokens = oneRecordTokens(config, metrics, log, deps.tokenDispatcher);
   const worker = createDeliveryWorker({
     claim: (options) => store.claimDue(options),
     release: (held) => store.release(held),
@@ -35,26 +42,30 @@ export function startDeliveryWorker(deps: {
       store.recordOutcomes(outcomes, {
         disableAfterHours: config.delivery.disableAfterHours,
         onDisabled: (subscriptions) => {
-          metrics.recordDisabled(subscriptions.length);
-          for (const s of subscriptions)
+          for (const s of subscriptions) {
+            metrics.recordDisabled(s.kind, 1);
             log.warn(
-              { subscriptionId: s.id, clientId: s.clientId, callback: s.callback, reason: s.reason },
-              "subscription disabled: its deliveries keep failing; its owner can enable it again",
+              { kind: s.kind, subscriptionId: s.id, clientId: s.clientId, callback: s.callback, reason: s.reason },
+              s.kind === "WEBHOOK"
+                ? "subscription disabled: its deliveries keep failing; its owner can enable it again"
+                : "ONE Record subscription disabled: its notifications keep failing; an operator can enable it again",
             );
+          }
         },
         onParkingFailed: (error) =>
           log.warn({ err: error }, "parking a disabled subscription's deliveries failed; claims park them when due"),
       }),
     send: async (delivery, startBy) => {
+      // Its whole attempt, token requests included, ends within DELIVERY_TIMEOUT_MS: it fits the send budget.
+      if (delivery.kind === "ONE_RECORD") return sendOneRecordNotification(delivery, { ...outbound, tokens });
+      if (delivery.clientId === null) throw new Error(`webhook delivery ${delivery.id} has no client to sign for`);
       // Every attempt, a retry too, is signed with the secrets valid when it is sent (remembered
       // per client for SIGNING_SECRETS_CACHE_MS).
-      if (delivery.kind !== "WEBHOOK" || delivery.clientId === null)
-        throw new Error("ONE Record notifications are not sent yet (issue 26, in progress)");
       const secrets = await clients.signingSecretsAt(delivery.clientId, new Date());
       if (performance.now() > startBy) return null; // too little lease left to send: give it back
-      return sendNotification(delivery, secrets, { dispatcher, allowPrivate: config.allowPrivateCallbacks });
+      return sendNotification(delivery, secrets, outbound);
     },
-    onAttempt: (outcome, delivery) => metrics.recordAttempt(outcome, delivery.eventReceivedAt),
+    onAttempt: (outcome, delivery) => metrics.recordAttempt(outcome, delivery.kind, delivery.eventReceivedAt),
     onCircuit: (change, openCount) => metrics.recordCircuit(change.change, openCount),
     log: log.child({ component: "delivery-worker" }),
     options: config.delivery,
@@ -77,4 +88,24 @@ export function startDeliveryWorker(deps: {
       await worker.stop();
     },
   };
+}
+
+/** The token client of ONE Record notifications, or undefined (said once at start) when no token endpoint is set. */
+function oneRecordTokens(
+  config: Config,
+  metrics: DeliveryMetrics,
+  log: Logger,
+  dispatcher: Dispatcher | undefined,
+): TokenClient | undefined {
+  const settings = config.oneRecord.notificationToken;
+  if (!settings) {
+    log.warn(
+      "ONE_RECORD_TOKEN_URL is not set: ONE Record notifications are sent without an Authorization header, which subscribers that authenticate their callers refuse (401)",
+    );
+    return undefined;
+  }
+  return createTokenClient(settings, {
+    ...(dispatcher ? { dispatcher } : {}),
+    onRequest: (outcome) => metrics.recordTokenRequest(outcome),
+  });
 }

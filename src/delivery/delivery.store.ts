@@ -5,7 +5,7 @@ import { deferOrigin } from "./sql/defer-origin.sql";
 import { parkPending } from "./sql/park-pending.sql";
 import { queueDeliveries as queueDeliveriesSql } from "./sql/queue-deliveries.sql";
 import { queueStats } from "./sql/queue-stats.sql";
-import { recordOutcomes } from "./sql/record-outcomes.sql";
+import { type DisabledRow as DisabledSubscription, recordOutcomes } from "./sql/record-outcomes.sql";
 import { releaseClaims } from "./sql/release-claims.sql";
 
 export { DELIVERY_CHANNEL } from "./sql/queue-deliveries.sql";
@@ -52,7 +52,14 @@ export interface NewDelivery {
   eventId: string | null;
   /** The legacy subscription (WEBHOOK). */
   subscriptionId: string | null;
-  /** The ONE Record subscription (ONE_RECORD); null for webhooks and for announcements to partners. */
+  /**
+   * The ONE Record subscription whose notification this is (ONE_RECORD): it is sent only while that
+   * subscription is REQUEST_ACCEPTED, unexpired and enabled, and its outcomes run that
+   * subscription's failing clock. Null for webhooks, for LOGISTICS_OBJECT_AVAILABLE announcements to
+   * partners, and for notifications about an action request's own status (SUBSCRIPTION_REQUEST_*,
+   * ACCESS_DELEGATION_REQUEST_*, CHANGE_REQUEST_*): a SUBSCRIPTION_REQUEST_REJECTED or _REVOKED
+   * notification naming its subscription here would never be sent.
+   */
   oneRecordSubscriptionId?: string | null;
   /** Whose delivery log shows it; null for a ONE Record subscriber that is no API client. */
   clientId: string | null;
@@ -105,13 +112,12 @@ export async function queueDeliveries(
   }
 }
 
-/** A subscription that delivery has just disabled (every attempt failed for DELIVERY_DISABLE_AFTER_HOURS). */
-export interface DisabledSubscription {
-  id: string;
-  clientId: string;
-  callback: string;
-  reason: string;
-}
+/**
+ * A subscription that delivery has just disabled (every attempt failed for
+ * DELIVERY_DISABLE_AFTER_HOURS): a legacy one (WEBHOOK), or a ONE Record one, whose `callback` is its
+ * notifications endpoint and whose `clientId` is null when the subscriber is no API client.
+ */
+export type { DisabledRow as DisabledSubscription } from "./sql/record-outcomes.sql";
 
 /**
  * The outbox's SQL (statements in `delivery/sql/`): the delivery worker's hot path (claim, record,
@@ -224,7 +230,8 @@ export function createDeliveryStore(sql: SqlExecutor) {
         // A statement writes a row once, so the retries it just recorded are parked by a second one.
         // Should it fail, claims park these deliveries as they come due.
         try {
-          await parkPending.rows(sql, { subscriptionIds: disabled.map((d) => d.id) });
+          const of = (kind: DisabledSubscription["kind"]) => disabled.filter((d) => d.kind === kind).map((d) => d.id);
+          await parkPending.rows(sql, { subscriptionIds: of("WEBHOOK"), oneRecordSubscriptionIds: of("ONE_RECORD") });
         } catch (error) {
           if (!failing.onParkingFailed) throw error;
           failing.onParkingFailed(error);

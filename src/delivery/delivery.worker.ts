@@ -152,10 +152,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
         breakers.abandon(delivery.origin);
         giveBacks.add(delivery);
       } else {
-        pacing.observe(delivery.origin, result.durationMs);
         const { outcome, kind } = decideOutcome(delivery, result, options.retrySchedule);
         onAttempt?.(kind, delivery);
-        countForCircuit(delivery.origin, originAnswered(result.statusCode));
+        if (result.noToken) {
+          // Nothing reached the origin: neither its pace nor its circuit learn anything (a probe may go again).
+          breakers.abandon(delivery.origin);
+        } else {
+          pacing.observe(delivery.origin, result.durationMs);
+          countForCircuit(delivery.origin, originAnswered(result.statusCode));
+        }
         recorder.add(outcome);
       }
     } catch (error) {

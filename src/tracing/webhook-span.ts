@@ -11,16 +11,20 @@ import {
 import { startClientSpan, tracingOn } from "./spans";
 
 /**
- * The CLIENT span of one webhook POST, continuing the trace of the ingestion that queued the delivery
- * (`traceParent`, stored with it), and the headers that carry the span to the receiver
- * (`traceparent`). Undefined with tracing off: no span, no header.
+ * The CLIENT span of one delivery attempt (a webhook POST, a ONE Record notification's POSTs),
+ * continuing the trace of the ingestion that queued the delivery (`traceParent`, stored with it), and
+ * the headers that carry the span to the receiver (`traceparent`). Undefined with tracing off: no
+ * span, no header.
  */
-export function startWebhookSpan(delivery: {
-  id: string;
-  callback: string;
-  attemptCount: number;
-  traceParent?: string | null | undefined;
-}): { span: Span; headers: Record<string, string> } | undefined {
+export function startWebhookSpan(
+  delivery: {
+    id: string;
+    callback: string;
+    attemptCount: number;
+    traceParent?: string | null | undefined;
+  },
+  name = "webhook POST",
+): { span: Span; headers: Record<string, string> } | undefined {
   if (!tracingOn()) return undefined;
   let target: URL | undefined;
   try {
@@ -28,7 +32,7 @@ export function startWebhookSpan(delivery: {
   } catch {
     target = undefined; // the send reports it
   }
-  return startClientSpan("webhook POST", delivery.traceParent, {
+  return startClientSpan(name, delivery.traceParent, {
     [ATTR_HTTP_REQUEST_METHOD]: "POST",
     // Without the query string and credentials: a receiver may have put a token there.
     ...(target

@@ -1,10 +1,10 @@
 import { param, sql, statement } from "../../db/sql-statement";
-import { SUBSCRIPTION_DISABLED } from "./subscription-disabled";
+import { ANY_SUBSCRIPTION_DISABLED } from "./subscription-disabled";
 
 /**
  * Leases up to `limit` due deliveries to `leaseToken` for `leaseMs`, at most `perOrigin` of any one
- * origin, none of `excludeOrigins`, none of an expired or disabled subscription; `scanLimit` due rows
- * are considered. A due delivery of a disabled subscription is parked on the way, decided again under
+ * origin, none of `excludeOrigins`, none of an expired or disabled subscription, none of a ONE Record
+ * subscription that is not accepted (revoked, say); `scanLimit` due rows are considered. A due delivery of a disabled subscription is parked on the way, decided again under
  * the key-share lock (one whose enable committed meanwhile stays due). SKIP LOCKED: concurrent
  * claims take disjoint sets without waiting on each other.
  */
@@ -31,20 +31,23 @@ export const claimDue = statement<
 >(
   "delivery/claim-due",
   sql`WITH candidates AS (
-       SELECT d.id, d.origin, d.next_attempt_at, s.disabled_at IS NOT NULL AS disabled
+       SELECT d.id, d.origin, d.next_attempt_at, s.disabled_at IS NOT NULL OR o.disabled_at IS NOT NULL AS disabled
        FROM delivery d LEFT JOIN subscription s ON s.id = d.subscription_id
+         LEFT JOIN onerecord_subscription o ON o.id = d.onerecord_subscription_id
        WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
          AND (d.lease_until IS NULL OR d.lease_until < now())
          AND NOT (d.origin = ANY(${param("excludeOrigins")}::text[]))
          -- Nothing is sent for an expired subscription (retention marks these dead).
          AND NOT coalesce(s.expires_at <= now(), false)
+         -- A ONE Record subscription's only while it is accepted and unexpired (retention marks the rest dead).
+         AND NOT coalesce(o.expires_at <= now() OR o.status <> 'REQUEST_ACCEPTED', false)
        ORDER BY d.next_attempt_at
        LIMIT ${param("scanLimit")}
        FOR UPDATE OF d SKIP LOCKED
      ), parked AS (
        -- Sent once its owner enables the subscription again; a stale holder's token goes with it.
        UPDATE delivery d SET status = 'PARKED', lease_until = NULL, lease_token = NULL
-       FROM candidates c WHERE d.id = c.id AND c.disabled AND ${SUBSCRIPTION_DISABLED}
+       FROM candidates c WHERE d.id = c.id AND c.disabled AND ${ANY_SUBSCRIPTION_DISABLED}
        RETURNING 1
      ), ranked AS (
        SELECT id, next_attempt_at, row_number() OVER (PARTITION BY origin ORDER BY next_attempt_at) AS n

@@ -1,14 +1,18 @@
 import { param, sql, statement } from "../../db/sql-statement";
-import { SUBSCRIPTION_DISABLED } from "./subscription-disabled";
+import { ANY_SUBSCRIPTION_DISABLED } from "./subscription-disabled";
 
 /**
  * Finished (DEAD or DELIVERED) deliveries from a fresh schedule: PENDING, or PARKED while their
  * subscription is disabled. No lease token: the holder of the last claim, if still running, is fenced out.
+ * Not a ONE Record notification whose subscription is no longer accepted (revoked) or has expired:
+ * nothing would send it.
  */
 const REQUEUE = sql`UPDATE delivery d SET
-    status = (CASE WHEN ${SUBSCRIPTION_DISABLED} THEN 'PARKED' ELSE 'PENDING' END)::delivery_status,
+    status = (CASE WHEN ${ANY_SUBSCRIPTION_DISABLED} THEN 'PARKED' ELSE 'PENDING' END)::delivery_status,
     attempt_count = 0, next_attempt_at = now(), completed_at = NULL, lease_until = NULL, lease_token = NULL
-  WHERE d.status IN ('DEAD', 'DELIVERED')`;
+  WHERE d.status IN ('DEAD', 'DELIVERED')
+    AND NOT EXISTS (SELECT 1 FROM onerecord_subscription o WHERE o.id = d.onerecord_subscription_id
+                    AND (o.status <> 'REQUEST_ACCEPTED' OR o.expires_at <= now()))`;
 
 /** One finished delivery. */
 export const requeueDelivery = statement<{ id: string }>(
@@ -26,6 +30,14 @@ export const requeueDead = statement<{
   "delivery/requeue-dead",
   sql`${REQUEUE} AND d.status = 'DEAD' AND d.subscription_id = ${param("subscriptionId")}::uuid
         AND d.client_id = ${param("clientId")}::uuid
+        AND (${param("from")}::timestamptz IS NULL OR d.created_at >= ${param("from")}::timestamptz)
+        AND (${param("to")}::timestamptz IS NULL OR d.created_at < ${param("to")}::timestamptz)`,
+);
+
+/** A ONE Record subscription's dead deliveries, those created in [from, to) when given. */
+export const requeueDeadOneRecord = statement<{ subscriptionId: string; from: string | null; to: string | null }>(
+  "delivery/requeue-dead-onerecord",
+  sql`${REQUEUE} AND d.status = 'DEAD' AND d.onerecord_subscription_id = ${param("subscriptionId")}::uuid
         AND (${param("from")}::timestamptz IS NULL OR d.created_at >= ${param("from")}::timestamptz)
         AND (${param("to")}::timestamptz IS NULL OR d.created_at < ${param("to")}::timestamptz)`,
 );

@@ -10,3 +10,12 @@ import { sql } from "../../db/sql-statement";
  * of the failing clock (record-outcomes.sql.ts).
  */
 export const SUBSCRIPTION_DISABLED = sql`EXISTS (SELECT 1 FROM subscription s WHERE s.id = d.subscription_id AND s.disabled_at IS NOT NULL FOR KEY SHARE OF s)`;
+
+/**
+ * The same for the ONE Record subscription of the delivery aliased `d` (enabled again by
+ * enable-onerecord-subscription.sql.ts, which locks its row FOR UPDATE first).
+ */
+export const ONE_RECORD_SUBSCRIPTION_DISABLED = sql`EXISTS (SELECT 1 FROM onerecord_subscription o WHERE o.id = d.onerecord_subscription_id AND o.disabled_at IS NOT NULL FOR KEY SHARE OF o)`;
+
+/** Whether the delivery aliased `d` belongs to a disabled subscription of either kind. */
+export const ANY_SUBSCRIPTION_DISABLED = sql`(${SUBSCRIPTION_DISABLED} OR ${ONE_RECORD_SUBSCRIPTION_DISABLED})`;

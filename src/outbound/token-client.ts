@@ -1,0 +1,162 @@
+import { type Dispatcher, request } from "undici";
+import { describeRequestFailure } from "./request-failure";
+
+/** Where and as whom this server asks for the access tokens it sends ONE Record notifications with. */
+export interface TokenSettings {
+  /** The OAuth 2.0 token endpoint (ONE_RECORD_TOKEN_URL). */
+  readonly url: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** `scope` of the request, when set. */
+  readonly scope: string | undefined;
+  /** `audience` of the request, when set (Auth0, Keycloak and others read it; RFC 8707 names it `resource`). */
+  readonly audience: string | undefined;
+}
+
+/** The token endpoint gave no usable token: its answer or its failure, described for a delivery's last_error. */
+export class TokenEndpointError extends Error {
+  readonly code = "ERR_TOKEN_ENDPOINT";
+  constructor(reason: string) {
+    super(reason);
+    this.name = "TokenEndpointError";
+  }
+}
+
+export interface TokenClient {
+  /**
+   * A bearer token valid for a while yet: the remembered one, else one fetched for it. Concurrent
+   * callers share one fetch. `signal` ends this caller's wait, not the shared fetch. Throws
+   * TokenEndpointError when the endpoint gives none.
+   */
+  token(signal?: AbortSignal): Promise<string>;
+  /** A receiver refused `token` (401): forgets it, unless another token has replaced it already. */
+  invalidate(token: string): void;
+}
+
+/** How long one token request may take. */
+export const TOKEN_TIMEOUT_MS = 5_000;
+/** A token is used until this long before it expires, or half its lifetime when that is shorter. */
+export const EXPIRY_MARGIN_MS = 30_000;
+/** How long a token whose answer gave no `expires_in` is used (RFC 6749 §5.1 only recommends it). */
+export const UNSTATED_LIFETIME_MS = 60_000;
+/** The most of an error answer's `error` and `error_description` kept in the message. */
+const MAX_REASON = 200;
+
+/**
+ * An OAuth 2.0 client-credentials grant (RFC 6749 §4.4) against `settings.url`: the client
+ * authenticates with HTTP Basic (§2.3.1, the method every server must support; one method per
+ * request, §2.3), the token is remembered until `expires_in` minus a margin, and concurrent callers
+ * share one request. A failed request is not remembered: the next caller asks again.
+ */
+export function createTokenClient(
+  settings: TokenSettings,
+  deps: {
+    dispatcher?: Dispatcher;
+    now?: () => number;
+    /** Each token request's outcome (metrics). */
+    onRequest?: (outcome: "ok" | "failed") => void;
+  } = {},
+): TokenClient {
+  const now = deps.now ?? Date.now;
+  let current: { token: string; useUntil: number } | undefined;
+  let fetching: Promise<string> | undefined;
+  // RFC 6749 §2.3.1: the id and the secret are form-encoded before they are joined and base64-encoded.
+  const basic = Buffer.from(
+    `${encodeURIComponent(settings.clientId).replace(/%20/g, "+")}:${encodeURIComponent(settings.clientSecret).replace(/%20/g, "+")}`,
+  ).toString("base64");
+  const form = new URLSearchParams({ grant_type: "client_credentials" });
+  if (settings.scope !== undefined) form.set("scope", settings.scope);
+  if (settings.audience !== undefined) form.set("audience", settings.audience);
+  const body = form.toString();
+
+  async function fetchToken(): Promise<string> {
+    const requestedAt = now();
+    let answer: Awaited<ReturnType<typeof request>>;
+    try {
+      answer = await request(settings.url, {
+        method: "POST",
+        ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+        body,
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          accept: "application/json",
+          authorization: `Basic ${basic}`,
+        },
+        headersTimeout: TOKEN_TIMEOUT_MS,
+        bodyTimeout: TOKEN_TIMEOUT_MS,
+        signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new TokenEndpointError(`the token endpoint: ${describeRequestFailure(error, TOKEN_TIMEOUT_MS)}`);
+    }
+    let text: string;
+    try {
+      text = await answer.body.text();
+    } catch (error) {
+      throw new TokenEndpointError(
+        `the token endpoint's answer was cut short: ${describeRequestFailure(error, TOKEN_TIMEOUT_MS)}`,
+      );
+    }
+    const json = parseObject(text);
+    if (answer.statusCode !== 200) {
+      const reason = [json?.error, json?.error_description].filter((v) => typeof v === "string").join(": ");
+      throw new TokenEndpointError(
+        `the token endpoint answered HTTP ${answer.statusCode}${reason ? ` (${reason.slice(0, MAX_REASON)})` : ""}`,
+      );
+    }
+    const token = json?.access_token;
+    if (typeof token !== "string" || token === "" || !/^[\x21-\x7e]+$/.test(token))
+      throw new TokenEndpointError("the token endpoint's answer holds no access_token");
+    const type = json?.token_type;
+    if (type !== undefined && (typeof type !== "string" || type.toLowerCase() !== "bearer"))
+      throw new TokenEndpointError(`the token endpoint gave a ${JSON.stringify(type)} token, not a bearer token`);
+    const expiresIn = json?.expires_in;
+    const lifetimeMs =
+      typeof expiresIn === "number" && Number.isFinite(expiresIn) && expiresIn > 0
+        ? expiresIn * 1000
+        : UNSTATED_LIFETIME_MS;
+    // Counted from when it was asked for: the endpoint's clock started no earlier.
+    current = { token, useUntil: requestedAt + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2) };
+    return token;
+  }
+
+  return {
+    token(signal) {
+      if (current && now() < current.useUntil) return Promise.resolve(current.token);
+      fetching ??= fetchToken().then(
+        (token) => {
+          fetching = undefined;
+          deps.onRequest?.("ok");
+          return token;
+        },
+        (error: unknown) => {
+          fetching = undefined;
+          deps.onRequest?.("failed");
+          throw error;
+        },
+      );
+      if (!signal) return fetching;
+      const shared = fetching;
+      return new Promise<string>((resolve, reject) => {
+        const abort = () => reject(new TokenEndpointError("no token from the token endpoint in the attempt's time"));
+        if (signal.aborted) return abort();
+        signal.addEventListener("abort", abort, { once: true });
+        shared.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+      });
+    },
+    invalidate(token) {
+      if (current?.token === token) current = undefined;
+    },
+  };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
