@@ -64,6 +64,14 @@ describe("reading", () => {
     }
   });
 
+  it("an AWB's Waybill and Shipment also by an Organization granted them (an access delegation), without scopes", () => {
+    for (const object of [waybill, shipment]) {
+      expect(canRead(caller(B), { ...object, readers: [B] })).toBe(true);
+      expect(canRead(caller(A, "events:write"), { ...object, readers: [B] })).toBe(false);
+      expect(canWrite(caller(B), { ...object, readers: [B] })).toBe(false);
+    }
+  });
+
   it("the carrier's stations and Organization, and its clients' Organizations, are read by any authenticated caller", () => {
     for (const object of [station, carrier, clientOrganization]) expect(canRead(caller(B), object)).toBe(true);
   });

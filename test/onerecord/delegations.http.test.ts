@@ -313,6 +313,10 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
       const events = await oneRecord(`${shipment}/logistics-events`, { token: airline.key });
       expect(events.status).toBe(200);
       expect(events.body["api:hasTotalItems"]).toBeGreaterThanOrEqual(1);
+      // Whose scopes do not open an AWB learns nothing of whether another AWB exists: 403, not 404.
+      const unknown = `${base}/logistics-objects/shipment-020-00000011/logistics-events`;
+      await expectDenied(await oneRecord(unknown, { token: airline.key }), 403);
+      await expectDenied(await oneRecord(unknown, { token: forwarder.key }), 404);
     });
 
     it("a malformed delegation is refused (400) and stores nothing", async () => {

@@ -81,7 +81,11 @@ export function createEventsService(deps: EventsServiceDeps) {
 
   /** The object, when the caller may read it: 404 when this server holds none, 403 when it may not. */
   async function checkReadable(caller: OneRecordCaller, objectId: string): Promise<void> {
-    if (!canRead(caller, await objectOrNotFound(objectId)))
+    const meta = await deps.objectMeta(objectId);
+    const byId = awbShipmentMeta(objectId);
+    // An AWB's Shipment its scopes do not open answers 403 whether or not the AWB exists (as the awb- alias).
+    if (meta === undefined && (byId === undefined || canRead(caller, byId))) throw notFound(objectId);
+    if (meta === undefined || !canRead(caller, meta))
       throw accessDenied(objectId, "read this object's logistics events");
   }
 
