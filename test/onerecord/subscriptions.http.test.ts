@@ -43,7 +43,7 @@ describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
       const partners = createPartnerAdmin(app.database.prisma, undefined);
       const client = async (who: typeof subscriber, name: string, scopes: string[]) => {
         const created = await app.services.clients.createClient({ name, callbackPrefixes: ["*"] });
-        who.key = (await app.services.clients.issueKey(created.clientId, scopes as never)).key;
+        who.key = (await app.services.clients.issueKey(created.clientId, scopes)).key;
         who.clientId = created.clientId;
         who.organization = `organization-${created.clientId}`;
         who.uri = `${base}/logistics-objects/${who.organization}`;
