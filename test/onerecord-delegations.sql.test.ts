@@ -104,9 +104,14 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
         { object_id: id, organization_id: AIRLINE },
       ]);
       expect(await readersOf.rows(db.sql, { objectIds: [id] })).toEqual([{ object_id: id, organization_id: AIRLINE }]);
-      expect((await readObject.rows(db.prisma, { id }))[0]!.readers).toEqual([AIRLINE]);
+      expect((await readObject.rows(db.prisma, { id }))[0]).toMatchObject({ readers: [AIRLINE], delegates: [AIRLINE] });
+      await grantRead.rows(db.prisma, { objectId: id, organizationId: TRUCKER, grantedBy: CREATOR });
+      expect((await readObject.rows(db.sql, { id }))[0]).toMatchObject({
+        readers: [AIRLINE, TRUCKER],
+        delegates: [AIRLINE],
+      });
       const locked = await db.prisma.$transaction((tx) => lockDelegationObjects.rows(tx, { objectIds: [id, "none"] }));
-      expect(locked).toEqual([{ id, type: PIECE, awb: null, created_by: CREATOR, readers: [AIRLINE] }]);
+      expect(locked).toEqual([{ id, type: PIECE, awb: null, created_by: CREATOR, readers: [AIRLINE, TRUCKER] }]);
     });
 
     it("delegation-grant grants each object once, expiring no later than the requester's own grant", async () => {

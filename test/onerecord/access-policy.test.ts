@@ -137,6 +137,14 @@ describe("posting events", () => {
     expect(canPostEvent(caller(A), piece)).toBe(false);
   });
 
+  it("not by an Organization whose grant an access delegation made: it reads only", () => {
+    const delegated: ObjectMeta = { ...piece, readers: [B], delegates: [B] };
+    expect(canRead(caller(B), delegated)).toBe(true);
+    expect(canPostEvent(caller(B, "events:write"), delegated)).toBe(false);
+    expect(canPostEvent(caller(A, "events:write"), delegated)).toBe(true);
+    expect(canPostEvent(caller(B, "events:write"), { ...shipment, readers: [B], delegates: [B] })).toBe(true);
+  });
+
   it("the stations and the carrier's Organization take none", () => {
     for (const object of [station, carrier]) expect(canPostEvent(caller(B, "events:write"), object)).toBe(false);
   });

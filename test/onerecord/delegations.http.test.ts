@@ -129,6 +129,9 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
         "api:hasRequestStatusHistory": { "api:hasRequestStatus": { "@id": "api:REQUEST_PENDING" } },
       });
       expect(await reads(uri, airline.key)).toEqual([200, 200, 200]);
+      // Reading only: its events:write posts no event to the object.
+      const event = { "@context": CONTEXT, "@type": "cargo:LogisticsEvent", "cargo:eventDate": "2026-11-21T08:00:00Z" };
+      await expectDenied(await oneRecord(`${uri}/logistics-events`, { token: airline.key, body: event }), 403);
       // The delegate sees the request that names it; a stranger does not.
       expect(await statusOf(request, airline.key)).toBe("api:REQUEST_ACCEPTED");
       await expectDenied(await oneRecord(request, { token: stranger.key }), 403);

@@ -21,6 +21,11 @@ export interface ObjectMeta {
    * delegations' grants, expired ones left out).
    */
   readonly readers?: readonly string[] | undefined;
+  /**
+   * Those readers whose grant an access delegation made: they read it and may ask for changes, but post
+   * no events (this server delegates reading only).
+   */
+  readonly delegates?: readonly string[] | undefined;
 }
 
 const LOCATION = "https://onerecord.iata.org/ns/cargo#Location";
@@ -69,12 +74,13 @@ export function canWrite(caller: OneRecordCaller, object: ObjectMeta): boolean {
 
 /**
  * Adding a logistics event. On an AWB's objects events:write is enough, as for the legacy
- * ingestion; on others the caller must also be able to read the object. Stations and the carrier's
- * Organization take no events from clients.
+ * ingestion; on others the caller must also be able to read the object, by more than a delegate's
+ * grant. Stations and the carrier's Organization take no events from clients.
  */
 export function canPostEvent(caller: OneRecordCaller, object: ObjectMeta): boolean {
   if (!caller.scopes.has("events:write") || isCarrierReferenceData(object)) return false;
-  return isAwbObject(object) || isCreatorOrReader(caller, object);
+  if (isAwbObject(object)) return true;
+  return isCreatorOrReader(caller, object) && !(object.delegates ?? []).includes(caller.organizationId);
 }
 
 /** Creating logistics objects. */

@@ -139,7 +139,14 @@ export function createObjectService(deps: ObjectServiceDeps) {
   const mayRead = (caller: OneRecordCaller, held: Held) => held.row === undefined || canRead(caller, held.meta);
 
   const heldOf = (row: StoredObject): Held => ({
-    meta: { id: row.id, type: row.type, awb: row.awb, createdBy: row.created_by, readers: row.readers },
+    meta: {
+      id: row.id,
+      type: row.type,
+      awb: row.awb,
+      createdBy: row.created_by,
+      readers: row.readers,
+      delegates: row.delegates,
+    },
     row,
     body: row.body,
     revision: row.revision,

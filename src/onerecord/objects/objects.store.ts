@@ -18,7 +18,7 @@ import { writeObjectRevision } from "../sql/object-write-revision.sql";
 export type { ActionRequestRow } from "../sql/action-request-columns";
 export type { ObjectRow } from "../sql/object-columns";
 
-export type StoredObject = ObjectRow & { readers: string[] };
+export type StoredObject = ObjectRow & { readers: string[]; delegates: string[] };
 
 export interface NewObject {
   id: string;

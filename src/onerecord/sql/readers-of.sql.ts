@@ -13,6 +13,13 @@ export function activeReadersOf(objectId: string) {
                    WHERE g.object_id = ${sqlText(objectId)} AND ${GRANT_IS_ACTIVE} ORDER BY g.organization_id)`;
 }
 
+/** Those of them whose grant an access delegation made: they read, and do no more (access-policy.ts). */
+export function activeDelegatesOf(objectId: string) {
+  return sql`ARRAY(SELECT g.organization_id FROM logistics_object_grant g
+                   WHERE g.object_id = ${sqlText(objectId)} AND ${GRANT_IS_ACTIVE} AND g.delegation_id IS NOT NULL
+                   ORDER BY g.organization_id)`;
+}
+
 /** The Organizations granted read access to each of the objects now (access-policy.ts ObjectMeta.readers). */
 export const readersOf = statement<{ objectIds: string[] }, { object_id: string; organization_id: string }>(
   "onerecord/readers-of",
