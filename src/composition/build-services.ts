@@ -19,6 +19,13 @@ import { type RetentionWorker, startRetentionWorker } from "../retention/retenti
 import { createBrokerMetrics } from "../ingestion/broker.metrics";
 import { createLiveEvents, type LiveEvents } from "../live/live-events";
 import { createMilestoneService } from "../milestones/milestone.service";
+import { createLateBase, type LateBase } from "../onerecord/notifications-out/late-base";
+import {
+  createNotificationProducers,
+  type NotificationProducers,
+} from "../onerecord/notifications-out/notification-producers";
+import { notificationEndpointOf } from "../onerecord/partners/notification-endpoint";
+import { createOneRecordUris } from "../onerecord/uris";
 import { milestoneView } from "../milestones/milestone.view";
 import { createGuardedAgent } from "../outbound/guarded-agent";
 import type { Services } from "../services";
@@ -61,6 +68,8 @@ export interface Core {
   readonly worker: RunningDeliveryWorker | undefined;
   /** Deletes what outlived its retention, every RETENTION_INTERVAL_MS. */
   readonly retention: RetentionWorker;
+  /** What queues ONE Record notifications, and the base URL of their URIs (set by mount-onerecord.ts). */
+  readonly oneRecordNotifications: { readonly producers: NotificationProducers; readonly base: LateBase };
 }
 
 /**
@@ -126,7 +135,15 @@ export async function buildServices(
   const deliveryStore = createDeliveryStore(database.sql);
   const metrics = createDeliveryMetrics(deliveryStore);
   let worker: RunningDeliveryWorker | undefined;
+  // ONE Record producers (docs/ONE-RECORD.md "What is notified"): ingestion queues its milestones'
+  // notifications. Their URIs' base: ONE_RECORD_BASE_URL, or the routes' once HTTP listens.
+  const oneRecordBase = createLateBase(config.oneRecord.baseUrl);
+  const oneRecordProducers = createNotificationProducers({
+    uris: createOneRecordUris(() => oneRecordBase.get()),
+    endpointOf: (tx, organizationId) => notificationEndpointOf(tx, organizationId),
+  });
   const milestones = createMilestoneService({
+    notifyAlso: (tx, stored, firstAwbs) => oneRecordProducers.milestoneDeliveries(tx, stored, firstAwbs),
     prisma: database.prisma,
     // With DELIVERY_WORKER=false there is no worker here to hand new deliveries to.
     handoff: config.deliveryWorker
@@ -220,5 +237,16 @@ export async function buildServices(
     log,
   });
   stack.defer("retention", () => retention.stop());
-  return { database, services, bootstrap, live, metrics, deliveryStore, callbackAgent, worker, retention };
+  return {
+    database,
+    services,
+    bootstrap,
+    live,
+    metrics,
+    deliveryStore,
+    callbackAgent,
+    worker,
+    retention,
+    oneRecordNotifications: { producers: oneRecordProducers, base: oneRecordBase },
+  };
 }

@@ -34,10 +34,13 @@ export async function mountOneRecord(
   config: Config,
   authenticateApiKey: (authorization: string | undefined, address: string) => Promise<Principal | null>,
   limits: { failures: AuthFailureBudget; limiter: RateLimiter },
-  core: Pick<Core, "database" | "services" | "metrics" | "callbackAgent">,
+  core: Pick<Core, "database" | "services" | "metrics" | "callbackAgent" | "oneRecordNotifications">,
 ): Promise<void> {
   const { basePath, baseUrl, oidc } = config.oneRecord;
   const uris = createOneRecordUris(() => baseUrl ?? `${listeningUrl(http.server)}${basePath}`);
+  // What queues ONE Record notifications (notifications-out/): ingestion's producers write these URIs too.
+  const { producers } = core.oneRecordNotifications;
+  core.oneRecordNotifications.base.use(uris.base);
   // With an OIDC issuer, access tokens spend the API keys' failure budget and rate limit.
   const agents: AgentAuthentication | undefined = oidc && {
     verify: createJwtVerifier(oidc),
@@ -58,6 +61,7 @@ export async function mountOneRecord(
       return station ? { code: station.station.code, name: station.station.name } : undefined;
     },
     carrierName: config.oneRecord.organizationName,
+    notifications: producers,
     clientOf: (clientId) =>
       requireClient(core.database.prisma, clientId).then(
         ({ name, createdAt }) => ({ name, createdAt }),
@@ -74,6 +78,8 @@ export async function mountOneRecord(
     milestones: core.services.milestones,
     isStation: (code) => core.services.stations.isStation(code),
     enforceCheckDigit: core.services.enforceCheckDigit,
+    transaction: (work) => core.database.prisma.$transaction((tx) => work(tx)),
+    notifications: producers,
   });
   // Part 2's action request kinds and resources: each part adds its own to these two lists.
   const actionRequestKinds: ActionRequestKind[] = [];

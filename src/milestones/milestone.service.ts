@@ -42,6 +42,16 @@ export type AlongsideIngestion = (
   results: readonly IngestResult[],
 ) => Promise<void>;
 
+/**
+ * What else an ingestion queues for the milestones it stored now, in its transaction: `firstAwbs` are
+ * the AWBs whose streams were empty before it (their first milestone is among `stored`).
+ */
+export type NotifyAlso = (
+  tx: Pick<Prisma, "$queryRawUnsafe">,
+  stored: readonly StoredMilestone[],
+  firstAwbs: readonly string[],
+) => Promise<NewDelivery[]>;
+
 const MAX_INGEST_ATTEMPTS = 3;
 /**
  * 40P01: chosen to break a deadlock (rare: stream rows are locked in AWB order); 40001: a serialisation
@@ -72,6 +82,7 @@ export function createMilestoneService({
   onCommitted,
   handoff,
   afterInsert,
+  notifyAlso,
 }: {
   prisma: Prisma;
   /** After each commit that stored events; `deliveries`: those queued for any worker to claim. */
@@ -84,6 +95,11 @@ export function createMilestoneService({
    * (retention deleting an original). The gateway sets none.
    */
   afterInsert?: ((tx: Pick<Prisma, "$executeRawUnsafe" | "$queryRawUnsafe">) => Promise<void>) | undefined;
+  /**
+   * The deliveries besides the webhooks that the stored milestones cause (ONE Record notifications,
+   * wired by the composition), queued with the webhooks in the same transaction and statement.
+   */
+  notifyAlso?: NotifyAlso | undefined;
 }) {
   const store = createMilestoneStore(prisma);
 
@@ -204,6 +220,11 @@ export function createMilestoneService({
           }
           return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
         });
+        if (notifyAlso && created.length > 0) {
+          const createdAwbs = new Set(awbs);
+          const firstAwbs = [...heads].filter(([awb, head]) => head === 0n && createdAwbs.has(awb)).map(([awb]) => awb);
+          deliveries.push(...(await notifyAlso(tx, created, firstAwbs)));
+        }
         // This process's worker takes what it has room for straight from the commit (no claim query).
         const room = new Map<string, number>();
         for (const d of deliveries) {
@@ -222,7 +243,7 @@ export function createMilestoneService({
           .map((d) => ({
             id: d.id,
             leaseToken: lease.token,
-            kind: "WEBHOOK" as const,
+            kind: d.kind ?? "WEBHOOK",
             clientId: d.clientId,
             callback: d.callback,
             origin: d.origin,

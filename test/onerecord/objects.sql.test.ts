@@ -135,11 +135,15 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
         shipmentType: "https://onerecord.iata.org/ns/cargo#Shipment",
         shipmentBody: JSON.stringify({ "@id": `shipment-${awb}` }),
       };
-      expect(await ensureAwbObjects.rows(db.prisma, params)).toEqual([{ known: false }]);
+      expect(await ensureAwbObjects.rows(db.prisma, params)).toEqual([{ known: false, created: [] }]);
       expect(await db.prisma.logisticsObject.count({ where: { awb } })).toBe(0);
       await fx.event(awb);
-      expect(await ensureAwbObjects.rows(db.prisma, params)).toEqual([{ known: true }]);
-      expect(await ensureAwbObjects.rows(db.prisma, { ...params, waybillBody: "{}" })).toEqual([{ known: true }]);
+      expect(await ensureAwbObjects.rows(db.prisma, params)).toEqual([
+        { known: true, created: [`shipment-${awb}`, `waybill-${awb}`] },
+      ]);
+      expect(await ensureAwbObjects.rows(db.prisma, { ...params, waybillBody: "{}" })).toEqual([
+        { known: true, created: [] },
+      ]);
       const rows = await db.prisma.logisticsObject.findMany({ where: { awb }, orderBy: { id: "asc" } });
       expect(rows.map((r) => [r.id, r.revision, r.createdBy, r.body])).toEqual([
         [`shipment-${awb}`, 1, "organization-carrier", { "@id": `shipment-${awb}` }],
@@ -174,7 +178,7 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
         shipmentType: "S",
         shipmentBody: "{}",
       });
-      expect(row).toEqual({ known: true });
+      expect(row).toEqual({ known: true, created: [`shipment-${awb}`, `waybill-${awb}`] });
     });
 
     it("action-requests-pending-count counts one requester's pending requests on one object", async () => {
@@ -250,13 +254,14 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
       });
       expect(await decide(first!.id, "REQUEST_REJECTED")).toEqual([]);
 
-      await supersedeActionRequests.rows(db.prisma, {
+      const superseded = await supersedeActionRequests.rows(db.prisma, {
         objectId: object.id,
         revision: 1,
         acceptedId: first!.id,
         decidedBy: "organization-a",
         reason: "superseded",
       });
+      expect(superseded.map((r) => [r.id, r.status])).toEqual([[second!.id, "REQUEST_REJECTED"]]);
       expect((await readActionRequest.rows(db.prisma, { id: second!.id }))[0]).toMatchObject({
         status: "REQUEST_REJECTED",
         reason: "superseded",

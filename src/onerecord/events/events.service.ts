@@ -24,6 +24,7 @@ import type { EventOwner, EventStore, NewLogisticsEvent } from "./events.store";
 import { insertEvent } from "./events.store";
 import { type PostedEvent, readPostedEvent, SHIPMENT } from "./posted-event";
 import { milestoneStateOf } from "./status-codes";
+import type { NotificationProducers, NotifyTx } from "../notifications-out/notification-producers";
 
 /**
  * Logistics events (docs/ONE-RECORD.md "Logistics events"): an object's list, one event, and posting
@@ -41,6 +42,10 @@ export interface EventsServiceDeps {
   isStation: (code: string) => boolean;
   /** AWB_CHECK_DIGIT=enforce: an AWB whose check digit is wrong takes no milestone, as in every other ingestion. */
   enforceCheckDigit: boolean;
+  /** Runs `work` in one database transaction (a posted event and its notifications are written together). */
+  transaction: <T>(work: (tx: NotifyTx) => Promise<T>) => Promise<T>;
+  /** Queues LOGISTICS_EVENT_RECEIVED for a posted event that is no milestone (ingestion notifies milestones). */
+  notifications: Pick<NotificationProducers, "eventReceived">;
   now?: () => Date;
 }
 
@@ -187,7 +192,11 @@ export function createEventsService(deps: EventsServiceDeps) {
         return { location: uris.eventUri(objectId, result!.eventId), type: event.type, created: !result!.duplicate };
       }
       const id = postedEventId(objectId, caller.organizationId, event, root);
-      const created = await store.insert(record(id));
+      const created = await deps.transaction(async (tx) => {
+        const stored = await store.insert(record(id), tx);
+        if (stored) await deps.notifications.eventReceived(tx, objectId, id);
+        return stored;
+      });
       return { location: uris.eventUri(objectId, id), type: event.type, created };
     },
   };

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { parseAwb } from "../../domain/awb";
-import type { SqlRunner } from "../../db/sql-statement";
 import { AppError } from "../../errors";
 import { canRead, canWrite, canCreate, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
@@ -34,7 +33,9 @@ import {
   mostSpecificLogisticsObjectType,
 } from "./object-model";
 import { checkOntology } from "./ontology-validation";
-import type { ActionRequestRow, ActionRequestStatus, ObjectStore, StoredObject } from "./objects.store";
+import type { ActionRequestRow, ActionRequestStatus, ObjectStore, ObjectTx, StoredObject } from "./objects.store";
+import type { NotificationProducers } from "../notifications-out/notification-producers";
+import type { NotifiedObject } from "../notifications-out/notifications-out.store";
 import {
   carrierOrganization,
   clientOrganization,
@@ -83,6 +84,11 @@ export interface ObjectServiceDeps {
   readonly carrierName: string;
   /** An API client by its id: its name and when it was registered; undefined when there is none. */
   clientOf(clientId: string): Promise<{ name: string; createdAt: Date } | undefined>;
+  /** Queues the ONE Record notifications of creations, changes and change requests' statuses, in their transactions. */
+  readonly notifications: Pick<
+    NotificationProducers,
+    "objectCreated" | "awbObjectsCreated" | "objectUpdated" | "changeRequestStatus"
+  >;
 }
 
 /** At most this many linked objects are looked up (and so embedded) for one answer (embedded=true). */
@@ -97,7 +103,7 @@ export const MAX_PENDING_CHANGE_REQUESTS = 20;
  * routes read and compact them.
  */
 export function createObjectService(deps: ObjectServiceDeps) {
-  const { store, uris } = deps;
+  const { store, uris, notifications } = deps;
   // Reference data answered from the station data and the configuration: never stored, revision 1.
   const referenceDataSince = new Date();
 
@@ -153,16 +159,23 @@ export function createObjectService(deps: ObjectServiceDeps) {
     lastModified: row.last_modified,
   });
 
-  /** Writes an AWB's skeletons when the gateway knows the AWB; false when it does not. */
+  /**
+   * Writes an AWB's skeletons when the gateway knows the AWB; false when it does not. Their creation
+   * is notified as at a first milestone (an AWB whose first milestone came before part 2, or known
+   * only from statuses that are no milestones): whoever writes an AWB's objects first notifies it.
+   */
   async function ensureAwbObjects(awb: string): Promise<boolean> {
-    const waybill = waybillSkeleton(awb);
-    const shipment = shipmentSkeleton(awb);
-    return store.ensureAwbObjects(
-      awb,
-      CARRIER_ORGANIZATION_ID,
-      { id: waybillIdOf(awb), type: WAYBILL, body: waybill },
-      { id: shipmentIdOf(awb), type: SHIPMENT, body: shipment },
-    );
+    const waybill = { id: waybillIdOf(awb), type: WAYBILL, body: waybillSkeleton(awb) };
+    const shipment = { id: shipmentIdOf(awb), type: SHIPMENT, body: shipmentSkeleton(awb) };
+    return store.transaction(async (tx) => {
+      const { known, created } = await store.ensureAwbObjects(awb, CARRIER_ORGANIZATION_ID, waybill, shipment, tx);
+      const written = [waybill, shipment].filter((o) => created.includes(o.id));
+      await notifications.awbObjectsCreated(
+        tx,
+        written.map((o) => ({ ...o, types: [o.type], awb, createdBy: CARRIER_ORGANIZATION_ID, revision: 1 })),
+      );
+      return known;
+    });
   }
 
   /** The object, stored or reference data; an AWB's objects written on first use. */
@@ -272,7 +285,12 @@ export function createObjectService(deps: ObjectServiceDeps) {
     const newId = id ?? randomUUID();
     body["@id"] = newId;
     const types = typesOf(body);
-    const created = await store.insert({ id: newId, type, types, body, awb: null, createdBy: caller.organizationId });
+    const object = { id: newId, type, types, body, awb: null, createdBy: caller.organizationId };
+    const created = await store.transaction(async (tx) => {
+      const row = await store.insert(object, tx);
+      if (row) await notifications.objectCreated(tx, { ...object, revision: 1 });
+      return row;
+    });
     if (!created) throw exists(newId);
     return { id: newId, type, revision: 1 };
   }
@@ -352,35 +370,49 @@ export function createObjectService(deps: ObjectServiceDeps) {
     waybill[WAYBILL_SHIPMENT] = [{ "@id": shipmentId }];
     await ensureAwbObjects(awb);
     return store.transaction(async (tx) => {
-      const written = await completeOne(waybillId, WAYBILL, waybill, awb, tx);
-      if (shipment) await completeOne(shipmentId, SHIPMENT, shipment, awb, tx);
-      else
-        await store.insert(
-          {
-            id: shipmentId,
-            type: SHIPMENT,
-            types: [SHIPMENT],
-            body: shipmentSkeleton(awb),
-            awb,
-            createdBy: CARRIER_ORGANIZATION_ID,
-          },
-          tx,
-        );
+      const created: NotifiedObject[] = [];
+      const written = await completeOne(waybillId, WAYBILL, waybill, awb, tx, created);
+      if (shipment) await completeOne(shipmentId, SHIPMENT, shipment, awb, tx, created);
+      else {
+        const skeleton = {
+          id: shipmentId,
+          type: SHIPMENT,
+          types: [SHIPMENT],
+          body: shipmentSkeleton(awb),
+          awb,
+          createdBy: CARRIER_ORGANIZATION_ID,
+        };
+        if (await store.insert(skeleton, tx)) created.push({ ...skeleton, revision: 1 });
+      }
+      await notifications.awbObjectsCreated(tx, created);
       return { id: waybillId, type: WAYBILL, revision: written };
     });
   }
 
-  async function completeOne(id: string, type: string, body: NodeObject, awb: string, tx: SqlRunner): Promise<number> {
+  /**
+   * Writes an AWB's object as posted: a new object (added to `created`, notified with the others by
+   * the caller) or the skeleton's next revision (notified as an update here).
+   */
+  async function completeOne(
+    id: string,
+    type: string,
+    body: NodeObject,
+    awb: string,
+    tx: ObjectTx,
+    created: NotifiedObject[],
+  ): Promise<number> {
     const types = typesOf(body);
+    const object = { id, type, types, body, awb, createdBy: CARRIER_ORGANIZATION_ID };
     const existing = await store.read(id, tx);
     if (!existing) {
-      const created = await store.insert({ id, type, types, body, awb, createdBy: CARRIER_ORGANIZATION_ID }, tx);
-      if (!created) throw exists(id);
+      if (!(await store.insert(object, tx))) throw exists(id);
+      created.push({ ...object, revision: 1 });
       return 1;
     }
     if (!isSkeleton(existing.body)) throw exists(id);
     const written = await store.writeRevision({ id, revision: existing.revision, type, types, body }, null, tx);
     if (!written) throw exists(id);
+    await notifications.objectUpdated(tx, { ...object, revision: written.revision }, existing.body);
     return written.revision;
   }
 
@@ -477,7 +509,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
         revision: change.revision,
       });
       if (change.revision !== held.revision)
-        return fail(row, caller.organizationId, outdated(change.revision, held.revision), 409);
+        return fail(row, caller.organizationId, outdated(change.revision, held.revision), 409, held.meta);
       return holder ? accept(row, change, caller.organizationId) : row;
     },
 
@@ -498,10 +530,13 @@ export function createObjectService(deps: ObjectServiceDeps) {
         });
       if (row.status !== "REQUEST_PENDING") throw decided(row);
       if (status === "REQUEST_REJECTED")
-        return (await store.decide({ id, status, decidedBy: caller.organizationId })) ?? Promise.reject(decided(row));
+        return (
+          (await decideNotified({ id, status, decidedBy: caller.organizationId }, object.meta)) ??
+          Promise.reject(decided(row))
+        );
       const change = readChange(absolute(row.request));
       if (row.revision !== object.revision)
-        return fail(row, caller.organizationId, outdated(row.revision, object.revision), 409);
+        return fail(row, caller.organizationId, outdated(row.revision, object.revision), 409, object.meta);
       return accept(row, change, caller.organizationId);
     },
 
@@ -513,7 +548,10 @@ export function createObjectService(deps: ObjectServiceDeps) {
           extensions: { resource: uris.actionRequestUri(id) },
         });
       if (row.status !== "REQUEST_PENDING") throw decided(row);
-      const revoked = await store.decide({ id, status: "REQUEST_REVOKED", decidedBy: caller.organizationId });
+      const revoked = await decideNotified(
+        { id, status: "REQUEST_REVOKED", decidedBy: caller.organizationId },
+        object.meta,
+      );
       if (!revoked) throw decided(row);
       return revoked;
     },
@@ -555,7 +593,9 @@ export function createObjectService(deps: ObjectServiceDeps) {
   async function accept(row: ActionRequestRow, change: Change, decidedBy: string): Promise<ActionRequestRow> {
     const object = await store.read(row.object_id);
     if (!object) throw new AppError("LOGISTICS_OBJECT_NOT_FOUND", `No logistics object ${row.object_id}`);
-    if (object.revision !== row.revision) return fail(row, decidedBy, outdated(row.revision, object.revision), 409);
+    const ref = { id: object.id, type: object.type };
+    if (object.revision !== row.revision)
+      return fail(row, decidedBy, outdated(row.revision, object.revision), 409, ref);
     let body: NodeObject;
     let type: string;
     try {
@@ -568,8 +608,8 @@ export function createObjectService(deps: ObjectServiceDeps) {
     } catch (error) {
       // Whatever goes wrong applying an accepted change fails the request: it never stays pending.
       if (error instanceof ChangeNotApplicable || error instanceof AppError)
-        return fail(row, decidedBy, `The change does not apply: ${error.message}`, 422);
-      return fail(row, decidedBy, "The change could not be applied", 500);
+        return fail(row, decidedBy, `The change does not apply: ${error.message}`, 422, ref);
+      return fail(row, decidedBy, "The change could not be applied", 500, ref);
     }
     const accepted = await store
       .transaction(async (tx) => {
@@ -581,7 +621,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
           tx,
         );
         if (!written) throw new RevisionMovedOn();
-        await store.supersede(
+        const superseded = await store.supersede(
           {
             objectId: object.id,
             revision: row.revision,
@@ -591,14 +631,26 @@ export function createObjectService(deps: ObjectServiceDeps) {
           },
           tx,
         );
+        const changed = {
+          id: object.id,
+          type,
+          types: typesOf(body),
+          body,
+          awb: object.awb,
+          createdBy: object.created_by,
+        };
+        await notifications.objectUpdated(tx, { ...changed, revision: written.revision }, object.body);
+        const now = { id: object.id, type };
+        for (const request of [decidedRow, ...superseded]) await notifications.changeRequestStatus(tx, request, now);
         return decidedRow;
       })
       .catch((error: unknown) => {
         if (error instanceof RevisionMovedOn || error instanceof AppError) return error;
         return new ApplyFailed();
       });
-    if (accepted instanceof RevisionMovedOn) return fail(row, decidedBy, outdated(row.revision, row.revision + 1), 409);
-    if (accepted instanceof ApplyFailed) return fail(row, decidedBy, "The change could not be applied", 500);
+    if (accepted instanceof RevisionMovedOn)
+      return fail(row, decidedBy, outdated(row.revision, row.revision + 1), 409, ref);
+    if (accepted instanceof ApplyFailed) return fail(row, decidedBy, "The change could not be applied", 500, ref);
     if (accepted instanceof AppError) throw accepted;
     return accepted;
   }
@@ -625,15 +677,30 @@ export function createObjectService(deps: ObjectServiceDeps) {
     return subject === id || uris.localIdOf(subject) === id;
   }
 
-  async function fail(row: ActionRequestRow, decidedBy: string, reason: string, errorStatus: number) {
-    const failed = await store.decide({
-      id: row.id,
-      status: "REQUEST_FAILED" satisfies ActionRequestStatus,
-      decidedBy,
-      reason,
-      errorStatus,
-    });
+  async function fail(
+    row: ActionRequestRow,
+    decidedBy: string,
+    reason: string,
+    errorStatus: number,
+    object: { id: string; type: string },
+  ) {
+    const failed = await decideNotified(
+      { id: row.id, status: "REQUEST_FAILED" satisfies ActionRequestStatus, decidedBy, reason, errorStatus },
+      object,
+    );
     return failed ?? row;
+  }
+
+  /** A pending request's decision and, in the same transaction, its requester's status notification. */
+  function decideNotified(
+    decision: Parameters<ObjectStore["decide"]>[0],
+    object: { id: string; type: string },
+  ): Promise<ActionRequestRow | undefined> {
+    return store.transaction(async (tx) => {
+      const row = await store.decide(decision, tx);
+      if (row) await notifications.changeRequestStatus(tx, row, object);
+      return row;
+    });
   }
 }
 

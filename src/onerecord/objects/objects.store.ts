@@ -32,12 +32,15 @@ export interface NewObject {
 export type ActionRequestStatus =
   "REQUEST_PENDING" | "REQUEST_ACCEPTED" | "REQUEST_REJECTED" | "REQUEST_REVOKED" | "REQUEST_FAILED";
 
+/** A transaction of the object store: its statements, and the notifications queued with them. */
+export type ObjectTx = Pick<Prisma, "$queryRawUnsafe">;
+
 /** The logistics objects' and action requests' statements (src/onerecord/sql/), on Prisma or a transaction. */
 export function createObjectStore(prisma: Prisma) {
   const on = (tx?: SqlRunner): SqlRunner => tx ?? prisma;
   return {
     /** Runs `work` in one transaction: its statements take the runner it is given. */
-    transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    transaction<T>(work: (tx: ObjectTx) => Promise<T>): Promise<T> {
       return prisma.$transaction((tx) => work(tx));
     },
 
@@ -55,14 +58,18 @@ export function createObjectStore(prisma: Prisma) {
       return (await insertObject.rows(on(tx), { ...rest, body: JSON.stringify(body), createdBy }))[0];
     },
 
-    /** Whether the AWB is known; its skeletons are written if it is and they are missing. */
+    /**
+     * Whether the AWB is known; its skeletons are written if it is and they are missing. `created`:
+     * the ids written now.
+     */
     async ensureAwbObjects(
       awb: string,
       createdBy: string,
       waybill: { id: string; type: string; body: NodeObject },
       shipment: { id: string; type: string; body: NodeObject },
-    ): Promise<boolean> {
-      const [row] = await ensureAwbObjects.rows(prisma, {
+      tx?: SqlRunner,
+    ): Promise<{ known: boolean; created: string[] }> {
+      const [row] = await ensureAwbObjects.rows(on(tx), {
         awb,
         createdBy,
         waybillId: waybill.id,
@@ -72,7 +79,7 @@ export function createObjectStore(prisma: Prisma) {
         shipmentType: shipment.type,
         shipmentBody: JSON.stringify(shipment.body),
       });
-      return row?.known === true;
+      return { known: row?.known === true, created: row?.created ?? [] };
     },
 
     /** The next revision if the object is still at `revision`; undefined when it moved on. */
@@ -123,8 +130,8 @@ export function createObjectStore(prisma: Prisma) {
     async supersede(
       superseded: { objectId: string; revision: number; acceptedId: string; decidedBy: string; reason: string },
       tx?: SqlRunner,
-    ): Promise<void> {
-      await supersedeActionRequests.rows(on(tx), superseded);
+    ): Promise<ActionRequestRow[]> {
+      return supersedeActionRequests.rows(on(tx), superseded);
     },
 
     async pendingActionRequests(objectId: string, requestedBy: string): Promise<number> {

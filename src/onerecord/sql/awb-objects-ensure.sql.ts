@@ -3,7 +3,8 @@ import { param, sql, statement } from "../../db/sql-statement";
 /**
  * An AWB's Waybill and Shipment skeletons, written when the gateway knows the AWB (a milestone in
  * status_event or a status in carrier_status) and they do not exist yet; each with its revision 1.
- * Safe to run from any number of instances at once: a skeleton another wrote first is kept.
+ * Safe to run from any number of instances at once: a skeleton another wrote first is kept. Answers
+ * whether the AWB is known and the ids written now (sorted), whose creation the caller notifies.
  */
 export const ensureAwbObjects = statement<
   {
@@ -16,7 +17,7 @@ export const ensureAwbObjects = statement<
     shipmentType: string;
     shipmentBody: string;
   },
-  { known: boolean }
+  { known: boolean; created: string[] }
 >(
   "onerecord/awb-objects-ensure",
   sql`WITH known AS (
@@ -35,5 +36,5 @@ export const ensureAwbObjects = statement<
         INSERT INTO logistics_object_revision (object_id, revision, body, types, modified_at)
         SELECT id, 1, body, types, last_modified FROM created
       )
-      SELECT known FROM known`,
+      SELECT known, ARRAY(SELECT id FROM created ORDER BY id) AS created FROM known`,
 );

@@ -1,0 +1,73 @@
+import type { SqlRunner } from "../../db/sql-statement";
+import type { NodeObject } from "../jsonld-tree";
+import { insertAwbObjects } from "../sql/awb-objects-insert.sql";
+import { readObject } from "../sql/object-read.sql";
+import { partnersAnnouncedTo } from "../sql/partners-announced-to.sql";
+import type { MatchingSubscriptionRow } from "../sql/subscription-matching-columns";
+import { subscriptionsMatchingAwb } from "../sql/subscriptions-matching-awb.sql";
+import { subscriptionsMatchingObject } from "../sql/subscriptions-matching-object.sql";
+
+export type { MatchingSubscriptionRow } from "../sql/subscription-matching-columns";
+
+/** An object whose creation, change or event is notified: what a notification of it says. */
+export interface NotifiedObject {
+  /** Its local id. */
+  readonly id: string;
+  /** Its most specific class (the Type header): api:hasLogisticsObjectType. */
+  readonly type: string;
+  /** Every class it states. */
+  readonly types: readonly string[];
+  /** The AWB, for an AWB's Waybill and Shipment (their access follows the AWB's). */
+  readonly awb: string | null;
+  readonly createdBy: string;
+  /** Its state (expanded, local ids) and revision, for subscriptions that ask for the body. */
+  readonly body: NodeObject;
+  readonly revision: number;
+}
+
+/** The statements the producers run, in the caller's transaction. */
+export const notificationsOutStore = {
+  subscriptionsMatchingAwb: (
+    tx: SqlRunner,
+    match: { objectIds: string[]; classes: string[]; eventTypes: string[] },
+  ): Promise<MatchingSubscriptionRow[]> => subscriptionsMatchingAwb.rows(tx, match),
+
+  subscriptionsMatchingObject: (
+    tx: SqlRunner,
+    match: { objectId: string; classes: string[]; eventType: string; createdBy: string },
+  ): Promise<MatchingSubscriptionRow[]> => subscriptionsMatchingObject.rows(tx, match),
+
+  partnersAnnouncedTo: (tx: SqlRunner) => partnersAnnouncedTo.rows(tx, {}),
+
+  /** Writes the objects not written yet; answers the ids written now. */
+  async insertAwbObjects(
+    tx: SqlRunner,
+    objects: ReadonlyArray<{ id: string; type: string; body: NodeObject; awb: string }>,
+    createdBy: string,
+  ): Promise<Set<string>> {
+    if (objects.length === 0) return new Set();
+    const rows = await insertAwbObjects.rows(tx, {
+      ids: objects.map((o) => o.id),
+      types: objects.map((o) => o.type),
+      bodies: objects.map((o) => JSON.stringify(o.body)),
+      awbs: objects.map((o) => o.awb),
+      createdBy,
+    });
+    return new Set(rows.map((r) => r.id));
+  },
+
+  async read(tx: SqlRunner, id: string): Promise<NotifiedObject | undefined> {
+    const [row] = await readObject.rows(tx, { id });
+    return (
+      row && {
+        id: row.id,
+        type: row.type,
+        types: row.types,
+        awb: row.awb,
+        createdBy: row.created_by,
+        body: row.body,
+        revision: row.revision,
+      }
+    );
+  },
+};
