@@ -91,7 +91,60 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
         send_body: false,
         endpoint: "http://subscriber.test/notifications",
         client_id: reader,
+        by_scope: true,
+        granted: [],
       });
+    });
+
+    it("subscriptions-matching-awb: a subscriber without the scope, by its active grants on the objects asked about", async () => {
+      const delegate = await fx.client();
+      await keyOf(delegate, ["subscriptions"]);
+      const [granted, expired, other] = [fx.awb(), fx.awb(), fx.awb()];
+      for (const awb of [granted, expired, other])
+        await db.prisma.logisticsObject.create({
+          data: {
+            id: `shipment-${awb}`,
+            type: SHIPMENT,
+            types: [SHIPMENT],
+            body: {},
+            revision: 1,
+            awb,
+            createdBy: "c",
+          },
+        });
+      const grant = (awb: string, expiresAt: Date | null) =>
+        db.prisma.logisticsObjectGrant.create({
+          data: {
+            objectId: `shipment-${awb}`,
+            organizationId: `organization-${delegate}`,
+            grantedBy: "c",
+            delegationId: randomUUID(),
+            expiresAt,
+          },
+        });
+      await grant(granted, new Date(Date.now() + 60_000));
+      await grant(expired, new Date(Date.now() - 60_000));
+      const byType = await subscription({
+        topicType: TYPE,
+        topic: SHIPMENT,
+        clientId: delegate,
+        subscriber: `organization-${delegate}`,
+      });
+      const ids = [granted, expired, other].map((awb) => `shipment-${awb}`);
+      const rows = await subscriptionsMatchingAwb.rows(db.prisma, {
+        objectIds: ids,
+        classes: [SHIPMENT],
+        eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+      });
+      expect(rows.filter((r) => r.id === byType).map((r) => [r.by_scope, r.granted])).toEqual([
+        [false, [`shipment-${granted}`]],
+      ]);
+      const none = await subscriptionsMatchingAwb.rows(db.prisma, {
+        objectIds: ids.slice(1),
+        classes: [SHIPMENT],
+        eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+      });
+      expect(none.filter((r) => r.id === byType)).toEqual([]);
     });
 
     it("subscriptions-matching-awb: none for a client without a key that reads AWBs, nor once its key is revoked", async () => {

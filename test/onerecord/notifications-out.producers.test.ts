@@ -219,6 +219,27 @@ describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
       expect((await notificationsTo(agentById)).map((d) => d.clientId)).toEqual([null]);
     });
 
+    it("a delegate without events:read gets the milestones of the AWB its active grant names, no other", async () => {
+      const [granted, other] = [nextAwb(), nextAwb()];
+      await milestone(granted);
+      await milestone(other);
+      await app.database.prisma.logisticsObjectGrant.create({
+        data: {
+          objectId: `shipment-${granted}`,
+          organizationId: outsider.organization,
+          grantedBy: "organization-carrier",
+          delegationId: randomUUID(),
+        },
+      });
+      const shipments = await subscribe(outsider, "LOGISTICS_OBJECT_TYPE", SHIPMENT, ["LOGISTICS_EVENT_RECEIVED"]);
+      await milestone(granted, "DEP");
+      await milestone(other, "DEP");
+      const sent = await notificationsTo(shipments);
+      expect(sent.map((d) => d.body["api:hasLogisticsObject"]["@id"])).toEqual([
+        `${base}/logistics-objects/shipment-${granted}`,
+      ]);
+    });
+
     it("a legacy webhook and a ONE Record subscription on one AWB each get each milestone once, a retried milestone too", async () => {
       const awb = nextAwb();
       const legacy = await app.database.prisma.subscription.create({

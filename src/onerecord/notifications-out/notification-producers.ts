@@ -9,7 +9,7 @@ import { API, XSD } from "../jsonld-context";
 import { classesOf } from "./classes";
 import type { NotificationContent, NotificationEventType, RequestStatusName } from "./notification-body";
 import {
-  type MatchingSubscriptionRow,
+  type MatchedSubscription,
   type NotifiedObject,
   notificationsOutStore as store,
 } from "./notifications-out.store";
@@ -54,14 +54,14 @@ export function createNotificationProducers({
     return absolute({ ...object.body, [HAS_REVISION]: revision, [HAS_LATEST_REVISION]: revision });
   }
 
-  const toSubscription = (s: MatchingSubscriptionRow) => ({
+  const toSubscription = (s: MatchedSubscription) => ({
     endpoint: s.endpoint,
     clientId: s.client_id,
     subscriptionId: s.id,
   });
 
   function subscriptionNotification(
-    s: MatchingSubscriptionRow,
+    s: MatchedSubscription,
     eventType: NotificationEventType,
     object: NotifiedObject,
     more: Partial<NotificationContent> = {},
@@ -78,12 +78,15 @@ export function createNotificationProducers({
     };
   }
 
-  /** Whether a subscription's topic is the object, or one of its classes. */
-  const isAbout = (s: MatchingSubscriptionRow, object: { id: string; types: readonly string[] }) =>
-    s.topic_type === "LOGISTICS_OBJECT_IDENTIFIER" ? s.topic === object.id : classesOf(object.types).includes(s.topic);
+  /** Whether a subscription's topic is the object (or one of its classes), and its subscriber may read the object. */
+  const isAbout = (s: MatchedSubscription, object: { id: string; types: readonly string[] }) =>
+    (s.topic_type === "LOGISTICS_OBJECT_IDENTIFIER"
+      ? s.topic === object.id
+      : classesOf(object.types).includes(s.topic)) &&
+    (s.readsAll || s.granted.includes(object.id));
 
   /** The subscriptions that take `eventType` of the object and may read it now. */
-  function matching(tx: NotifyTx, object: NotifiedObject, eventType: string): Promise<MatchingSubscriptionRow[]> {
+  function matching(tx: NotifyTx, object: NotifiedObject, eventType: string): Promise<MatchedSubscription[]> {
     return object.awb !== null
       ? store.subscriptionsMatchingAwb(tx, {
           objectIds: [object.id],
@@ -102,7 +105,7 @@ export function createNotificationProducers({
   async function awbObjectsCreatedNotifications(
     tx: NotifyTx,
     created: readonly NotifiedObject[],
-    subscriptions: readonly MatchingSubscriptionRow[],
+    subscriptions: readonly MatchedSubscription[],
   ): Promise<OneRecordNotification[]> {
     const out: OneRecordNotification[] = [];
     for (const s of subscriptions) {

@@ -7,7 +7,11 @@ import type { MatchingSubscriptionRow } from "../sql/subscription-matching-colum
 import { subscriptionsMatchingAwb } from "../sql/subscriptions-matching-awb.sql";
 import { subscriptionsMatchingObject } from "../sql/subscriptions-matching-object.sql";
 
-export type { MatchingSubscriptionRow } from "../sql/subscription-matching-columns";
+/**
+ * A subscription a notification may go to: `readsAll` when its subscriber may read every object the
+ * match was asked about, else `granted` lists those it may.
+ */
+export type MatchedSubscription = MatchingSubscriptionRow & { readsAll: boolean; granted: readonly string[] };
 
 /** An object whose creation, change or event is notified: what a notification of it says. */
 export interface NotifiedObject {
@@ -27,15 +31,21 @@ export interface NotifiedObject {
 
 /** The statements the producers run, in the caller's transaction. */
 export const notificationsOutStore = {
-  subscriptionsMatchingAwb: (
+  async subscriptionsMatchingAwb(
     tx: SqlRunner,
     match: { objectIds: string[]; classes: string[]; eventTypes: string[] },
-  ): Promise<MatchingSubscriptionRow[]> => subscriptionsMatchingAwb.rows(tx, match),
+  ): Promise<MatchedSubscription[]> {
+    const rows = await subscriptionsMatchingAwb.rows(tx, match);
+    return rows.map(({ by_scope, granted, ...row }) => ({ ...row, readsAll: by_scope, granted }));
+  },
 
-  subscriptionsMatchingObject: (
+  async subscriptionsMatchingObject(
     tx: SqlRunner,
     match: { objectId: string; classes: string[]; eventType: string; createdBy: string },
-  ): Promise<MatchingSubscriptionRow[]> => subscriptionsMatchingObject.rows(tx, match),
+  ): Promise<MatchedSubscription[]> {
+    const rows = await subscriptionsMatchingObject.rows(tx, match);
+    return rows.map((row) => ({ ...row, readsAll: true, granted: [] }));
+  },
 
   partnersAnnouncedTo: (tx: SqlRunner) => partnersAnnouncedTo.rows(tx, {}),
 

@@ -1,4 +1,5 @@
 import { param, sql, statement } from "../../db/sql-statement";
+import { GRANT_IS_ACTIVE } from "./readers-of.sql";
 import {
   MATCHING_SUBSCRIPTION_COLUMNS,
   type MatchingSubscriptionRow,
@@ -25,6 +26,6 @@ export const subscriptionsMatchingObject = statement<
         AND (s.subscriber = ${param("createdBy")}
              OR EXISTS (SELECT 1 FROM logistics_object_grant g
                         WHERE g.object_id = ${param("objectId")} AND g.organization_id = s.subscriber
-                          AND (g.expires_at IS NULL OR g.expires_at > now())))
+                          AND ${GRANT_IS_ACTIVE}))
       ORDER BY s.id`,
 );
