@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
+import http, { type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Database } from "../../src/db/database";
 import { queueDeliveries } from "../../src/delivery/delivery.store";
 import { originOf } from "../../src/delivery/notification";
+import type { Disposers } from "./harness";
 
 /**
  * ONE Record subscriptions and notifications written straight into a database, for the outbox's
@@ -108,4 +111,64 @@ export async function queueOneRecordNotification(
 /** Empties the ONE Record subscriptions (and, cascading from emptyTables, nothing else of theirs is left). */
 export async function emptyOneRecordOutbox(database: Database): Promise<void> {
   await database.sql.query("TRUNCATE delivery, onerecord_subscription CASCADE", []);
+}
+
+/** A POST a subscriber's notifications endpoint received. */
+export interface NotificationPost {
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The bearer token it carried, if any. */
+  token: string | undefined;
+}
+
+export interface NotificationReceiver {
+  /** Its notifications endpoint: http://127.0.0.1:<port>/onerecord/notifications. */
+  readonly endpoint: string;
+  readonly posts: NotificationPost[];
+  /** How each POST is answered from now on (default 204). */
+  answerWith(answer: (post: NotificationPost) => number): void;
+  /** Stops listening (connections are refused) until `start`. */
+  stop(): Promise<void>;
+  /** Listens again on the same port. */
+  start(): Promise<void>;
+}
+
+/** A ONE Record subscriber's notifications endpoint on 127.0.0.1: records every POST, answers as told. */
+export async function startNotificationReceiver(disposers: Disposers): Promise<NotificationReceiver> {
+  const posts: NotificationPost[] = [];
+  let answer: (post: NotificationPost) => number = () => 204;
+  const server = http.createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "");
+      const post = { headers: request.headers, body, token: bearer?.[1] };
+      posts.push(post);
+      response.writeHead(answer(post)).end();
+    });
+  });
+  let port = 0;
+  let listening = false;
+  const start = async () => {
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+    listening = true;
+  };
+  const stop = async () => {
+    if (!listening) return;
+    listening = false;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  await start();
+  disposers.add(stop);
+  return {
+    endpoint: `http://127.0.0.1:${port}/onerecord/notifications`,
+    posts,
+    answerWith(next) {
+      answer = next;
+    },
+    stop,
+    start,
+  };
 }
