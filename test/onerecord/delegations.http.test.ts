@@ -1,6 +1,10 @@
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
 import { MAX_DELEGATED_OBJECTS } from "../../src/onerecord/delegations/access-delegation";
+import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
+import { lockDelegationObjects } from "../../src/onerecord/sql/delegation-objects-lock.sql";
+import { revokeDelegation } from "../../src/onerecord/sql/delegation-revoke.sql";
+import { withdrawDelegation } from "../../src/onerecord/sql/delegation-withdraw.sql";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
@@ -300,6 +304,56 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
       const again = await delegate(airline.key, delegation([uri], AGENT));
       expect(await statusOf(again, airline.key)).toBe("api:REQUEST_REJECTED");
     });
+
+    it("the operator's object:revoke withdraws what the grantee passed on, and revokes that delegation", async () => {
+      const uri = await piece();
+      const grants = createOperatorGrants(app.database.prisma, base);
+      await grants.grant(idOf(uri), airline.organization);
+      const passedOn = await delegate(airline.key, delegation([uri], AGENT));
+      expect(await reads(uri, gha)).toEqual([200, 200, 200]);
+      await grants.revoke(idOf(uri), airline.organization);
+      expect(await reads(uri, gha)).toEqual([403, 403, 403]);
+      expect(await statusOf(passedOn, airline.key)).toBe("api:REQUEST_REVOKED");
+    });
+
+    (backend === "postgres" ? it : it.skip)(
+      "a delegation asked while the requester's own access is being revoked waits for it, and is rejected",
+      async () => {
+        const uri = await piece();
+        const toAirline = idOf(await delegate(holder, delegation([uri], airline.organization)));
+        const { prisma } = app.database;
+        // A revocation of the airline's access, held open after it has withdrawn the grants.
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let withdrawn!: () => void;
+        const hasWithdrawn = new Promise<void>((resolve) => (withdrawn = resolve));
+        const revocation = prisma.$transaction(
+          async (tx) => {
+            await lockDelegationObjects.rows(tx, { objectIds: [idOf(uri)] });
+            await revokeDelegation.rows(tx, { id: toAirline, revokedBy: "organization-test" });
+            await withdrawDelegation.rows(tx, { delegationId: toAirline });
+            withdrawn();
+            await held;
+          },
+          { timeout: 30_000 },
+        );
+        await hasWithdrawn;
+        const asking = delegate(airline.key, delegation([uri], AGENT));
+        // Once the airline's request waits for the objects' lock, the revocation commits.
+        for (;;) {
+          const [{ waiting } = { waiting: 0n }] = await prisma.$queryRawUnsafe<Array<{ waiting: bigint }>>(
+            "SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          );
+          if (waiting > 0n) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        release();
+        await revocation;
+        const passedOn = await asking;
+        expect(await statusOf(passedOn, airline.key)).toBe("api:REQUEST_REJECTED");
+        expect(await reads(uri, gha)).toEqual([403, 403, 403]);
+      },
+    );
 
     it("an AWB's Shipment: a reader of the AWB delegates it to an Organization without events:read", async () => {
       const milestone = { awb: AWB, state: "DEP", timestamp: "2026-11-21T08:00:00Z", station: "FRA", flight: "LH8160" };

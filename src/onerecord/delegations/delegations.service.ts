@@ -142,13 +142,18 @@ export function createDelegationService(deps: DelegationServiceDeps) {
     return false;
   }
 
-  /** Its requester, its delegate and the holders of its objects see a request; anyone else gets 403. */
-  async function visible(caller: OneRecordCaller, row: AccessDelegationRow): Promise<{ holder: boolean }> {
-    const holder = await holdsAnObject(caller, row);
-    const own = row.requested_by === caller.organizationId || row.organizations.includes(caller.organizationId);
+  /**
+   * Its requester, its delegate and the holders of its objects see a request; anyone else gets 403.
+   * Answers whether the caller is the requester, and whether it holds one of the objects (looked up
+   * only when that decides something).
+   */
+  async function visible(caller: OneRecordCaller, row: AccessDelegationRow, needHolder: boolean) {
+    const requester = row.requested_by === caller.organizationId;
+    const own = requester || row.organizations.includes(caller.organizationId);
+    const holder = own && !needHolder ? false : await holdsAnObject(caller, row);
     if (!own && !holder)
       throw actionRequestError("ACCESS_DENIED", row.id, `You may not read ${uris.actionRequestUri(row.id)}`);
-    return { holder };
+    return { requester, holder };
   }
 
   return {
@@ -177,6 +182,9 @@ export function createDelegationService(deps: DelegationServiceDeps) {
           );
       const stored = mapIds(body, (id) => uris.localIdOf(id));
       return prisma.$transaction(async (tx) => {
+        // Locked, then read again: a statement sees what committed before it began, and the locking one
+        // may have waited for a revocation of the requester's own access to commit.
+        await lockDelegationObjects.rows(tx, { objectIds: [...delegation.objects] });
         const locked = await lockDelegationObjects.rows(tx, { objectIds: [...delegation.objects] });
         const reason = refusal(caller, delegation, locked);
         const [row] = await insertDelegation.rows(tx, {
@@ -210,7 +218,7 @@ export function createDelegationService(deps: DelegationServiceDeps) {
     /** The request, for its requester, its delegate and its objects' holders; undefined when this kind holds no `id`. */
     async read(caller: OneRecordCaller, id: string): Promise<AccessDelegationRow | undefined> {
       const row = await held(id);
-      if (row) await visible(caller, row);
+      if (row) await visible(caller, row, false);
       return row;
     },
 
@@ -218,7 +226,7 @@ export function createDelegationService(deps: DelegationServiceDeps) {
     async decide(caller: OneRecordCaller, id: string): Promise<AccessDelegationRow | undefined> {
       const row = await held(id);
       if (!row) return undefined;
-      const { holder } = await visible(caller, row);
+      const { holder } = await visible(caller, row, true);
       if (!holder)
         throw actionRequestError(
           "ACCESS_DENIED",
@@ -240,8 +248,8 @@ export function createDelegationService(deps: DelegationServiceDeps) {
     async revoke(caller: OneRecordCaller, id: string): Promise<AccessDelegationRow | undefined> {
       const row = await held(id);
       if (!row) return undefined;
-      const { holder } = await visible(caller, row);
-      if (row.requested_by !== caller.organizationId && !holder)
+      const { requester, holder } = await visible(caller, row, row.requested_by !== caller.organizationId);
+      if (!requester && !holder)
         throw actionRequestError("ACCESS_DENIED", id, "Only the requester or the holder revokes an action request");
       const decided = () =>
         actionRequestError(

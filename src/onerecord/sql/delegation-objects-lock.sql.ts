@@ -5,7 +5,9 @@ import { activeReadersOf } from "./readers-of.sql";
  * The logistics objects an access delegation names, locked until the transaction ends (in id order,
  * so two transactions never wait on each other in a cycle), with what the access rules need of them:
  * a delegation is decided, and a revocation withdraws its trust chain, with no other grant on those
- * objects made or withdrawn meanwhile. Objects that do not exist are left out.
+ * objects made or withdrawn meanwhile. Objects that do not exist are left out. What it answers is as
+ * of the statement's start: a caller that waited for the lock reads the objects again to see what
+ * committed meanwhile.
  */
 export const lockDelegationObjects = statement<
   { objectIds: string[] },
