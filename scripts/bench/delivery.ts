@@ -91,7 +91,7 @@ async function gatewayRate(
     for (;;) {
       const m = await metricsOf(gateway.url);
       if (
-        (m.get('gateway_deliveries_total{outcome="delivered"}') ?? 0) >= EVENTS &&
+        (m.get('gateway_deliveries_total{outcome="delivered",kind="webhook"}') ?? 0) >= EVENTS &&
         m.get("gateway_delivery_queue_depth") === 0
       )
         break;

@@ -95,7 +95,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 60_000));
       const metrics = await metricsOf(gateway.url);
       const now = Date.now();
-      const delivered = metrics.get('gateway_deliveries_total{outcome="delivered"}') ?? 0;
+      const delivered = metrics.get('gateway_deliveries_total{outcome="delivered",kind="webhook"}') ?? 0;
       const seconds = (now - before.at) / 1000;
       const table = (name: string) => metrics.get(`gateway_table_rows_estimate{table="${name}"}`) ?? NaN;
       const bytes = [...metrics].filter(([k]) => k.startsWith("gateway_table_bytes{")).reduce((a, [, v]) => a + v, 0);
