@@ -6,6 +6,7 @@ import { originalsOf } from "../src/milestones/sql/originals-of.sql";
 import { recordCarrierStatuses } from "../src/milestones/sql/record-carrier-statuses.sql";
 import { streamAfter } from "../src/milestones/sql/stream-after.sql";
 import { streamHeads } from "../src/milestones/sql/stream-heads.sql";
+import { subscriptionsOfAwbs } from "../src/milestones/sql/subscriptions-of-awbs.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { emptyTables, fixtures, openTestDatabase } from "./support/test-database";
 
@@ -237,6 +238,85 @@ describe.each(BACKENDS)("milestone statements on %s", (backend) => {
         ["fsu:untimed-2", null],
       ]);
       expect(rows[0]).toMatchObject({ received_at: receivedAt, weight: 12.5, pieces: 3, format: "FSU", awb: a });
+    });
+
+    it("subscriptions-of-awbs answers the AWBs' legacy subscriptions that take events now, and the ONE Record ones of the topics", async () => {
+      const [a, b] = [fx.awb(), fx.awb()];
+      const client = await fx.client();
+      const receivedAt = new Date();
+      const live = await fx.subscription(client, { awb: a, callback: "http://r.test/a" });
+      await fx.subscription(client, { awb: a, expiresAt: new Date(receivedAt.getTime() - 1) });
+      await fx.subscription(client, { awb: a, disabledAt: new Date() });
+      await fx.subscription(client, { awb: b });
+      const later = await fx.subscription(client, { awb: a, expiresAt: new Date(receivedAt.getTime() + 60_000) });
+      const oneRecord = (fields: { topicType: string; topic: string; status?: string; eventTypes?: string[] }) =>
+        db.prisma.oneRecordSubscription.create({
+          data: {
+            status: fields.status ?? "REQUEST_ACCEPTED",
+            initiatedBy: "SUBSCRIBER",
+            requestedBy: "organization-x",
+            subscription: {},
+            subscriber: "organization-x",
+            topicType: fields.topicType,
+            topic: fields.topic,
+            eventTypes: fields.eventTypes ?? ["LOGISTICS_EVENT_RECEIVED"],
+            endpoint: "http://s.test/notifications",
+            origin: "http://s.test:80",
+            sendBody: true,
+          },
+        });
+      const byId = await oneRecord({ topicType: "LOGISTICS_OBJECT_IDENTIFIER", topic: `shipment-${a}` });
+      const byType = await oneRecord({ topicType: "LOGISTICS_OBJECT_TYPE", topic: "cargo:Shipment" });
+      await oneRecord({ topicType: "LOGISTICS_OBJECT_IDENTIFIER", topic: `shipment-${a}`, status: "REQUEST_REVOKED" });
+      await oneRecord({
+        topicType: "LOGISTICS_OBJECT_TYPE",
+        topic: "cargo:Shipment",
+        eventTypes: ["LOGISTICS_OBJECT_CREATED"],
+      });
+      const params = {
+        awbs: [a],
+        receivedAt: receivedAt.toISOString(),
+        objectIds: [`shipment-${a}`],
+        classes: ["cargo:Shipment"],
+        eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+      };
+      const rows = await subscriptionsOfAwbs.rows(db.prisma, params);
+      expect(rows.map((r) => [r.kind, r.id]).sort()).toEqual(
+        [
+          ["ONE_RECORD", byId.id],
+          ["ONE_RECORD", byType.id],
+          ["WEBHOOK", live],
+          ["WEBHOOK", later],
+        ].sort(),
+      );
+      expect(rows.find((r) => r.id === live)).toEqual({
+        kind: "WEBHOOK",
+        id: live,
+        client_id: client,
+        target: "http://r.test/a",
+        list: ["*"],
+        topic: a,
+        topic_type: null,
+        send_body: false,
+      });
+      expect(rows.find((r) => r.id === byId.id)).toEqual({
+        kind: "ONE_RECORD",
+        id: byId.id,
+        client_id: null,
+        target: "http://s.test/notifications",
+        list: ["LOGISTICS_EVENT_RECEIVED"],
+        topic: `shipment-${a}`,
+        topic_type: "LOGISTICS_OBJECT_IDENTIFIER",
+        send_body: true,
+      });
+      // Without ONE Record topics (no producer wired), the legacy subscriptions alone.
+      const legacyOnly = await subscriptionsOfAwbs.rows(db.prisma, {
+        ...params,
+        objectIds: [],
+        classes: [],
+        eventTypes: [],
+      });
+      expect(legacyOnly.map((r) => r.kind)).toEqual(["WEBHOOK", "WEBHOOK"]);
     });
   });
 });

@@ -4,6 +4,7 @@ import { insertAwbObjects } from "../src/onerecord/sql/awb-objects-insert.sql";
 import { partnersAnnouncedTo } from "../src/onerecord/sql/partners-announced-to.sql";
 import { subscriptionsMatchingAwb } from "../src/onerecord/sql/subscriptions-matching-awb.sql";
 import { subscriptionsMatchingObject } from "../src/onerecord/sql/subscriptions-matching-object.sql";
+import { subscriptionsReadingAwbs } from "../src/onerecord/sql/subscriptions-reading-awbs.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { fixtures, openTestDatabase } from "./support/test-database";
 
@@ -186,6 +187,42 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
         expiresAt: new Date(Date.now() + 60_000),
       });
       expect(await matchAwb([topic], [])).toEqual([active]);
+    });
+
+    it("subscriptions-reading-awbs: what each subscription's subscriber may read of the objects asked about", async () => {
+      const reader = await fx.client();
+      await keyOf(reader, ["events:read"]);
+      const delegate = await fx.client();
+      await keyOf(delegate, ["subscriptions"]);
+      const awb = fx.awb();
+      await db.prisma.logisticsObject.create({
+        data: { id: `shipment-${awb}`, type: SHIPMENT, types: [SHIPMENT], body: {}, revision: 1, awb, createdBy: "c" },
+      });
+      await db.prisma.logisticsObjectGrant.create({
+        data: { objectId: `shipment-${awb}`, organizationId: `organization-${delegate}`, grantedBy: "c" },
+      });
+      const agent = "https://1r.forwarder.test/logistics-objects/org";
+      const ids = [
+        await subscription({ topicType: TYPE, topic: SHIPMENT, clientId: reader }),
+        await subscription({
+          topicType: TYPE,
+          topic: SHIPMENT,
+          clientId: delegate,
+          subscriber: `organization-${delegate}`,
+        }),
+        await subscription({ topicType: IDENTIFIER, topic: `shipment-${awb}`, subscriber: agent }),
+        await subscription({ topicType: TYPE, topic: SHIPMENT, subscriber: agent }),
+      ];
+      const rows = await subscriptionsReadingAwbs.rows(db.prisma, {
+        ids,
+        objectIds: [`shipment-${awb}`, `shipment-${fx.awb()}`],
+      });
+      expect(Object.fromEntries(rows.map((r) => [r.id, [r.by_scope, r.granted]]))).toEqual({
+        [ids[0]!]: [true, []],
+        [ids[1]!]: [false, [`shipment-${awb}`]],
+        [ids[2]!]: [true, []],
+        [ids[3]!]: [false, []],
+      });
     });
 
     it("subscriptions-matching-object: the creator and the holders of grants that have not expired", async () => {

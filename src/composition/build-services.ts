@@ -143,7 +143,11 @@ export async function buildServices(
     endpointOf: (tx, organizationId) => notificationEndpointOf(tx, organizationId),
   });
   const milestones = createMilestoneService({
-    notifyAlso: (tx, stored, firstAwbs) => oneRecordProducers.milestoneDeliveries(tx, stored, firstAwbs),
+    notifyAlso: {
+      topics: (awbs, firstAwbs) => oneRecordProducers.milestoneTopics(awbs, firstAwbs),
+      deliveries: (tx, stored, firstAwbs, found) =>
+        oneRecordProducers.milestoneDeliveries(tx, stored, firstAwbs, found),
+    },
     prisma: database.prisma,
     // With DELIVERY_WORKER=false there is no worker here to hand new deliveries to.
     handoff: config.deliveryWorker

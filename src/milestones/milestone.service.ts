@@ -11,7 +11,14 @@ import type { DeliveryHandoff } from "../delivery/delivery.worker";
 import { notificationBody, originOf } from "../delivery/notification";
 import { activeTraceParent, inSpan } from "../tracing/spans";
 import type { MilestoneInput } from "./milestone.validate";
-import { createMilestoneStore, type NewMilestone, PositionConflict, type StoredMilestone } from "./milestone.store";
+import {
+  createMilestoneStore,
+  type NewMilestone,
+  type OneRecordTopics,
+  PositionConflict,
+  type StoredMilestone,
+  type SubscriptionOfAwbsRow,
+} from "./milestone.store";
 import {
   type CarrierStatusRow,
   carrierStatusesOf,
@@ -43,14 +50,22 @@ export type AlongsideIngestion = (
 ) => Promise<void>;
 
 /**
- * What else an ingestion queues for the milestones it stored now, in its transaction: `firstAwbs` are
- * the AWBs whose streams were empty before it (their first milestone is among `stored`).
+ * The ONE Record notifications of an ingestion (wired by the composition): which ONE Record topics its
+ * subscription lookup asks about, and the deliveries for what it stored, queued with the webhooks.
+ * `firstAwbs`: the AWBs whose streams were empty before this ingestion (their first milestone is among
+ * `stored`).
  */
-export type NotifyAlso = (
-  tx: Pick<Prisma, "$queryRawUnsafe">,
-  stored: readonly StoredMilestone[],
-  firstAwbs: readonly string[],
-) => Promise<NewDelivery[]>;
+export interface NotifyAlso {
+  topics(awbs: readonly string[], firstAwbs: readonly string[]): OneRecordTopics;
+  deliveries(
+    tx: Pick<Prisma, "$queryRawUnsafe">,
+    stored: readonly StoredMilestone[],
+    firstAwbs: readonly string[],
+    subscriptions: readonly SubscriptionOfAwbsRow[],
+  ): Promise<NewDelivery[]>;
+}
+
+const NO_TOPICS: OneRecordTopics = { objectIds: [], classes: [], eventTypes: [] };
 
 const MAX_INGEST_ATTEMPTS = 3;
 /**
@@ -172,19 +187,16 @@ export function createMilestoneService({
         const seen = new Set<string>();
 
         const awbs = [...new Set(created.map((c) => c.awb))];
-        const subscriptions =
-          awbs.length === 0
-            ? []
-            : await tx.subscription.findMany({
-                // Expired and disabled subscriptions match nothing (docs/RELIABILITY.md, "Retention", "Failing receivers").
-                where: {
-                  awb: { in: awbs },
-                  disabledAt: null,
-                  OR: [{ expiresAt: null }, { expiresAt: { gt: receivedAt } }],
-                },
-                select: { id: true, clientId: true, callback: true, states: true, awb: true },
-              });
-        const byAwb = groupBy(subscriptions, (s) => s.awb);
+        const createdAwbs = new Set(awbs);
+        const firstAwbs = [...heads].filter(([awb, head]) => head === 0n && createdAwbs.has(awb)).map(([awb]) => awb);
+        // One statement for both kinds: it runs for every ingestion.
+        const subscriptions = await store.subscriptionsOf(
+          tx,
+          awbs,
+          receivedAt,
+          notifyAlso?.topics(awbs, firstAwbs) ?? NO_TOPICS,
+        );
+        const byAwb = groupBy(subscriptions.webhooks, (s) => s.awb);
 
         const deliveries: NewDelivery[] = [];
         const results: IngestResult[] = keys.map((key) => {
@@ -220,11 +232,8 @@ export function createMilestoneService({
           }
           return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
         });
-        if (notifyAlso && created.length > 0) {
-          const createdAwbs = new Set(awbs);
-          const firstAwbs = [...heads].filter(([awb, head]) => head === 0n && createdAwbs.has(awb)).map(([awb]) => awb);
-          deliveries.push(...(await notifyAlso(tx, created, firstAwbs)));
-        }
+        if (notifyAlso && (subscriptions.oneRecord.length > 0 || firstAwbs.length > 0))
+          deliveries.push(...(await notifyAlso.deliveries(tx, created, firstAwbs, subscriptions.oneRecord)));
         // This process's worker takes what it has room for straight from the commit (no claim query).
         const room = new Map<string, number>();
         for (const d of deliveries) {

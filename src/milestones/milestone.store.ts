@@ -6,6 +6,26 @@ import type { StoredMilestone } from "./sql/milestone-columns";
 import { originalsOf } from "./sql/originals-of.sql";
 import { streamAfter } from "./sql/stream-after.sql";
 import { streamHeads } from "./sql/stream-heads.sql";
+import { type SubscriptionOfAwbsRow, subscriptionsOfAwbs } from "./sql/subscriptions-of-awbs.sql";
+
+export type { SubscriptionOfAwbsRow } from "./sql/subscriptions-of-awbs.sql";
+
+/** A legacy subscription an ingestion notifies. */
+export interface LegacySubscription {
+  id: string;
+  clientId: string;
+  callback: string;
+  /** Canonical states, or ["*"]. */
+  states: string[];
+  awb: string;
+}
+
+/** The ONE Record topics an ingestion's lookup asks about (none: no ONE Record subscription is found). */
+export interface OneRecordTopics {
+  readonly objectIds: readonly string[];
+  readonly classes: readonly string[];
+  readonly eventTypes: readonly string[];
+}
 
 export type { StoredMilestone } from "./sql/milestone-columns";
 
@@ -101,6 +121,32 @@ export function createMilestoneStore(prisma: Prisma) {
         states: events.map((e) => e.state),
       });
       return new Map(rows.map((r) => [r.k, r.id]));
+    },
+
+    /**
+     * The subscriptions the milestones of `awbs` received at `receivedAt` may notify: the legacy ones
+     * of those AWBs, and the ONE Record ones of `oneRecord`'s topics (SubscriptionOfAwbsRow).
+     */
+    async subscriptionsOf(
+      tx: Tx,
+      awbs: readonly string[],
+      receivedAt: Date,
+      oneRecord: OneRecordTopics,
+    ): Promise<{ webhooks: LegacySubscription[]; oneRecord: SubscriptionOfAwbsRow[] }> {
+      if (awbs.length === 0) return { webhooks: [], oneRecord: [] };
+      const rows = await subscriptionsOfAwbs.rows(tx, {
+        awbs: [...awbs],
+        receivedAt: receivedAt.toISOString(),
+        objectIds: [...oneRecord.objectIds],
+        classes: [...oneRecord.classes],
+        eventTypes: [...oneRecord.eventTypes],
+      });
+      return {
+        webhooks: rows
+          .filter((r) => r.kind === "WEBHOOK")
+          .map((r) => ({ id: r.id, clientId: r.client_id!, callback: r.target, states: r.list, awb: r.topic })),
+        oneRecord: rows.filter((r) => r.kind === "ONE_RECORD"),
+      };
     },
 
     /** The stored events of one AWB after `position`, in stream order, at most `limit`. */

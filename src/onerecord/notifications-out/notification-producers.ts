@@ -1,5 +1,6 @@
 import type { Prisma } from "../../db/database";
 import type { NewDelivery } from "../../delivery/delivery.store";
+import type { SubscriptionOfAwbsRow } from "../../milestones/milestone.store";
 import { CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId } from "../identity/organizations";
 import { isLocalId, mapIds, type NodeObject } from "../jsonld-tree";
 import { HAS_LATEST_REVISION, HAS_REVISION } from "../objects/object-model";
@@ -12,6 +13,7 @@ import {
   type MatchedSubscription,
   type NotifiedObject,
   notificationsOutStore as store,
+  type Partner,
 } from "./notifications-out.store";
 import { oneRecordDelivery, type OneRecordNotification, queueOneRecordNotifications } from "./queue";
 
@@ -102,21 +104,20 @@ export function createNotificationProducers({
   }
 
   /** LOGISTICS_OBJECT_CREATED of AWB objects to their type subscriptions, LOGISTICS_OBJECT_AVAILABLE to partners. */
-  async function awbObjectsCreatedNotifications(
-    tx: NotifyTx,
+  function awbObjectsCreatedNotifications(
     created: readonly NotifiedObject[],
     subscriptions: readonly MatchedSubscription[],
-  ): Promise<OneRecordNotification[]> {
+    partners: readonly Partner[],
+  ): OneRecordNotification[] {
     const out: OneRecordNotification[] = [];
     for (const s of subscriptions) {
       if (s.topic_type !== "LOGISTICS_OBJECT_TYPE" || !s.event_types.includes(CREATED)) continue;
       for (const object of created) if (isAbout(s, object)) out.push(subscriptionNotification(s, CREATED, object));
     }
-    if (created.length === 0) return out;
-    for (const partner of await store.partnersAnnouncedTo(tx))
+    for (const partner of partners)
       for (const object of created)
         out.push({
-          to: { endpoint: `${partner.server_url}/notifications`, clientId: partner.client_id, subscriptionId: null },
+          to: { endpoint: partner.endpoint, clientId: partner.clientId, subscriptionId: null },
           content: {
             eventType: "LOGISTICS_OBJECT_AVAILABLE",
             logisticsObject: uris.objectUri(object.id),
@@ -128,17 +129,34 @@ export function createNotificationProducers({
 
   return {
     /**
+     * The ONE Record topics an ingestion's lookup asks about (milestones/sql/subscriptions-of-awbs.sql.ts):
+     * the AWBs' Shipments and their classes for their events; with first milestones, the Waybill's
+     * classes and creations too.
+     */
+    milestoneTopics(awbs: readonly string[], firstAwbs: readonly string[]) {
+      const first = firstAwbs.length > 0;
+      return {
+        objectIds: awbs.map(shipmentIdOf),
+        classes: classesOf(first ? [SHIPMENT, WAYBILL] : [SHIPMENT]),
+        eventTypes: first ? [EVENT_RECEIVED, CREATED] : [EVENT_RECEIVED],
+      };
+    },
+
+    /**
      * An ingestion's notifications, as deliveries for it to queue with its webhooks: for each milestone
      * stored, LOGISTICS_EVENT_RECEIVED to the subscriptions of its AWB's Shipment (or of its class);
      * for each AWB of `firstAwbs` (whose stream was empty before this ingestion), its Waybill and
      * Shipment written now, LOGISTICS_OBJECT_CREATED to the type subscriptions of their classes and
-     * LOGISTICS_OBJECT_AVAILABLE to the partners that asked. One statement when nothing matches and
-     * no AWB is new. MUST run in the ingestion's transaction, after the milestones are stored.
+     * LOGISTICS_OBJECT_AVAILABLE to the partners that asked. `found`: the ONE Record subscriptions
+     * the ingestion's lookup found for `milestoneTopics`; each is told only of what its subscriber may
+     * read now. Runs no statement when nothing was found and no AWB is new. MUST run in the ingestion's
+     * transaction, after the milestones are stored.
      */
     async milestoneDeliveries(
       tx: NotifyTx,
       stored: readonly StoredMilestoneRef[],
       firstAwbs: readonly string[],
+      found: readonly SubscriptionOfAwbsRow[],
     ): Promise<NewDelivery[]> {
       if (stored.length === 0) return [];
       const skeletons = [...firstAwbs].sort().flatMap((awb) => [
@@ -150,12 +168,24 @@ export function createNotificationProducers({
         .filter((o) => written.has(o.id))
         .map((o) => ({ ...o, types: [o.type], createdBy: CARRIER_ORGANIZATION_ID, revision: 1 }));
       const awbs = [...new Set(stored.map((m) => m.awb))].sort();
-      const subscriptions = await store.subscriptionsMatchingAwb(tx, {
-        objectIds: awbs.map(shipmentIdOf),
-        classes: classesOf([SHIPMENT, ...(created.length > 0 ? [WAYBILL] : [])]),
-        eventTypes: created.length > 0 ? [EVENT_RECEIVED, CREATED] : [EVENT_RECEIVED],
-      });
-      const notifications = await awbObjectsCreatedNotifications(tx, created, subscriptions);
+      const reading = await store.readingAwbs(
+        tx,
+        found.map((s) => s.id),
+        awbs.map(shipmentIdOf),
+      );
+      const subscriptions: MatchedSubscription[] = found.map((s) => ({
+        id: s.id,
+        topic_type: s.topic_type!,
+        topic: s.topic,
+        event_types: s.list,
+        send_body: s.send_body,
+        endpoint: s.target,
+        client_id: s.client_id,
+        readsAll: reading.get(s.id)?.readsAll ?? false,
+        granted: reading.get(s.id)?.granted ?? [],
+      }));
+      const partners = created.length > 0 ? await store.partnersAnnouncedTo(tx) : [];
+      const notifications = awbObjectsCreatedNotifications(created, subscriptions, partners);
       const shipments = new Map(created.filter((o) => o.type === SHIPMENT).map((o) => [o.id, o]));
       for (const s of subscriptions) {
         if (!s.event_types.includes(EVENT_RECEIVED)) continue;
@@ -190,7 +220,8 @@ export function createNotificationProducers({
         classes: classesOf(created.flatMap((o) => o.types)),
         eventTypes: [CREATED],
       });
-      await queueOneRecordNotifications(tx, await awbObjectsCreatedNotifications(tx, created, subscriptions));
+      const partners = await store.partnersAnnouncedTo(tx);
+      await queueOneRecordNotifications(tx, awbObjectsCreatedNotifications(created, subscriptions, partners));
     },
 
     /** A logistics object created (POST /logistics-objects): LOGISTICS_OBJECT_CREATED to the type subscriptions of its classes. */

@@ -1,6 +1,7 @@
 import type { SqlRunner } from "../../db/sql-statement";
 import type { NodeObject } from "../jsonld-tree";
 import { insertAwbObjects } from "../sql/awb-objects-insert.sql";
+import { subscriptionsReadingAwbs } from "../sql/subscriptions-reading-awbs.sql";
 import { readObject } from "../sql/object-read.sql";
 import { partnersAnnouncedTo } from "../sql/partners-announced-to.sql";
 import type { MatchingSubscriptionRow } from "../sql/subscription-matching-columns";
@@ -29,6 +30,13 @@ export interface NotifiedObject {
   readonly revision: number;
 }
 
+/** A partner to announce new AWB objects to (LOGISTICS_OBJECT_AVAILABLE). */
+export interface Partner {
+  /** Its server's `/notifications`. */
+  readonly endpoint: string;
+  readonly clientId: string | null;
+}
+
 /** The statements the producers run, in the caller's transaction. */
 export const notificationsOutStore = {
   async subscriptionsMatchingAwb(
@@ -47,9 +55,12 @@ export const notificationsOutStore = {
     return rows.map((row) => ({ ...row, readsAll: true, granted: [] }));
   },
 
-  partnersAnnouncedTo: (tx: SqlRunner) => partnersAnnouncedTo.rows(tx, {}),
+  async partnersAnnouncedTo(tx: SqlRunner): Promise<Partner[]> {
+    const rows = await partnersAnnouncedTo.rows(tx, {});
+    return rows.map((r) => ({ endpoint: `${r.server_url}/notifications`, clientId: r.client_id }));
+  },
 
-  /** Writes the objects not written yet; answers the ids written now. */
+  /** Writes the AWB objects not written yet; answers the ids written now. */
   async insertAwbObjects(
     tx: SqlRunner,
     objects: ReadonlyArray<{ id: string; type: string; body: NodeObject; awb: string }>,
@@ -64,6 +75,17 @@ export const notificationsOutStore = {
       createdBy,
     });
     return new Set(rows.map((r) => r.id));
+  },
+
+  /** What the subscribers of `ids` may read of `objectIds` (AWB objects), by subscription id. */
+  async readingAwbs(
+    tx: SqlRunner,
+    ids: readonly string[],
+    objectIds: readonly string[],
+  ): Promise<Map<string, { readsAll: boolean; granted: readonly string[] }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await subscriptionsReadingAwbs.rows(tx, { ids: [...ids], objectIds: [...objectIds] });
+    return new Map(rows.map((r) => [r.id, { readsAll: r.by_scope, granted: r.granted }]));
   },
 
   async read(tx: SqlRunner, id: string): Promise<NotifiedObject | undefined> {

@@ -1,4 +1,5 @@
-import { sqlText } from "../../db/sql-statement";
+import { param, sql, sqlText } from "../../db/sql-statement";
+import { GRANT_IS_ACTIVE } from "./readers-of.sql";
 
 /** A ONE Record subscription as the matching statements answer it: what a notification to it needs. */
 export interface MatchingSubscriptionRow {
@@ -25,3 +26,50 @@ export const MATCHING_SUBSCRIPTION_COLUMNS = sqlText(
 export const SUBSCRIPTION_ACTIVE = sqlText(
   "s.status = 'REQUEST_ACCEPTED' AND s.disabled_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())",
 );
+
+/** A subscription to AWB objects as matched, with what its subscriber may read (AWB_MATCHES). */
+export type MatchingAwbRow = MatchingSubscriptionRow & { by_scope: boolean; granted: string[] };
+
+/**
+ * The active subscriptions to some of the AWBs' Waybills and Shipments (`objectIds`: identifier
+ * topics) or their classes (`classes`: type topics) that take one of `eventTypes`, and whose
+ * subscriber may read AWBs' objects now (access-policy.ts canRead), as MatchingAwbRow:
+ * - `by_scope`: all of them — an API client while one of its keys that is not revoked has events:read
+ *   or objects:write; an OIDC agent, whose scopes live in its tokens only, on an identifier
+ *   subscription (accepted because it could read that object then);
+ * - `granted`: else those of `objectIds` an active grant names it for (an access delegation).
+ */
+/**
+ * Whether subscription `s`'s subscriber may read every AWB object (access-policy.ts canRead): an API
+ * client while one of its keys that is not revoked has events:read or objects:write; an OIDC agent,
+ * whose scopes live in its tokens only, on an identifier subscription (accepted because it could read
+ * that object then).
+ */
+export const READS_AWBS_BY_SCOPE =
+  sqlText(`CASE WHEN s.client_id IS NULL THEN s.topic_type = 'LOGISTICS_OBJECT_IDENTIFIER'
+       ELSE EXISTS (SELECT 1 FROM api_key k
+                    WHERE k.client_id = s.client_id AND k.revoked_at IS NULL
+                      AND k.scopes && ARRAY['events:read', 'objects:write']::text[]) END`);
+
+/** Those of `objectIds` an active grant names subscription `s`'s subscriber for, sorted. */
+export const GRANTED_OF_OBJECTS = sql<"objectIds">`ARRAY(SELECT g.object_id FROM logistics_object_grant g
+       WHERE g.object_id = ANY(${param("objectIds")}::text[]) AND g.organization_id = s.subscriber
+         AND ${GRANT_IS_ACTIVE}
+       ORDER BY g.object_id)`;
+
+/**
+ * The active subscriptions to some of the AWBs' Waybills and Shipments (`objectIds`: identifier
+ * topics) or their classes (`classes`: type topics) that take one of `eventTypes`, and whose
+ * subscriber may read AWB objects now, as MatchingAwbRow: `by_scope` all of them
+ * (READS_AWBS_BY_SCOPE), else `granted` those of `objectIds` its active grants name (an access
+ * delegation).
+ */
+export const AWB_MATCHES = sql<"objectIds" | "classes" | "eventTypes">`SELECT * FROM (
+        SELECT ${MATCHING_SUBSCRIPTION_COLUMNS}, ${READS_AWBS_BY_SCOPE} AS by_scope, ${GRANTED_OF_OBJECTS} AS granted
+        FROM onerecord_subscription s
+        WHERE ((s.topic_type = 'LOGISTICS_OBJECT_IDENTIFIER' AND s.topic = ANY(${param("objectIds")}::text[]))
+            OR (s.topic_type = 'LOGISTICS_OBJECT_TYPE' AND s.topic = ANY(${param("classes")}::text[])))
+          AND s.event_types && ${param("eventTypes")}::text[]
+          AND ${SUBSCRIPTION_ACTIVE}
+      ) m
+      WHERE by_scope OR cardinality(granted) > 0`;
