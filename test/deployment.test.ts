@@ -224,7 +224,7 @@ describeBackend("postgres")("docs/DEPLOYMENT.md, followed on this machine", () =
 
     // The worker sent them, and serves the delivery metrics the guide's "Monitoring" lists for it.
     const workerMetrics = await (await fetch(`${local(worker.url)}/metrics`)).text();
-    expect(workerMetrics).toMatch(/^gateway_deliveries_total\{outcome="delivered"\} 4$/m);
+    expect(workerMetrics).toMatch(/^gateway_deliveries_total\{outcome="delivered",kind="webhook"\} 4$/m);
     for (const name of [
       "gateway_delivery_queue_depth",
       "gateway_delivery_oldest_due_age_seconds",

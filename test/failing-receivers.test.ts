@@ -102,7 +102,7 @@ describe.each(BACKENDS)("failing receivers on %s", (backend) => {
       const awb = "020-80000016";
       const id = await subscribe(awb, `${receiver.url}/ok/disable`);
       receiver.setPostStatus(500);
-      const disabledBefore = await metric("gateway_subscriptions_disabled_total");
+      const disabledBefore = await metric('gateway_subscriptions_disabled_total{kind="webhook"}');
       await ingest({ awb, state: "RCS", eventId: `disable-${backend}-1` });
       const sql = (query: string, ...values: unknown[]) => app.database.prisma.$executeRawUnsafe(query, ...values);
       const failingSince = async () =>
@@ -110,9 +110,12 @@ describe.each(BACKENDS)("failing receivers on %s", (backend) => {
       await until(async () => (await failingSince()) !== null, { what: "the first failure starting the clock" });
       // Two hours of failures, as far as the clock knows; the next failed retry disables it.
       await sql(`UPDATE subscription SET failing_since = now() - interval '2 hours' WHERE id = $1::uuid`, id);
-      await until(async () => (await metric("gateway_subscriptions_disabled_total")) === disabledBefore + 1, {
-        what: "the subscription disabled",
-      });
+      await until(
+        async () => (await metric('gateway_subscriptions_disabled_total{kind="webhook"}')) === disabledBefore + 1,
+        {
+          what: "the subscription disabled",
+        },
+      );
 
       const read = async () =>
         (await (await fetch(`${url}${SHIPMENT}/subscribe/${id}`, { headers })).json()) as {

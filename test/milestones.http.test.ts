@@ -492,7 +492,7 @@ describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
       const res = await fetch(`${url}/metrics`);
       const text = await res.text();
       expect(res.status).toBe(200);
-      expect(text).toMatch(/gateway_deliveries_total\{outcome="delivered"\} \d+/);
+      expect(text).toMatch(/gateway_deliveries_total\{outcome="delivered",kind="webhook"\} \d+/);
       expect(text).toMatch(/gateway_delivery_queue_depth \d+/);
       expect(text).toMatch(/gateway_delivery_oldest_due_age_seconds \d/);
       expect(text).toMatch(/gateway_event_to_delivery_seconds_bucket/);
