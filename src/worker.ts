@@ -9,7 +9,7 @@ import { openDatabase } from "./db/database";
 import { registerInstance } from "./db/instance-registry";
 import { sharedSettings, WORKER_ROLE } from "./composition/shared-settings";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
-import { startDeliveryWorker } from "./delivery/delivery.runtime";
+import { createOneRecordTokens, startDeliveryWorker } from "./delivery/delivery.runtime";
 import { createDeliveryStore } from "./delivery/delivery.store";
 import { DisposerStack } from "./composition/disposer-stack";
 import { createLogger, SERVICE } from "./log";
@@ -57,7 +57,8 @@ async function main(): Promise<void> {
     await prepareSecrets({ prisma: database.prisma, log, secrets });
     const clients = createSigningSecretStore({ prisma: database.prisma, secrets });
     const metrics = createDeliveryMetrics(store);
-    const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log });
+    const tokens = createOneRecordTokens(config, metrics, log);
+    const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log, tokens });
     stack.defer("delivery-worker", () => worker.stop());
     return { database, metrics, worker };
   })().catch(async (error: unknown) => {

@@ -7,7 +7,7 @@ import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
 import { registerInstance } from "../db/instance-registry";
 import { createDeliveryMetrics, type DeliveryMetrics } from "../delivery/delivery.metrics";
-import { startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
+import { createOneRecordTokens, startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
 import { createDeliveryService } from "../delivery/delivery.service";
 import { createDeliveryStore, type DeliveryStore } from "../delivery/delivery.store";
 import { createHealthService } from "../health/health.service";
@@ -28,6 +28,7 @@ import { notificationEndpointOf } from "../onerecord/partners/notification-endpo
 import { createOneRecordUris } from "../onerecord/uris";
 import { milestoneView } from "../milestones/milestone.view";
 import { createGuardedAgent } from "../outbound/guarded-agent";
+import type { TokenClient } from "../outbound/token-client";
 import type { Services } from "../services";
 import { createStationService } from "../stations/station.service";
 import { createStationStore } from "../stations/station.store";
@@ -68,6 +69,8 @@ export interface Core {
   readonly worker: RunningDeliveryWorker | undefined;
   /** Deletes what outlived its retention, every RETENTION_INTERVAL_MS. */
   readonly retention: RetentionWorker;
+  /** The access tokens this process calls other ONE Record servers with (ONE_RECORD_TOKEN_URL); none: unset. */
+  readonly oneRecordTokens: TokenClient | undefined;
   /** What queues ONE Record notifications, and the base URL of their URIs (set by mount-onerecord.ts). */
   readonly oneRecordNotifications: { readonly producers: NotificationProducers; readonly base: LateBase };
 }
@@ -189,10 +192,20 @@ export async function buildServices(
   };
 
   await beforeStep("delivery-worker");
+  // One token client for the process: its notifications (the worker) and its proposals share tokens.
+  const oneRecordTokens = createOneRecordTokens(config, metrics, log);
   if (config.deliveryWorker) {
     // Started before the transports, stopped after them: ingestions still in flight at a stop can
     // hand their deliveries to it.
-    worker = startDeliveryWorker({ config, store: deliveryStore, clients, dispatcher: callbackAgent, metrics, log });
+    worker = startDeliveryWorker({
+      config,
+      store: deliveryStore,
+      clients,
+      dispatcher: callbackAgent,
+      metrics,
+      log,
+      tokens: oneRecordTokens,
+    });
     const started = worker;
     stack.defer("delivery-worker", () => started.stop());
   }
@@ -252,5 +265,6 @@ export async function buildServices(
     worker,
     retention,
     oneRecordNotifications: { producers: oneRecordProducers, base: oneRecordBase },
+    oneRecordTokens,
   };
 }

@@ -34,7 +34,10 @@ export async function mountOneRecord(
   config: Config,
   authenticateApiKey: (authorization: string | undefined, address: string) => Promise<Principal | null>,
   limits: { failures: AuthFailureBudget; limiter: RateLimiter },
-  core: Pick<Core, "database" | "services" | "metrics" | "callbackAgent" | "oneRecordNotifications">,
+  core: Pick<
+    Core,
+    "database" | "services" | "metrics" | "callbackAgent" | "oneRecordNotifications" | "oneRecordTokens"
+  >,
 ): Promise<void> {
   const { basePath, baseUrl, oidc } = config.oneRecord;
   const uris = createOneRecordUris(() => baseUrl ?? `${listeningUrl(http.server)}${basePath}`);
@@ -107,7 +110,7 @@ export async function mountOneRecord(
   moreRoutes.push(delegationRoutes(delegations, uris));
 
   // The gateway as a subscriber: POST /notifications, GET /subscriptions, the publisher-initiated proposals.
-  moreRoutes.push(mountOneRecordSubscriber(http, core, uris, undefined));
+  moreRoutes.push(mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens));
 
   await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events, actionRequestKinds, moreRoutes });
 }

@@ -28,12 +28,11 @@ export function startDeliveryWorker(deps: {
   dispatcher: Dispatcher;
   metrics: DeliveryMetrics;
   log: Logger;
-  /** Where tokens are asked for (ONE_RECORD_TOKEN_URL, an operator's setting: not the callbacks' guarded agent); default undici's. */
-  tokenDispatcher?: Dispatcher;
+  /** The access tokens ONE Record notifications are sent with (createOneRecordTokens); none: no Authorization. */
+  tokens: TokenClient | undefined;
 }): RunningDeliveryWorker {
-  const { config, store, clients, dispatcher, metrics, log } = deps;
+  const { config, store, clients, dispatcher, metrics, log, tokens } = deps;
   const outbound = { dispatcher, allowPrivate: config.allowPrivateCallbacks };
-  const tokens = oneRecordTokens(config, metrics, log, deps.tokenDispatcher);
   const worker = createDeliveryWorker({
     claim: (options) => store.claimDue(options),
     release: (held) => store.release(held),
@@ -90,17 +89,21 @@ export function startDeliveryWorker(deps: {
   };
 }
 
-/** The token client of ONE Record notifications, or undefined (said once at start) when no token endpoint is set. */
-function oneRecordTokens(
+/**
+ * The token client this process calls other ONE Record servers with (its notifications, its
+ * subscription proposals), or undefined, said once in a warning, when no token endpoint is set. Its
+ * requests go through undici's own agent: ONE_RECORD_TOKEN_URL is the operator's, not a callback.
+ */
+export function createOneRecordTokens(
   config: Config,
   metrics: DeliveryMetrics,
   log: Logger,
-  dispatcher: Dispatcher | undefined,
+  dispatcher?: Dispatcher,
 ): TokenClient | undefined {
   const settings = config.oneRecord.notificationToken;
   if (!settings) {
     log.warn(
-      "ONE_RECORD_TOKEN_URL is not set: ONE Record notifications are sent without an Authorization header, which subscribers that authenticate their callers refuse (401)",
+      "ONE_RECORD_TOKEN_URL is not set: ONE Record notifications (and subscription proposals) are sent without an Authorization header, which servers that authenticate their callers refuse (401)",
     );
     return undefined;
   }
