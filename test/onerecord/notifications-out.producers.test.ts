@@ -189,6 +189,48 @@ describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
       await app.database.prisma.oneRecordPartner.deleteMany({ where: { serverUrl: partnerServer } });
     });
 
+    it("an AWB's objects written before its first milestone notify their creation there, and the milestone not again", async () => {
+      const shipments = await subscribe(reader, "LOGISTICS_OBJECT_TYPE", SHIPMENT, ["LOGISTICS_OBJECT_CREATED"]);
+      const createdOf = async (awb: string) =>
+        (await notificationsTo(shipments)).filter(
+          (d) => d.body["api:hasLogisticsObject"]["@id"] === `${base}/logistics-objects/shipment-${awb}`,
+        );
+      // Known only from a status that is no milestone: written when first read.
+      const read = nextAwb();
+      await app.database.prisma.carrierStatus.create({
+        data: {
+          statusKey: `fsu:${randomUUID()}`,
+          awb: read,
+          ordinal: 1,
+          code: "FOH",
+          mapped: false,
+          format: "FSU",
+          sourceText: "FOH",
+          receivedAt: new Date(),
+        },
+      });
+      expect((await oneRecord(`${base}/logistics-objects/waybill-${read}`, { token: reader.key })).status).toBe(200);
+      expect(await createdOf(read)).toHaveLength(1);
+      await milestone(read);
+      expect(await createdOf(read)).toHaveLength(1);
+      // Posted by the carrier before any milestone: the post creates both.
+      const posted = nextAwb();
+      const res = await oneRecord(`${base}/logistics-objects`, {
+        token: writer.key,
+        body: {
+          "@context": { cargo: CARGO },
+          "@type": "cargo:Waybill",
+          "cargo:waybillPrefix": posted.slice(0, 3),
+          "cargo:waybillNumber": posted.slice(4),
+        },
+      });
+      expect(res.status).toBe(201);
+      expect(await createdOf(posted)).toHaveLength(1);
+      await milestone(posted);
+      expect(await createdOf(posted)).toHaveLength(1);
+      await assertConforms((await createdOf(posted))[0]!.body);
+    });
+
     it("two concurrent first ingestions of one AWB write its objects once and notify their creation once", async () => {
       const shipments = await subscribe(reader, "LOGISTICS_OBJECT_TYPE", SHIPMENT, ["LOGISTICS_OBJECT_CREATED"]);
       const awb = nextAwb();
