@@ -43,7 +43,7 @@ export async function mountOneRecord(
   const uris = createOneRecordUris(() => baseUrl ?? `${listeningUrl(http.server)}${basePath}`);
   // What queues ONE Record notifications (notifications-out/): ingestion's producers write these URIs too.
   const { producers } = core.oneRecordNotifications;
-  core.oneRecordNotifications.base.use(uris.base);
+  core.oneRecordNotifications.base.use(() => uris.base());
   // With an OIDC issuer, access tokens spend the API keys' failure budget and rate limit.
   const agents: AgentAuthentication | undefined = oidc && {
     verify: createJwtVerifier(oidc),
