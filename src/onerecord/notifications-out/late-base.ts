@@ -3,8 +3,8 @@ import { AppError } from "../../errors";
 /**
  * The ONE Record base URL for what is built before the HTTP server listens (ingestion's
  * notifications): ONE_RECORD_BASE_URL when set, else the routes' own base once they are mounted
- * (`use`). A notification due before then (a broker message ingested during the start) fails its
- * ingestion with 503, which the sender retries: its URIs cannot be written yet.
+ * (`use`), which answers once the server listens. A notification due before then (a broker message
+ * ingested during the start) fails its ingestion, which is tried again: its URIs cannot be written yet.
  */
 export function createLateBase(configured: string | undefined) {
   let base: (() => string) | undefined = configured === undefined ? undefined : () => configured;
