@@ -15,6 +15,15 @@ import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
 import { createOperatorGrants } from "../src/onerecord/identity/operator-grants";
 import { createPartnerAdmin, type PartnerAdmin } from "../src/onerecord/partners/partner-admin";
+import {
+  createReceivedNotifications,
+  MAX_LISTED,
+  type ReceivedNotifications,
+} from "../src/onerecord/notifications-in/received-notifications";
+import {
+  createSubscriptionWishes,
+  type SubscriptionWishes,
+} from "../src/onerecord/notifications-in/subscription-wishes";
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
@@ -39,7 +48,20 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                        subscriptions to its AWBs (its GET <URL>/subscriptions);
                                                        --announce: tell it of new AWB objects. Again: replaces
   partner:remove (--client <id> | --agent <URI>)       forget a partner
-  partners                                             list the registered partners`;
+  partners                                             list the registered partners
+  onerecord:want --topic-type <LOGISTICS_OBJECT_TYPE|LOGISTICS_OBJECT_IDENTIFIER> --topic <class IRI|URI prefix|*>
+                 --events <E1,E2> [--send-body] [--description <text>]
+                                                       subscribe to that when another ONE Record publisher
+                                                       proposes it (its GET /subscriptions); events among
+                                                       LOGISTICS_OBJECT_CREATED, LOGISTICS_OBJECT_UPDATED,
+                                                       LOGISTICS_EVENT_RECEIVED. Again: replaces
+  onerecord:unwant --topic-type <type> --topic <class IRI|URI prefix|*>
+                                                       subscribe to it no longer when proposed
+  onerecord:wants                                      list what this server subscribes to when proposed
+  notifications [--since <ISO 8601 time>] [--limit <n>] [--bodies]
+                                                       the ONE Record notifications other servers sent here,
+                                                       oldest first (default the last day, at most 100;
+                                                       --limit up to ${MAX_LISTED}); --bodies: each as JSON-LD`;
 
 const list = (value: string | undefined) =>
   (value ?? "")
@@ -53,6 +75,7 @@ async function run(
   clients: ClientService,
   objects: ReturnType<typeof createOperatorGrants>,
   partners: PartnerAdmin,
+  subscriber: { wishes: SubscriptionWishes; received: ReceivedNotifications },
 ): Promise<void> {
   const need = (name: string): string => {
     const value = options[name];
@@ -142,12 +165,58 @@ async function run(
       for (const p of await partners.list())
         console.log(`${p.organization}  ${p.serverUrl}${offers(p)}  since ${p.createdAt.toISOString()}`);
       return;
+    // The gateway as a ONE Record subscriber (docs/ONE-RECORD.md "Receiving notifications").
+    case "onerecord:want": {
+      const wish = await subscriber.wishes.want({
+        topicType: need("topic-type"),
+        topic: need("topic"),
+        events: list(need("events")),
+        sendBody: Boolean(options["send-body"]),
+        description: options.description ?? null,
+      });
+      console.log(`wanted: ${describeWish(wish)}`);
+      return;
+    }
+    case "onerecord:unwant":
+      await subscriber.wishes.unwant(need("topic-type"), need("topic"));
+      console.log("removed");
+      return;
+    case "onerecord:wants":
+      for (const wish of await subscriber.wishes.list()) console.log(describeWish(wish));
+      return;
+    case "notifications": {
+      const since = options.since === undefined ? new Date(Date.now() - 86_400_000) : new Date(options.since);
+      if (Number.isNaN(since.getTime()))
+        throw new UsageError(`--since must be an ISO 8601 time such as 2026-11-25T10:00:00Z, got "${options.since}"`);
+      const limit = options.limit === undefined ? 100 : Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LISTED)
+        throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LISTED}, got "${options.limit}"`);
+      for (const n of await subscriber.received.list({ since, limit })) {
+        console.log(
+          `${n.receivedAt.toISOString()}  ${n.eventType}  ${n.logisticsObject ?? "-"}  from ${n.sender}${n.notificationId === null ? "" : `  id ${n.notificationId}`}`,
+        );
+        if (options.bodies) console.log(`    ${JSON.stringify(n.body)}`);
+      }
+      return;
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
 }
 
 class UsageError extends Error {}
+
+/** A wish as onerecord:want and onerecord:wants show it. */
+function describeWish(wish: {
+  topicType: string;
+  topic: string;
+  eventTypes: readonly string[];
+  sendBody: boolean;
+  description: string | null;
+}): string {
+  const topic = wish.topic === "" ? "(any object)" : wish.topic;
+  return `${wish.topicType} ${topic}  events: ${wish.eventTypes.join(", ")}${wish.sendBody ? "  with bodies" : ""}${wish.description === null ? "" : `  "${wish.description}"`}`;
+}
 
 /** What a partner is offered unasked, as partner:add and partners show it. */
 function offers(partner: { proposeSubscriptions: boolean; announceObjects: boolean }): string {
@@ -184,6 +253,10 @@ const ADVICE: Record<string, string> = {
   "partner:add": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
   "partner:remove": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
   partners: "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  "onerecord:want": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  "onerecord:unwant": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  "onerecord:wants": "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
+  notifications: "run it on PostgreSQL (DATABASE_URL), where this command works while it runs",
 };
 
 async function main(): Promise<number> {
@@ -206,6 +279,14 @@ async function main(): Promise<number> {
         agent: { type: "string" },
         propose: { type: "boolean" },
         announce: { type: "boolean" },
+        "topic-type": { type: "string" },
+        topic: { type: "string" },
+        events: { type: "string" },
+        "send-body": { type: "boolean" },
+        description: { type: "string" },
+        since: { type: "string" },
+        limit: { type: "string" },
+        bodies: { type: "boolean" },
       },
     });
   } catch (error) {
@@ -240,6 +321,10 @@ async function main(): Promise<number> {
       clients,
       createOperatorGrants(database.prisma, config.oneRecord.baseUrl),
       createPartnerAdmin(database.prisma, config.oneRecord.baseUrl),
+      {
+        wishes: createSubscriptionWishes(database.prisma),
+        received: createReceivedNotifications(database.prisma),
+      },
     );
     return 0;
   } catch (error) {

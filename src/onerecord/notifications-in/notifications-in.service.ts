@@ -33,6 +33,8 @@ export function createNotificationsIn(deps: NotificationsInDeps): NotificationsI
       const id = checkedNotificationId(notificationId);
       const root = await readJsonLdObject(body);
       const notification = readNotification(root);
+      // A notification is a message, not a resource: the label the reading gave its root says nothing.
+      if (typeof root["@id"] === "string" && root["@id"].startsWith("_:")) delete root["@id"];
       const rows = await insertReceivedNotification.rows(deps.sql, {
         sender: caller.organizationId,
         notificationId: id,
