@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { SqlRunner } from "../../db/sql-statement";
-import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
 import { claimProposals } from "../sql/proposals-claim.sql";
 import { fillProposals } from "../sql/proposals-fill.sql";
 import { type AnsweredSubscription, recordProposal } from "../sql/proposal-record.sql";
@@ -69,8 +68,6 @@ export function createProposalStore(sql: SqlRunner) {
         lease: proposal.lease.toISOString(),
         subscriptions: JSON.stringify(rows),
         partner: proposal.partner,
-        // The holder accepted it by proposing it.
-        decidedBy: CARRIER_ORGANIZATION_ID,
         topicType: proposal.topicType,
         topic: proposal.topic,
         awb: awbOfObjectId(proposal.topic) ?? null,

@@ -15,7 +15,8 @@ export interface AnsweredSubscription {
 
 /**
  * A proposal answered: DONE, and each subscription the partner answered recorded as an accepted,
- * publisher-initiated SubscriptionRequest (onerecord_subscription; none when it wanted none), in one
+ * publisher-initiated SubscriptionRequest (onerecord_subscription, requested and accepted by the
+ * partner: its answer; none when it wanted none), in one
  * statement, so both or neither are written. Only while this claim's lease (`lease`) is the
  * proposal's and it is PENDING: a claim that lost its lease records nothing (answers done 0), so a
  * proposal's subscriptions are recorded once.
@@ -27,7 +28,6 @@ export const recordProposal = statement<
     /** JSON array of AnsweredSubscription. */
     subscriptions: string;
     partner: string;
-    decidedBy: string;
     topicType: string;
     topic: string;
     awb: string | null;
@@ -50,7 +50,7 @@ export const recordProposal = statement<
         INSERT INTO onerecord_subscription (
           id, status, initiated_by, requested_by, decided_at, decided_by, subscription, subscriber,
           topic_type, topic, awb, event_types, expires_at, send_body, notify_status_change, endpoint, origin, client_id)
-        SELECT (e->>'id')::uuid, 'REQUEST_ACCEPTED', 'PUBLISHER', ${param("partner")}, now(), ${param("decidedBy")},
+        SELECT (e->>'id')::uuid, 'REQUEST_ACCEPTED', 'PUBLISHER', ${param("partner")}, now(), ${param("partner")},
                e->'subscription', ${param("partner")}, ${param("topicType")}, ${param("topic")}, ${param("awb")},
                ARRAY(SELECT jsonb_array_elements_text(e->'eventTypes')), (e->>'expiresAt')::timestamptz,
                (e->>'sendBody')::boolean, (e->>'notifyStatusChange')::boolean,
