@@ -68,7 +68,7 @@ function registerPartner(env: Record<string, string>, server: string): string {
  * the queue is empty.
  */
 async function phase(url: string, kind: Kind, receiver: string, clientId: string, offset: number): Promise<number> {
-  const awbs = Array.from({ length: AWBS }, (_, i) => awbFor(offset + i));
+  const awbs = Array.from({ length: AWBS }, (_, i) => awbFor(i));
   for (const awb of awbs) {
     await call(`${url}/carrier/handling/shipment/events`, { awb, state: "RCS", eventId: `first-${awb}` });
     if (kind === "webhook")
@@ -92,7 +92,7 @@ async function phase(url: string, kind: Kind, receiver: string, clientId: string
   }
   const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) =>
     Array.from({ length: BATCH }, (_, k) => ({
-      eventId: `${kind}-${offset}-${b}-${k}`,
+      eventId: `${kind}-${b}-${k}`,
       awb: awbs[(b * BATCH + k) % awbs.length],
       state: "DEP",
     })),
@@ -152,53 +152,62 @@ async function main(): Promise<void> {
       receivedAt: new Date(),
     }),
   );
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-notify-"));
+  const dataDirs: string[] = [];
+  const sizes = new Set<number>();
+  /** A fresh database, the partner registered, a gateway started on it: one phase, then the gateway stopped. */
+  async function measure(backend: "postgres" | "embedded", kind: Kind): Promise<number> {
+    let env: Record<string, string>;
+    if (backend === "postgres") {
+      await admin.query('DROP DATABASE IF EXISTS "gw_bench_notify" WITH (FORCE)');
+      await admin.query('CREATE DATABASE "gw_bench_notify"');
+      const url = new URL(ADMIN);
+      url.pathname = "/gw_bench_notify";
+      env = { ...base, DATABASE_URL: url.toString() };
+    } else {
+      const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-notify-"));
+      dataDirs.push(dataDir);
+      env = { ...base, DATA_DIR: dataDir };
+    }
+    const clientId = registerPartner(env, `${receiver.url}/1r`);
+    const gateway = await startGateway(GATEWAY, env);
+    try {
+      const rate = await phase(gateway.url, kind, receiver.url, clientId);
+      if (kind === "onerecord") sizes.add(await oneRecordBodySize(gateway.url));
+      return rate;
+    } finally {
+      gateway.child.kill("SIGTERM");
+      await new Promise((r) => gateway.child.once("exit", r));
+    }
+  }
+
   const rows: string[] = [];
   try {
     console.log(
-      `bench:onerecord-notify — per phase ${EVENTS} milestones in calls of ${BATCH} over ${AWBS} AWBs, one subscription each (a webhook, or a ONE Record subscription), one receiver process; ${ROUNDS} rounds per database, alternating which path goes first; default settings but RATE_LIMIT_PER_SECOND=0, LOG_LEVEL=${base.LOG_LEVEL}`,
+      `bench:onerecord-notify — per phase ${EVENTS} milestones in calls of ${BATCH} over ${AWBS} AWBs, one subscription each (a webhook, or a ONE Record subscription), one receiver process, each phase on a new database and gateway; ${ROUNDS} rounds per database, alternating which path goes first; default settings but RATE_LIMIT_PER_SECOND=0, LOG_LEVEL=${base.LOG_LEVEL}`,
     );
     for (const backend of (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",") as Array<
       "postgres" | "embedded"
     >) {
-      let env: Record<string, string>;
-      if (backend === "postgres") {
-        await admin.query('DROP DATABASE IF EXISTS "gw_bench_notify" WITH (FORCE)');
-        await admin.query('CREATE DATABASE "gw_bench_notify"');
-        const url = new URL(ADMIN);
-        url.pathname = "/gw_bench_notify";
-        env = { ...base, DATABASE_URL: url.toString() };
-      } else env = { ...base, DATA_DIR: dataDir };
-      const clientId = registerPartner(env, `${receiver.url}/1r`);
-      const gateway = await startGateway(GATEWAY, env);
-      try {
-        console.log(`${backend}:`);
-        const rates: Record<Kind, number[]> = { webhook: [], onerecord: [] };
-        for (let round = 0; round < ROUNDS; round++) {
-          const order: Kind[] = round % 2 === 0 ? ["webhook", "onerecord"] : ["onerecord", "webhook"];
-          for (const kind of order)
-            rates[kind].push(
-              await phase(gateway.url, kind, receiver.url, clientId, round * 1000 + (kind === "webhook" ? 0 : 500)),
-            );
-        }
-        const size = await oneRecordBodySize(gateway.url);
-        const best = (values: number[]) => Math.max(...values);
-        const ratios = rates.onerecord.map((rate, i) => (rate / rates.webhook[i]!).toFixed(2));
-        rows.push(
-          `${backend}: ONE Record ${best(rates.onerecord).toFixed(0)}/s, webhooks ${best(rates.webhook).toFixed(0)}/s (best of ${ROUNDS}) → ${(best(rates.onerecord) / best(rates.webhook)).toFixed(2)}x (per round ${ratios.join(", ")}; target >= 0.8); bodies ${size} bytes against ${webhookBody}`,
-        );
-      } finally {
-        gateway.child.kill("SIGTERM");
-        await new Promise((r) => gateway.child.once("exit", r));
+      console.log(`${backend}:`);
+      const rates: Record<Kind, number[]> = { webhook: [], onerecord: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        const order: Kind[] = round % 2 === 0 ? ["webhook", "onerecord"] : ["onerecord", "webhook"];
+        for (const kind of order) rates[kind].push(await measure(backend, kind));
       }
+      const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+      const ratios = rates.onerecord.map((rate, i) => rate / rates.webhook[i]!);
+      rows.push(
+        `${backend}: ONE Record ${mean(rates.onerecord).toFixed(0)}/s, webhooks ${mean(rates.webhook).toFixed(0)}/s (mean of ${ROUNDS}) → ${(mean(rates.onerecord) / mean(rates.webhook)).toFixed(2)}x (per round ${ratios.map((r) => r.toFixed(2)).join(", ")}; target >= 0.8)`,
+      );
     }
     for (const row of rows) console.log(row);
+    console.log(`bodies: ONE Record ${[...sizes].join(", ")} bytes, webhook ${webhookBody} bytes`);
   } finally {
     await admin.query('DROP DATABASE IF EXISTS "gw_bench_notify" WITH (FORCE)');
     await admin.end();
     receiver.child.kill("SIGTERM");
     tokens.child.kill("SIGTERM");
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 
