@@ -67,7 +67,7 @@ function registerPartner(env: Record<string, string>, server: string): string {
  * Timed from the first ingestion call until `/metrics` counts every delivery of the phase delivered and
  * the queue is empty.
  */
-async function phase(url: string, kind: Kind, receiver: string, clientId: string, offset: number): Promise<number> {
+async function phase(url: string, kind: Kind, receiver: string, clientId: string): Promise<number> {
   const awbs = Array.from({ length: AWBS }, (_, i) => awbFor(i));
   for (const awb of awbs) {
     await call(`${url}/carrier/handling/shipment/events`, { awb, state: "RCS", eventId: `first-${awb}` });
