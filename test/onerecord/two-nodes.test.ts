@@ -423,6 +423,22 @@ describe.each(BACKENDS)("two ONE Record nodes on %s", (backend) => {
         expect(n.triggeredBy).toBeUndefined();
         await assertConforms(n.body);
       }
+
+      // B, calling A with its own identity, reads the SubscriptionRequest A recorded for it and revokes
+      // it (the specification: the subscriber may retrieve its status and revoke it); a third party may not.
+      const token = await tokenOf(b);
+      const stranger = await issuer.token({
+        logistics_agent_uri: "https://1r.elsewhere.example/logistics-objects/someone",
+        aud: AUDIENCE,
+        scope: "events:read",
+      });
+      expect((await oneRecord(request, { token: stranger })).status).toBe(403);
+      const own = await oneRecord(request, { token });
+      expect([own.status, own.body["api:hasRequestStatus"]]).toEqual([200, { "@id": "api:REQUEST_ACCEPTED" }]);
+      expect((await oneRecord(request, { method: "DELETE", token: stranger })).status).toBe(403);
+      expect((await oneRecord(request, { method: "DELETE", token })).status).toBe(204);
+      await milestone(awb, "ARR", "JFK");
+      expect(await deliveriesOf(request)).toHaveLength(1);
     }, 90_000);
 
     it("access delegation: A's object creator delegates reading to B, whose agent then reads the object and its events and is told of new ones", async () => {

@@ -70,13 +70,27 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     return meta !== undefined && canWrite(caller, meta);
   }
 
-  /** The request when this kind holds `id` and the caller may see it (its subscriber, requester or holder). */
+  /**
+   * The request's own: its subscriber or requester, and for one this server proposed also the
+   * Organization the partner's answer named as subscriber (a URI of the partner's own server, checked when
+   * recorded): the partner's server, calling with its own identity, reads and revokes it, as the
+   * specification asks of a publisher.
+   */
+  function isOwn(caller: OneRecordCaller, row: SubscriptionRequestRow): boolean {
+    if (caller.organizationId === row.subscriber || caller.organizationId === row.requested_by) return true;
+    if (row.initiated_by !== "PUBLISHER") return false;
+    const answered = row.subscription[term("hasSubscriber")];
+    return (
+      Array.isArray(answered) && (answered[0] as { "@id"?: unknown } | undefined)?.["@id"] === caller.organizationUri
+    );
+  }
+
+  /** The request when this kind holds `id` and the caller may see it (its own, or the holder). */
   async function visible(caller: OneRecordCaller, id: string): Promise<SubscriptionRequestRow | undefined> {
     if (!UUID.test(id)) return undefined;
     const row = await store.read(id);
     if (row === undefined) return undefined;
-    const own = caller.organizationId === row.subscriber || caller.organizationId === row.requested_by;
-    if (!own && !(await isHolder(caller, row)))
+    if (!isOwn(caller, row) && !(await isHolder(caller, row)))
       throw new AppError("ACCESS_DENIED", `You may not read ${uris.actionRequestUri(id)}`, {
         extensions: { resource: uris.actionRequestUri(id) },
       });
@@ -139,8 +153,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     async revoke(caller, id) {
       const row = await visible(caller, id);
       if (row === undefined) return undefined;
-      const own = caller.organizationId === row.subscriber || caller.organizationId === row.requested_by;
-      if (!own && !(await isHolder(caller, row)))
+      if (!isOwn(caller, row) && !(await isHolder(caller, row)))
         throw new AppError("ACCESS_DENIED", "Only the subscriber or the holder revokes a subscription request", {
           extensions: { resource: uris.actionRequestUri(id) },
         });
