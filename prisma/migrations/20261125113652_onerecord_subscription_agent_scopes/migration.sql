@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "onerecord_subscription" ADD COLUMN     "agent_scopes" TEXT[];
