@@ -138,6 +138,11 @@ export interface OneRecordSettings {
    * ONE_RECORD_TOKEN_SCOPE, ONE_RECORD_TOKEN_AUDIENCE). Undefined: notifications carry no Authorization.
    */
   readonly notificationToken: OneRecordTokenSettings | undefined;
+  /**
+   * ONE_RECORD_PROPOSAL_INTERVAL_MS: how often this instance runs the publisher-initiated proposal loop
+   * (docs/ONE-RECORD.md "Publisher-initiated subscriptions"); 0: never on this instance.
+   */
+  readonly proposalIntervalMs: number;
 }
 
 export interface OneRecordTokenSettings {
@@ -389,7 +394,16 @@ function oneRecord(env: Env): OneRecordSettings {
         ? undefined
         : Object.freeze({ issuer, jwksUrl, audience: text(env, "ONE_RECORD_OIDC_AUDIENCE") }),
     notificationToken: oneRecordToken(env),
+    proposalIntervalMs: proposalInterval(env),
   });
+}
+
+/** 0 (off) or from 100 ms (a run is a few statements even when there is nothing to ask) to an hour. */
+function proposalInterval(env: Env): number {
+  const value = integer(env, "ONE_RECORD_PROPOSAL_INTERVAL_MS", 10_000, 0, 3_600_000);
+  if (value !== 0 && value < 100)
+    throw new ConfigError("ONE_RECORD_PROPOSAL_INTERVAL_MS", `must be 0 (off) or at least 100, got ${value}`);
+  return value;
 }
 
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
@@ -500,6 +514,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
         events: days(env, "RETENTION_EVENTS_DAYS", 365),
         carrier_statuses: days(env, "RETENTION_EVENTS_DAYS", 365),
         expired_subscriptions: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
+        // ONE Record's by the windows of their legacy counterparts: a received notification is kept as
+        // long as a delivered one, an ended SubscriptionRequest (and a spent proposal) as an expired
+        // subscription.
+        onerecord_notifications_received: days(env, "RETENTION_DELIVERED_DAYS", 30),
+        onerecord_subscriptions: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
+        onerecord_proposals: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
       }),
       intervalMs: integer(env, "RETENTION_INTERVAL_MS", 300_000, 0, 86_400_000),
       batchSize: integer(env, "RETENTION_BATCH_SIZE", 1_000, 1, 100_000),

@@ -10,10 +10,16 @@ import {
   pruneEvents,
   pruneExpiredSubscriptions,
 } from "../src/retention/sql/prune-batch.sql";
+import {
+  pruneNotificationsReceived,
+  pruneOneRecordSubscriptions,
+  pruneProposals,
+} from "../src/retention/sql/prune-onerecord.sql";
 import { prunedThrough } from "../src/retention/sql/pruned-through.sql";
 import { tableSizes } from "../src/retention/sql/table-sizes.sql";
 import { vacuum } from "../src/retention/sql/vacuum.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
+import { emptyOneRecordOutbox, oneRecordSubscription, queueOneRecordNotification } from "./support/onerecord-outbox";
 import { emptyTables, fixtures, openTestDatabase } from "./support/test-database";
 
 /** Each statement of retention/sql/ on its own, on both databases. */
@@ -162,6 +168,156 @@ describe.each(BACKENDS)("retention statements on %s", (backend) => {
       const never = await fx.subscription(clientId);
       expect(await pruneExpiredSubscriptions.affectedRows(db.prisma, batch(10))).toBe(1);
       expect((await db.prisma.subscription.findMany()).map((row) => row.id).sort()).toEqual([lately, never].sort());
+    });
+
+    describe("ONE Record", () => {
+      beforeEach(async () => {
+        await emptyOneRecordOutbox(db);
+        await db.sql.query("TRUNCATE onerecord_proposal, onerecord_partner, onerecord_notification_received", []);
+      });
+      const IDENTIFIER = "LOGISTICS_OBJECT_IDENTIFIER";
+      const oneRecordIds = async () =>
+        (await db.prisma.oneRecordSubscription.findMany({ select: { id: true } })).map((row) => row.id).sort();
+
+      it("prune-onerecord-subscriptions deletes a batch of requests revoked, rejected or failed before the cutoff, or expired before it, that have no delivery left", async () => {
+        /** A subscription in `status`, decided `decidedAgo` ms ago (null: never). */
+        const ended = async (status: string, decidedAgo: number | null, expiresAt: Date | null = null) => {
+          const id = await oneRecordSubscription(db, { status, expiresAt });
+          await db.prisma.oneRecordSubscription.update({
+            where: { id },
+            data: { decidedAt: decidedAgo === null ? null : ago(decidedAgo), requestedAt: ago(20 * DAY) },
+          });
+          return id;
+        };
+        const gone = [
+          await ended("REQUEST_REVOKED", 10 * DAY),
+          await ended("REQUEST_REJECTED", 10 * DAY),
+          await ended("REQUEST_FAILED", 10 * DAY),
+          await ended("REQUEST_ACCEPTED", 20 * DAY, ago(10 * DAY)), // expired 10 days ago
+        ];
+        const kept = [
+          await ended("REQUEST_REVOKED", DAY), // revoked lately
+          await ended("REQUEST_ACCEPTED", 20 * DAY), // accepted long ago, never expires
+          await ended("REQUEST_ACCEPTED", 20 * DAY, ago(DAY)), // expired lately
+          await ended("REQUEST_ACCEPTED", 20 * DAY, new Date(Date.now() + DAY)),
+        ];
+        // Revoked long ago, each with a delivery left: a notification being sent (PENDING, leased), a
+        // parked one, a dead one a client may still redeliver, a delivered one still in the log.
+        const withDeliveries: Record<string, { subscriptionId: string; deliveryId: string }> = {};
+        for (const status of ["PENDING", "PARKED", "DEAD", "DELIVERED"] as const) {
+          const subscriptionId = await ended("REQUEST_REVOKED", 10 * DAY);
+          const deliveryId = await queueOneRecordNotification(db, {
+            subscriptionId,
+            endpoint: "http://subscriber.test/onerecord/notifications",
+          });
+          await db.prisma.delivery.update({
+            where: { id: deliveryId },
+            data: {
+              status,
+              ...(status === "PENDING" ? { leaseUntil: new Date(Date.now() + 60_000), leaseToken: randomUUID() } : {}),
+              completedAt: status === "DEAD" || status === "DELIVERED" ? ago(10 * DAY) : null,
+            },
+          });
+          withDeliveries[status] = { subscriptionId, deliveryId };
+        }
+        const withDelivery = Object.values(withDeliveries).map((d) => d.subscriptionId);
+
+        expect(await pruneOneRecordSubscriptions.affectedRows(db.prisma, batch(3))).toBe(3);
+        expect(await pruneOneRecordSubscriptions.affectedRows(db.prisma, batch(3))).toBe(1);
+        expect(await pruneOneRecordSubscriptions.affectedRows(db.prisma, batch(3))).toBe(0);
+        expect(await oneRecordIds()).toEqual([...kept, ...withDelivery].sort());
+        // Every delivery is still there, and still its subscription's.
+        for (const { subscriptionId, deliveryId } of Object.values(withDeliveries))
+          expect((await fx.deliveryRow(deliveryId)).oneRecordSubscriptionId).toBe(subscriptionId);
+        expect((await oneRecordIds()).some((id) => gone.includes(id))).toBe(false);
+
+        // Once its dead delivery has gone (by RETENTION_DEAD_DAYS), the subscription goes too.
+        expect(await pruneDeadDeliveries.affectedRows(db.prisma, batch(10))).toBe(1);
+        expect(await pruneOneRecordSubscriptions.affectedRows(db.prisma, batch(10))).toBe(1);
+        expect(await oneRecordIds()).not.toContain(withDeliveries.DEAD!.subscriptionId);
+        expect(await exists(withDeliveries.PENDING!.deliveryId)).toBe(true);
+      });
+
+      it("prune-onerecord-proposals deletes answered proposals made before the cutoff that are no longer wanted and left no subscription standing", async () => {
+        const clientId = await fx.client();
+        const partner = `organization-${clientId}`;
+        await db.prisma.oneRecordPartner.create({
+          data: { organization: partner, serverUrl: "http://partner.test/1r", clientId, proposeSubscriptions: true },
+        });
+        const proposal = async (
+          of: string,
+          awb: string,
+          { status = "DONE", createdAt = ago(10 * DAY) }: { status?: string; createdAt?: Date } = {},
+        ) =>
+          (
+            await db.prisma.oneRecordProposal.create({
+              data: { partner: of, topicType: IDENTIFIER, topic: `shipment-${awb}`, status, createdAt },
+            })
+          ).id;
+        /** A publisher-initiated subscription the partner's answer recorded for `awb`. */
+        const published = async (awb: string, status = "REQUEST_ACCEPTED", expiresAt: Date | null = null) =>
+          db.prisma.oneRecordSubscription.create({
+            data: {
+              status,
+              initiatedBy: "PUBLISHER",
+              requestedBy: partner,
+              subscription: {},
+              subscriber: partner,
+              topicType: IDENTIFIER,
+              topic: `shipment-${awb}`,
+              awb,
+              eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+              expiresAt,
+              endpoint: "http://partner.test/1r/notifications",
+              origin: "http://partner.test",
+            },
+          });
+        const [followed, unfollowed, lapsed, standing, revoked, expired, young, pending] = Array.from(
+          { length: 8 },
+          () => fx.awb(),
+        );
+        await fx.subscription(clientId, { awb: followed });
+        await fx.subscription(clientId, { awb: lapsed, expiresAt: ago(DAY) });
+        await published(standing!);
+        await published(revoked!, "REQUEST_REVOKED");
+        await published(expired!, "REQUEST_ACCEPTED", ago(DAY));
+        const kept = [
+          await proposal(partner, followed!), // still followed the legacy way: never asked again
+          await proposal(partner, standing!), // what it recorded stands
+          await proposal(partner, young!, { createdAt: ago(DAY) }),
+          await proposal(partner, pending!, { status: "PENDING" }), // still to be asked
+        ];
+        const gone = [
+          await proposal(partner, unfollowed!), // the legacy subscription deleted
+          await proposal(partner, lapsed!, { status: "FAILED" }), // … or expired
+          await proposal(partner, revoked!),
+          await proposal(partner, expired!),
+          await proposal("organization-removed-partner", followed!), // the partner removed
+        ];
+        expect(await pruneProposals.affectedRows(db.prisma, batch(3))).toBe(3);
+        expect(await pruneProposals.affectedRows(db.prisma, batch(3))).toBe(2);
+        expect(await pruneProposals.affectedRows(db.prisma, batch(3))).toBe(0);
+        const left = (await db.prisma.oneRecordProposal.findMany({ select: { id: true } })).map((row) => row.id);
+        expect(left.sort()).toEqual(kept.sort());
+        expect(gone.some((id) => left.includes(id))).toBe(false);
+      });
+
+      it("prune-onerecord-notifications-received deletes a batch of notifications received before the cutoff", async () => {
+        const received = (notificationId: string, receivedAt: Date) => ({
+          sender: "https://partner.test/logistics-objects/organization-1",
+          notificationId,
+          eventType: "LOGISTICS_EVENT_RECEIVED",
+          body: {},
+          receivedAt,
+        });
+        await db.prisma.oneRecordNotificationReceived.createMany({
+          data: [received("a", ago(10 * DAY)), received("b", ago(10 * DAY)), received("c", ago(DAY))],
+        });
+        expect(await pruneNotificationsReceived.affectedRows(db.prisma, batch(1))).toBe(1);
+        expect(await pruneNotificationsReceived.affectedRows(db.prisma, batch(10))).toBe(1);
+        const left = await db.prisma.oneRecordNotificationReceived.findMany({ select: { notificationId: true } });
+        expect(left.map((row) => row.notificationId)).toEqual(["c"]);
+      });
     });
 
     it("expire-pending marks dead the unheld pending and parked deliveries of expired, long-disabled and deleted subscriptions", async () => {

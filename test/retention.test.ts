@@ -8,8 +8,10 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { App } from "../src/app";
+import { createPartnerAdmin } from "../src/onerecord/partners/partner-admin";
 import { PRISMA_DIR } from "../src/paths";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { oneRecord } from "./support/onerecord-requests";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
@@ -326,6 +328,132 @@ describe.each(BACKENDS)("retention and subscription expiry on %s", (backend) => 
       expect(receiver.posts.filter((p) => p.path === `/ok/expiry-${backend}` && p.body.includes('"RCS"'))).toHaveLength(
         2,
       );
+    }, 60_000);
+
+    it("deletes ONE Record's ended SubscriptionRequests once their notifications are gone, spent proposals and old received notifications; keeps what is young or still needed", async () => {
+      const API = "https://onerecord.iata.org/ns/api#";
+      const base = `${url}/onerecord`;
+      // A forwarder with its ONE Record server registered (the receiver), reading AWBs.
+      const created = await app.services.clients.createClient({ name: "onerecord forwarder", callbackPrefixes: ["*"] });
+      const key = (await app.services.clients.issueKey(created.clientId, ["events:read", "subscriptions"])).key;
+      const organization = `organization-${created.clientId}`;
+      await createPartnerAdmin(app.database.prisma, undefined).add({
+        serverUrl: `${receiver.url}/ok/onerecord-${backend}`,
+        clientId: created.clientId,
+      });
+      const [revokedAwb, liveAwb] = ["020-70000095", "020-70000106"];
+      await ingest([revokedAwb, liveAwb].map((awb) => ({ awb, state: "RCS", eventId: `onerecord-rcs-${awb}` })));
+      const subscribe = async (awb: string) => {
+        const res = await oneRecord(`${base}/subscriptions`, {
+          token: key,
+          body: {
+            "@context": { api: API },
+            "@type": "api:Subscription",
+            "api:hasSubscriber": { "@id": `${base}/logistics-objects/${organization}` },
+            "api:hasTopicType": { "@id": "api:LOGISTICS_OBJECT_IDENTIFIER" },
+            "api:hasTopic": {
+              "@type": "http://www.w3.org/2001/XMLSchema#anyURI",
+              "@value": `${base}/logistics-objects/shipment-${awb}`,
+            },
+            "api:includeSubscriptionEventType": [{ "@id": "api:LOGISTICS_EVENT_RECEIVED" }],
+          },
+        });
+        expect(res.status).toBe(201);
+        return res.headers.get("location")!;
+      };
+      const revoked = await subscribe(revokedAwb);
+      const live = await subscribe(liveAwb);
+      const idOf = (request: string) => request.split("/").pop()!;
+      // The revoked one was notified of a milestone before it was revoked: its delivery is in the log.
+      await ingest({ awb: revokedAwb, state: "MAN", eventId: `onerecord-man-${revokedAwb}` });
+      const deliveriesOf = (request: string, status = "DELIVERED") =>
+        count(
+          `SELECT count(*) AS n FROM delivery WHERE onerecord_subscription_id = $1::uuid AND status = $2::delivery_status`,
+          idOf(request),
+          status,
+        );
+      await until(async () => (await deliveriesOf(revoked)) === 1, { what: "the ONE Record notification delivered" });
+      expect((await oneRecord(revoked, { method: "DELETE", token: key })).status).toBe(204);
+
+      // Its proposal's partner is this forwarder: one AWB it still follows the legacy way, one it no longer does.
+      const legacy = await fetch(`${url}${SHIPMENT}/subscribe`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ awb: liveAwb, callback: `${receiver.url}/ok/onerecord-legacy`, states: "*" }),
+      });
+      expect(legacy.status).toBe(201);
+      const proposal = async (awb: string) =>
+        (
+          await app.database.prisma.oneRecordProposal.create({
+            data: {
+              partner: organization,
+              topicType: "LOGISTICS_OBJECT_IDENTIFIER",
+              topic: `shipment-${awb}`,
+              status: "DONE",
+              createdAt: new Date(Date.now() - 31 * 86_400_000),
+            },
+          })
+        ).id;
+      await proposal(revokedAwb); // spent: its AWB no longer followed, its subscription revoked
+      const wanted = await proposal(liveAwb);
+
+      // Two notifications another server sent here.
+      const notified = (id: string) =>
+        oneRecord(`${base}/notifications`, {
+          token: key,
+          headers: { "notification-id": id },
+          body: {
+            "@context": { api: API },
+            "@type": "api:Notification",
+            "api:hasEventType": { "@id": "api:LOGISTICS_OBJECT_UPDATED" },
+            "api:hasLogisticsObject": { "@id": "https://1r.publisher.test/logistics-objects/1a8ded38" },
+            "api:hasLogisticsObjectType": {
+              "@type": "http://www.w3.org/2001/XMLSchema#anyURI",
+              "@value": "https://onerecord.iata.org/ns/cargo#Piece",
+            },
+          },
+        });
+      const [oldId, youngId] = [`old-${backend}`, `young-${backend}`];
+      for (const id of [oldId, youngId]) expect((await notified(id)).status).toBe(204);
+      const received = async () =>
+        (await app.database.prisma.oneRecordNotificationReceived.findMany({ where: { sender: organization } }))
+          .map((row) => row.notificationId)
+          .sort();
+
+      // 31 days on: the revocation, the old notification's arrival.
+      await sql(
+        `UPDATE onerecord_subscription SET decided_at = now() - interval '31 days', requested_at = now() - interval '31 days' WHERE id = ANY($1::uuid[])`,
+        [revoked, live].map(idOf),
+      );
+      await sql(
+        `UPDATE onerecord_notification_received SET received_at = now() - interval '31 days' WHERE notification_id = $1`,
+        oldId,
+      );
+      const first = await app.retention.runOnce();
+      expect(first).toMatchObject({ onerecord_proposals: 1, onerecord_notifications_received: 1 });
+      // The revoked request stays while its notification is in the delivery log.
+      expect(await deliveriesOf(revoked)).toBe(1);
+      expect((await oneRecord(revoked, { token: key })).status).toBe(200);
+      expect((await app.database.prisma.oneRecordProposal.findMany()).map((row) => row.id)).toEqual([wanted]);
+      expect(await received()).toEqual([youngId]);
+      expect(await metric("gateway_retention_deleted_total", 'kind="onerecord_notifications_received"')).toBe(1);
+
+      // Its notification delivered 31 days ago goes, and the request with it, in one run; the live one stays.
+      await sql(
+        `UPDATE delivery SET completed_at = now() - interval '31 days' WHERE onerecord_subscription_id = $1::uuid`,
+        idOf(revoked),
+      );
+      expect(await app.retention.runOnce()).toMatchObject({ delivered_deliveries: 1, onerecord_subscriptions: 1 });
+      expect((await oneRecord(revoked, { token: key })).status).toBe(404);
+      const left = await oneRecord(live, { token: key });
+      expect(left.status).toBe(200);
+      expect(left.body).toMatchObject({ "api:hasRequestStatus": { "@id": "api:REQUEST_ACCEPTED" } });
+      expect(await metric("gateway_retention_deleted_total", 'kind="onerecord_subscriptions"')).toBe(1);
+      expect(await metric("gateway_table_bytes", 'table="onerecord_subscription"')).toBeGreaterThan(0);
+
+      // A sender repeating a notification older than the window is stored again (the dedupe went with it).
+      expect((await notified(oldId)).status).toBe(204);
+      expect(await received()).toEqual([oldId, youngId].sort());
     }, 60_000);
 
     it("raises an AWB's pruned mark to the highest position it deleted, and never lowers it", async () => {

@@ -12,8 +12,6 @@ import { doublingDelay, type ProposalWorker, startProposalWorker } from "../oner
 import type { OneRecordUris } from "../onerecord/uris";
 import type { Core } from "./build-services";
 
-/** How often each instance fills and asks the proposals' to-do. */
-const PROPOSAL_INTERVAL_MS = 10_000;
 /** Proposals asked at once per batch. */
 const PROPOSAL_BATCH = 10;
 /** A claim's lease: more than a question's token request (5 s) and GET (10 s). */
@@ -32,6 +30,8 @@ export function mountOneRecordSubscriber(
   core: Pick<Core, "database" | "metrics" | "callbackAgent">,
   uris: OneRecordUris,
   tokens: TokenClient | undefined,
+  /** How often this instance fills and asks the proposals' to-do (ONE_RECORD_PROPOSAL_INTERVAL_MS); 0: never. */
+  proposalIntervalMs: number,
 ): (scope: FastifyInstance) => void {
   const received = createNotificationsInMetrics(core.metrics.registry);
   const notificationsIn = createNotificationsIn({
@@ -47,7 +47,7 @@ export function mountOneRecordSubscriber(
   let proposals: ProposalWorker | undefined;
   http.addHook("onListen", async () => {
     proposals ??= startProposalWorker({
-      intervalMs: PROPOSAL_INTERVAL_MS,
+      intervalMs: proposalIntervalMs,
       batchSize: PROPOSAL_BATCH,
       leaseMs: PROPOSAL_LEASE_MS,
       retryDelayMs: PROPOSAL_RETRY,

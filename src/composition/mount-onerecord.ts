@@ -110,7 +110,9 @@ export async function mountOneRecord(
   moreRoutes.push(delegationRoutes(delegations, uris));
 
   // The gateway as a subscriber: POST /notifications, GET /subscriptions, the publisher-initiated proposals.
-  moreRoutes.push(mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens));
+  moreRoutes.push(
+    mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens, config.oneRecord.proposalIntervalMs),
+  );
 
   await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events, actionRequestKinds, moreRoutes });
 }

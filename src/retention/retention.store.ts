@@ -8,6 +8,7 @@ import {
   pruneEvents,
   pruneExpiredSubscriptions,
 } from "./sql/prune-batch.sql";
+import { pruneNotificationsReceived, pruneOneRecordSubscriptions, pruneProposals } from "./sql/prune-onerecord.sql";
 import { prunedThrough } from "./sql/pruned-through.sql";
 import { tableSizes } from "./sql/table-sizes.sql";
 import { vacuum } from "./sql/vacuum.sql";
@@ -19,6 +20,9 @@ const PRUNE_BATCH = {
   dead_deliveries: pruneDeadDeliveries,
   carrier_statuses: pruneCarrierStatuses,
   expired_subscriptions: pruneExpiredSubscriptions,
+  onerecord_subscriptions: pruneOneRecordSubscriptions,
+  onerecord_proposals: pruneProposals,
+  onerecord_notifications_received: pruneNotificationsReceived,
 } as const;
 
 /** The tables each kind's deletions leave dead rows in (cascades included). */
@@ -28,6 +32,10 @@ export const TABLES_OF: Record<RetentionKind, readonly string[]> = {
   events: ["status_event", "delivery", "delivery_attempt", "awb_stream_pruned", "logistics_event"],
   carrier_statuses: ["carrier_status"],
   expired_subscriptions: ["subscription", "delivery"],
+  // Only those with no delivery left go, so none is set to null.
+  onerecord_subscriptions: ["onerecord_subscription"],
+  onerecord_proposals: ["onerecord_proposal"],
+  onerecord_notifications_received: ["onerecord_notification_received"],
 };
 const MEASURED: string[] = [
   "status_event",
@@ -37,6 +45,9 @@ const MEASURED: string[] = [
   "subscription",
   "awb_stream",
   "awb_stream_pruned",
+  "onerecord_subscription",
+  "onerecord_proposal",
+  "onerecord_notification_received",
 ];
 
 export function createRetentionStore(prisma: Prisma) {

@@ -31,11 +31,17 @@ export interface RetentionWorker {
 }
 
 const DAY_MS = 86_400_000;
-/** Deliveries before events: an event goes only once its deliveries have (retention.store.ts). */
+/**
+ * Deliveries before events and ONE Record subscriptions: each goes only once its deliveries have
+ * (retention.store.ts), so one whose last delivery goes in a run goes in the same run.
+ */
 const ORDER: readonly RetentionKind[] = [
   "delivered_deliveries",
   "dead_deliveries",
   "expired_subscriptions",
+  "onerecord_subscriptions",
+  "onerecord_proposals",
+  "onerecord_notifications_received",
   "events",
   "carrier_statuses",
 ];

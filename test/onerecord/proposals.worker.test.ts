@@ -1,3 +1,4 @@
+import { ConfigError, loadConfig } from "../../src/config";
 import type { ProposalAnswer, ProposalQuestion } from "../../src/onerecord/proposals/partner-client";
 import type { ClaimedProposal } from "../../src/onerecord/proposals/proposals.store";
 import {
@@ -173,5 +174,22 @@ describe("the proposal loop", () => {
     const after = runs;
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(runs).toBe(after);
+  });
+});
+
+describe("ONE_RECORD_PROPOSAL_INTERVAL_MS", () => {
+  const interval = (value?: string) =>
+    loadConfig(value === undefined ? {} : { ONE_RECORD_PROPOSAL_INTERVAL_MS: value }).oneRecord.proposalIntervalMs;
+
+  it("is 10 s unless set; 0 (no timer on the instance) and 100 ms to an hour are taken", () => {
+    expect(interval()).toBe(10_000);
+    expect(interval("250")).toBe(250);
+    expect(interval("0")).toBe(0);
+    expect(interval("3600000")).toBe(3_600_000);
+  });
+
+  it.each(["50", "99", "3600001", "1.5", "-1", "soon"])("refuses %s, naming the setting", (value) => {
+    expect(() => interval(value)).toThrow(ConfigError);
+    expect(() => interval(value)).toThrow(/ONE_RECORD_PROPOSAL_INTERVAL_MS/);
   });
 });

@@ -72,6 +72,8 @@ describe.each(BACKENDS)("two ONE Record nodes on %s", (backend) => {
       const { app, url } = await startApp(backend, disposers, {
         RATE_LIMIT_PER_SECOND: "0",
         DELIVERY_POLL_MS: "100",
+        // The proposal loop every 200 ms (10 s by default): the publisher-initiated test waits for it.
+        ONE_RECORD_PROPOSAL_INTERVAL_MS: "200",
         ONE_RECORD_OIDC_ISSUER: issuer.issuer,
         ONE_RECORD_OIDC_JWKS_URL: issuer.jwksUrl,
         ONE_RECORD_OIDC_AUDIENCE: AUDIENCE,
