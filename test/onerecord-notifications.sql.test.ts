@@ -36,6 +36,8 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
       topic: string;
       subscriber?: string;
       clientId?: string | null;
+      /** An OIDC agent's token scopes when it subscribed. */
+      agentScopes?: string[];
       eventTypes?: string[];
       status?: string;
       expiresAt?: Date | null;
@@ -57,6 +59,7 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
             endpoint: "http://subscriber.test/notifications",
             origin: "http://subscriber.test:80",
             clientId: fields.clientId ?? null,
+            ...(fields.agentScopes ? { agentScopes: fields.agentScopes } : {}),
           },
         })
       ).id;
@@ -162,12 +165,98 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
       expect(await matchAwb([`shipment-${awb}`], [])).toEqual([written]);
     });
 
-    it("subscriptions-matching-awb: an agent (no client) by identifier only", async () => {
+    it("subscriptions-matching-awb: an OIDC agent by the scopes its token had when it subscribed, identifier and type alike", async () => {
       const awb = fx.awb();
-      const agent = "https://1r.forwarder.test/logistics-objects/org";
-      const byId = await subscription({ topicType: IDENTIFIER, topic: `shipment-${awb}`, subscriber: agent });
-      await subscription({ topicType: TYPE, topic: `${CARGO}LogisticsObject`, subscriber: agent });
-      expect(await matchAwb([`shipment-${awb}`], [`${CARGO}LogisticsObject`])).toEqual([byId]);
+      const agent = () => `https://1r.forwarder.test/logistics-objects/${randomUUID()}`;
+      const [reader, writer, other] = [agent(), agent(), agent()];
+      const expected = [
+        await subscription({
+          topicType: IDENTIFIER,
+          topic: `shipment-${awb}`,
+          subscriber: reader,
+          agentScopes: ["events:read"],
+        }),
+        await subscription({
+          topicType: TYPE,
+          topic: `${CARGO}LogisticsObject`,
+          subscriber: reader,
+          agentScopes: ["events:read"],
+        }),
+        await subscription({ topicType: TYPE, topic: SHIPMENT, subscriber: writer, agentScopes: ["objects:write"] }),
+      ];
+      // Scopes that do not read AWBs, and none recorded: nothing by scope, whatever the topic.
+      const unread = [
+        await subscription({
+          topicType: IDENTIFIER,
+          topic: `shipment-${awb}`,
+          subscriber: other,
+          agentScopes: ["subscriptions"],
+        }),
+        await subscription({ topicType: TYPE, topic: SHIPMENT, subscriber: other, agentScopes: [] }),
+        await subscription({ topicType: IDENTIFIER, topic: `shipment-${awb}`, subscriber: other }),
+      ];
+      const rows = (
+        await subscriptionsMatchingAwb.rows(db.prisma, {
+          objectIds: [`shipment-${awb}`],
+          classes: [SHIPMENT, `${CARGO}LogisticsObject`],
+          eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+        })
+      ).filter((r) => [...expected, ...unread].includes(r.id));
+      expect(rows.map((r) => r.id).sort()).toEqual([...expected].sort());
+      expect(rows.every((r) => r.by_scope && r.client_id === null)).toBe(true);
+    });
+
+    it("subscriptions-matching-awb: an OIDC agent without the scope (an access delegation's delegate) only while its grant is active", async () => {
+      const [awb, other] = [fx.awb(), fx.awb()];
+      await db.prisma.logisticsObject.create({
+        data: { id: `shipment-${awb}`, type: SHIPMENT, types: [SHIPMENT], body: {}, revision: 1, awb, createdBy: "c" },
+      });
+      const delegate = `https://1r.forwarder.test/logistics-objects/${randomUUID()}`;
+      const byId = await subscription({
+        topicType: IDENTIFIER,
+        topic: `shipment-${awb}`,
+        subscriber: delegate,
+        agentScopes: ["subscriptions"],
+      });
+      const byType = await subscription({ topicType: TYPE, topic: SHIPMENT, subscriber: delegate, agentScopes: [] });
+      await db.prisma.logisticsObjectGrant.create({
+        data: {
+          objectId: `shipment-${awb}`,
+          organizationId: delegate,
+          grantedBy: "c",
+          delegationId: randomUUID(),
+          expiresAt: new Date(Date.now() + 60_000),
+        },
+      });
+      const theGrant = { objectId_organizationId: { objectId: `shipment-${awb}`, organizationId: delegate } };
+      const match = async () =>
+        (
+          await subscriptionsMatchingAwb.rows(db.prisma, {
+            objectIds: [`shipment-${awb}`, `shipment-${other}`],
+            classes: [SHIPMENT],
+            eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+          })
+        )
+          .filter((r) => [byId, byType].includes(r.id))
+          .map((r) => [r.id, r.by_scope, r.granted]);
+      const granted = [false, [`shipment-${awb}`]];
+      expect((await match()).sort()).toEqual(
+        [
+          [byId, ...granted],
+          [byType, ...granted],
+        ].sort(),
+      );
+      // Expired: nothing.
+      await db.prisma.logisticsObjectGrant.update({
+        where: theGrant,
+        data: { expiresAt: new Date(Date.now() - 1_000) },
+      });
+      expect(await match()).toEqual([]);
+      // Active again, then removed (its delegation revoked): nothing.
+      await db.prisma.logisticsObjectGrant.update({ where: theGrant, data: { expiresAt: null } });
+      expect(await match()).toHaveLength(2);
+      await db.prisma.logisticsObjectGrant.delete({ where: theGrant });
+      expect(await match()).toEqual([]);
     });
 
     it("subscriptions-matching-awb: none that is not accepted, expired or disabled", async () => {
@@ -202,6 +291,7 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
         data: { objectId: `shipment-${awb}`, organizationId: `organization-${delegate}`, grantedBy: "c" },
       });
       const agent = "https://1r.forwarder.test/logistics-objects/org";
+      const scopedAgent = "https://1r.forwarder.test/logistics-objects/scoped";
       const ids = [
         await subscription({ topicType: TYPE, topic: SHIPMENT, clientId: reader }),
         await subscription({
@@ -212,6 +302,7 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
         }),
         await subscription({ topicType: IDENTIFIER, topic: `shipment-${awb}`, subscriber: agent }),
         await subscription({ topicType: TYPE, topic: SHIPMENT, subscriber: agent }),
+        await subscription({ topicType: TYPE, topic: SHIPMENT, subscriber: scopedAgent, agentScopes: ["events:read"] }),
       ];
       const rows = await subscriptionsReadingAwbs.rows(db.prisma, {
         ids,
@@ -220,8 +311,9 @@ describe.each(BACKENDS)("ONE Record notification statements on %s", (backend) =>
       expect(Object.fromEntries(rows.map((r) => [r.id, [r.by_scope, r.granted]]))).toEqual({
         [ids[0]!]: [true, []],
         [ids[1]!]: [false, [`shipment-${awb}`]],
-        [ids[2]!]: [true, []],
+        [ids[2]!]: [false, []],
         [ids[3]!]: [false, []],
+        [ids[4]!]: [true, []],
       });
     });
 

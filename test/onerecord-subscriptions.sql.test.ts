@@ -43,6 +43,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       endpoint: ENDPOINT,
       origin: "http://subscriber.test:80",
       clientId: null,
+      agentScopes: null,
       defaultCap: 10,
       ...fields,
     });
@@ -106,6 +107,14 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       expect(row!.expires_at).toEqual(expiresAt);
       expect(await readSubscriptionRequest.rows(db.prisma, { id: row!.id })).toEqual([row]);
       expect(await readSubscriptionRequest.rows(db.prisma, { id: randomUUID() })).toEqual([]);
+      // An API key's request keeps no scopes; an agent's keeps its token's.
+      const agent = await insert({ agentScopes: ["events:read", "subscriptions"] });
+      const scopesOf = async (id: string) =>
+        (await db.prisma.oneRecordSubscription.findUniqueOrThrow({ where: { id } })).agentScopes;
+      expect(await scopesOf(agent!.id)).toEqual(["events:read", "subscriptions"]);
+      expect(
+        await db.sql.query("SELECT agent_scopes FROM onerecord_subscription WHERE id = $1::uuid", [row!.id]),
+      ).toEqual([{ agent_scopes: null }]);
     });
 
     it("insert takes an accepted request only under the cap of live ones; rejected ones, revoked and expired ones do not count", async () => {

@@ -31,25 +31,17 @@ export const SUBSCRIPTION_ACTIVE = sqlText(
 export type MatchingAwbRow = MatchingSubscriptionRow & { by_scope: boolean; granted: string[] };
 
 /**
- * The active subscriptions to some of the AWBs' Waybills and Shipments (`objectIds`: identifier
- * topics) or their classes (`classes`: type topics) that take one of `eventTypes`, and whose
- * subscriber may read AWBs' objects now (access-policy.ts canRead), as MatchingAwbRow:
- * - `by_scope`: all of them — an API client while one of its keys that is not revoked has events:read
- *   or objects:write; an OIDC agent, whose scopes live in its tokens only, on an identifier
- *   subscription (accepted because it could read that object then);
- * - `granted`: else those of `objectIds` an active grant names it for (an access delegation).
+ * Whether subscription `s`'s subscriber may read every AWB object by scope (access-policy.ts canRead:
+ * events:read or objects:write), whatever its topic: an OIDC agent by the scopes its token had when it
+ * subscribed (agent_scopes: its scopes live in its tokens only); an API client while one of its keys
+ * that is not revoked has one. A subscriber with neither reads by its grants only.
  */
-/**
- * Whether subscription `s`'s subscriber may read every AWB object (access-policy.ts canRead): an API
- * client while one of its keys that is not revoked has events:read or objects:write; an OIDC agent,
- * whose scopes live in its tokens only, on an identifier subscription (accepted because it could read
- * that object then).
- */
-export const READS_AWBS_BY_SCOPE =
-  sqlText(`CASE WHEN s.client_id IS NULL THEN s.topic_type = 'LOGISTICS_OBJECT_IDENTIFIER'
-       ELSE EXISTS (SELECT 1 FROM api_key k
+export const READS_AWBS_BY_SCOPE = sqlText(`CASE
+       WHEN s.agent_scopes IS NOT NULL THEN s.agent_scopes && ARRAY['events:read', 'objects:write']::text[]
+       WHEN s.client_id IS NOT NULL THEN EXISTS (SELECT 1 FROM api_key k
                     WHERE k.client_id = s.client_id AND k.revoked_at IS NULL
-                      AND k.scopes && ARRAY['events:read', 'objects:write']::text[]) END`);
+                      AND k.scopes && ARRAY['events:read', 'objects:write']::text[])
+       ELSE false END`);
 
 /** Those of `objectIds` an active grant names subscription `s`'s subscriber for, sorted. */
 export const GRANTED_OF_OBJECTS = sql<"objectIds">`ARRAY(SELECT g.object_id FROM logistics_object_grant g

@@ -6,6 +6,8 @@ import { SUBSCRIPTION_REQUEST_COLUMNS, type SubscriptionRequestRow } from "./sub
  * written only while its subscriber holds fewer live subscriptions (accepted, not expired) than its
  * cap: the API client's max_subscriptions when the subscriber is one, else `defaultCap`. No row: the
  * cap is reached. Run under lockSubscriber, so that two requests at the edge count one after the other.
+ * `agentScopes`: an OIDC agent subscriber's token scopes (the matching statements read AWBs' objects by
+ * them), null for an API key.
  */
 export const insertSubscriptionRequest = statement<
   {
@@ -28,6 +30,7 @@ export const insertSubscriptionRequest = statement<
     endpoint: string;
     origin: string;
     clientId: string | null;
+    agentScopes: string[] | null;
     defaultCap: number;
   },
   SubscriptionRequestRow
@@ -35,12 +38,12 @@ export const insertSubscriptionRequest = statement<
   "onerecord/subscription-request-insert",
   sql`INSERT INTO onerecord_subscription (id, status, initiated_by, requested_by, requested_at, decided_at, decided_by,
         reason, error_status, subscription, subscriber, topic_type, topic, awb, event_types, expires_at, send_body,
-        notify_status_change, endpoint, origin, client_id)
+        notify_status_change, endpoint, origin, client_id, agent_scopes)
       SELECT ${param("id")}::uuid, ${param("status")}, ${param("initiatedBy")}, ${param("requestedBy")}, now(), now(),
         ${param("decidedBy")}, ${param("reason")}, ${param("errorStatus")}::int, ${param("subscription")}::jsonb,
         ${param("subscriber")}, ${param("topicType")}, ${param("topic")}, ${param("awb")}, ${param("eventTypes")}::text[],
         ${param("expiresAt")}::timestamptz, ${param("sendBody")}::boolean, ${param("notifyStatusChange")}::boolean,
-        ${param("endpoint")}, ${param("origin")}, ${param("clientId")}::uuid
+        ${param("endpoint")}, ${param("origin")}, ${param("clientId")}::uuid, ${param("agentScopes")}::text[]
       WHERE ${param("status")} <> 'REQUEST_ACCEPTED'
         OR (SELECT count(*) FROM onerecord_subscription s
             WHERE s.subscriber = ${param("subscriber")} AND s.status = 'REQUEST_ACCEPTED'

@@ -244,6 +244,9 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           endpoint,
           origin: originOf(endpoint),
           clientId: clientIdOfOrganizationId(subscriber) ?? null,
+          // An agent's scopes live in its tokens only: kept as they were, for notifications to be read by
+          // them as an API client's are by its keys (subscription-matching-columns.ts READS_AWBS_BY_SCOPE).
+          agentScopes: caller.agentUri === undefined ? null : [...caller.scopes].sort(),
           defaultCap: cap,
         });
         if (row === undefined)
