@@ -165,14 +165,14 @@ describe.each(BACKENDS)("milestone statements on %s", (backend) => {
       ...more,
     });
     const record = (records: object[], receivedAt = new Date()) =>
-      recordCarrierStatuses.affectedRows(db.prisma, {
+      recordCarrierStatuses.rows(db.prisma, {
         records: JSON.stringify(records),
         receivedAt: receivedAt.toISOString(),
       });
 
-    it("record-carrier-statuses records the statuses whose key is new, the first of repeats in the call, every column as given", async () => {
+    it("record-carrier-statuses records the statuses whose key is new, the first of repeats in the call, every column as given, and answers those in the order given", async () => {
       const a = fx.awb();
-      expect(await record([status("fsu:1", a, 0)])).toBe(1);
+      expect((await record([status("fsu:1", a, 0)])).map((r) => r.status_key)).toEqual(["fsu:1"]);
       const receivedAt = new Date(Date.parse("2026-03-04T05:06:07.890Z"));
       const added = await record(
         [
@@ -183,8 +183,18 @@ describe.each(BACKENDS)("milestone statements on %s", (backend) => {
         ],
         receivedAt,
       );
-      expect(added).toBe(2);
       const second = await db.prisma.carrierStatus.findUniqueOrThrow({ where: { statusKey: "fsu:2" } });
+      const third = await db.prisma.carrierStatus.findUniqueOrThrow({ where: { statusKey: "fsu:3" } });
+      // Only what this call recorded, the first of its repeats, with the ids the rows got.
+      expect(added).toEqual([
+        { id: second.id, status_key: "fsu:2", awb: a, code: "FOH", mapped: false },
+        { id: third.id, status_key: "fsu:3", awb: a, code: "DEP", mapped: true },
+      ]);
+      // Answered in the order given, whatever the keys' order.
+      expect((await record([status("fsu:9", a, 0), status("fsu:10", a, 1)])).map((r) => r.status_key)).toEqual([
+        "fsu:9",
+        "fsu:10",
+      ]);
       expect(second).toMatchObject({
         code: "FOH",
         weight: 7.25,

@@ -147,9 +147,9 @@ export async function buildServices(
   });
   const milestones = createMilestoneService({
     notifyAlso: {
-      topics: (awbs, firstAwbs) => oneRecordProducers.milestoneTopics(awbs, firstAwbs),
-      deliveries: (tx, stored, firstAwbs, found) =>
-        oneRecordProducers.milestoneDeliveries(tx, stored, firstAwbs, found),
+      topics: (awbs, firstAwbs, statuses) => oneRecordProducers.milestoneTopics(awbs, firstAwbs, statuses),
+      deliveries: (tx, stored, firstAwbs, found, statuses) =>
+        oneRecordProducers.milestoneDeliveries(tx, stored, firstAwbs, found, statuses),
     },
     prisma: database.prisma,
     // With DELIVERY_WORKER=false there is no worker here to hand new deliveries to.

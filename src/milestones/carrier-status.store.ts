@@ -3,6 +3,17 @@ import type { CarrierStatusColumn } from "./sql/carrier-status-columns";
 import { carrierStatusesOf as carrierStatusesOfSql } from "./sql/carrier-statuses-of.sql";
 import { recordCarrierStatuses as recordCarrierStatusesSql } from "./sql/record-carrier-statuses.sql";
 
+/**
+ * A status recorded now (its key was new): `id` is its carrier_status row's, which is its event's id
+ * under the AWB's Shipment when it is no milestone (`mapped` false).
+ */
+export interface RecordedStatus {
+  readonly id: string;
+  readonly awb: string;
+  readonly code: string;
+  readonly mapped: boolean;
+}
+
 export { MAX_CARRIER_STATUSES } from "./sql/carrier-statuses-of.sql";
 
 /**
@@ -46,19 +57,19 @@ export interface StoredCarrierStatus extends CarrierStatusRow {
   milestoneId: string | null;
 }
 
-type Tx = Pick<Prisma, "$executeRawUnsafe">;
+type Tx = Pick<Prisma, "$queryRawUnsafe">;
 
 /**
- * Records the statuses whose key is not recorded yet, in the caller's transaction; returns how many
- * were new. Rows go in key order, so two transactions recording overlapping statuses wait for each
- * other in one order instead of deadlocking.
+ * Records the statuses whose key is not recorded yet, in the caller's transaction; returns those it
+ * recorded (a repeat of a message's statuses: none), in the order given. Rows go in key order, so two
+ * transactions recording overlapping statuses wait for each other in one order instead of deadlocking.
  */
 export async function recordCarrierStatuses(
   tx: Tx,
   rows: readonly CarrierStatusRow[],
   receivedAt: Date,
-): Promise<number> {
-  if (rows.length === 0) return 0;
+): Promise<RecordedStatus[]> {
+  if (rows.length === 0) return [];
   // One jsonb parameter instead of an array per column: the rows' nulls and numbers survive as they are.
   const records = rows.map((r, ordinal): Record<CarrierStatusColumn, unknown> => ({
     status_key: r.statusKey,
@@ -85,10 +96,11 @@ export async function recordCarrierStatuses(
     total_pieces: r.totalPieces,
     ordinal,
   }));
-  return recordCarrierStatusesSql.affectedRows(tx, {
+  const recorded = await recordCarrierStatusesSql.rows(tx, {
     records: JSON.stringify(records),
     receivedAt: receivedAt.toISOString(),
   });
+  return recorded.map((r) => ({ id: r.id, awb: r.awb, code: r.code, mapped: r.mapped }));
 }
 
 /**

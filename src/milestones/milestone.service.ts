@@ -23,6 +23,7 @@ import {
   type CarrierStatusRow,
   carrierStatusesOf,
   recordCarrierStatuses,
+  type RecordedStatus,
   type StoredCarrierStatus,
 } from "./carrier-status.store";
 
@@ -51,21 +52,39 @@ export type AlongsideIngestion = (
 
 /**
  * The ONE Record notifications of an ingestion (wired by the composition): which ONE Record topics its
- * subscription lookup asks about, and the deliveries for what it stored, queued with the webhooks.
- * `firstAwbs`: the AWBs whose streams were empty before this ingestion (their first milestone is among
- * `stored`).
+ * subscription lookup asks about (none: no objectIds), and the deliveries for what it stored, queued
+ * with the webhooks. `awbs`: those of the milestones stored; `firstAwbs`: the AWBs whose streams were
+ * empty before this ingestion (their first milestone is among `stored`); `statuses`: the carrier
+ * statuses recorded now that are no milestones (a repeated message's: none).
  */
 export interface NotifyAlso {
-  topics(awbs: readonly string[], firstAwbs: readonly string[]): OneRecordTopics;
+  topics(awbs: readonly string[], firstAwbs: readonly string[], statuses: readonly RecordedStatus[]): OneRecordTopics;
   deliveries(
     tx: Pick<Prisma, "$queryRawUnsafe">,
     stored: readonly StoredMilestone[],
     firstAwbs: readonly string[],
     subscriptions: readonly SubscriptionOfAwbsRow[],
+    statuses: readonly RecordedStatus[],
   ): Promise<NewDelivery[]>;
 }
 
 const NO_TOPICS: OneRecordTopics = { objectIds: [], classes: [], eventTypes: [] };
+
+/** What an ingestion's milestones stored: their AWBs' stream heads before, the new ones, each repeat's original. */
+interface StoredMilestones {
+  heads: ReadonlyMap<string, bigint>;
+  created: StoredMilestone[];
+  createdByKey: ReadonlyMap<string, StoredMilestone>;
+  /** A repeated event's dedupe key → its original's id. */
+  originals: ReadonlyMap<string, string>;
+}
+
+const nothingStored = (): StoredMilestones => ({
+  heads: new Map(),
+  created: [],
+  createdByKey: new Map(),
+  originals: new Map(),
+});
 
 const MAX_INGEST_ATTEMPTS = 3;
 /**
@@ -133,6 +152,53 @@ export function createMilestoneService({
     );
   }
 
+  /**
+   * Stores the milestones in the ingestion's transaction, under their AWBs' stream locks (held until it
+   * ends): what was stored (by dedupe key) and each repeat's original, with the streams' heads before.
+   */
+  async function storeMilestones(
+    tx: Pick<Prisma, "$queryRawUnsafe" | "$executeRawUnsafe">,
+    events: MilestoneInput[],
+    keys: string[],
+    receivedAt: Date,
+  ): Promise<StoredMilestones> {
+    const rows: NewMilestone[] = events.map((e, i) => ({
+      dedupeKey: keys[i]!,
+      legacyKey: legacyKeyOf(e),
+      awb: e.awb,
+      state: e.state,
+      occurredAt: e.occurredAt,
+      toaTimestamp: e.toaTimestamp,
+      station: e.station,
+      flight: e.flight,
+    }));
+    // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
+    const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
+    const created = await store.insertNumbered(tx, rows, receivedAt, heads);
+    const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
+    // The first event of each key not stored now (as the insert takes the first of repeats).
+    const repeated: NewMilestone[] = [];
+    const keysSeen = new Set<string>();
+    for (const r of rows) {
+      if (keysSeen.has(r.dedupeKey)) continue;
+      keysSeen.add(r.dedupeKey);
+      if (!createdByKey.has(r.dedupeKey)) repeated.push(r);
+    }
+    await afterInsert?.(tx);
+    const originals = await store.originalsOf(tx, repeated);
+    const gone = repeated.filter((r) => !originals.has(r.dedupeKey));
+    if (gone.length > 0) {
+      // Retention deleted the original after the insert saw it: its key is free, and the event is
+      // stored as new, as the same event sent a moment later would be (docs/INGESTION.md).
+      const moved = await store.lockStreams(tx, [...new Set(gone.map((r) => r.awb))]);
+      const again = await store.insertNumbered(tx, gone, receivedAt, moved);
+      if (again.length < gone.length) throw new OriginalMoved();
+      created.push(...again);
+      for (const c of again) createdByKey.set(c.dedupeKey, c);
+    }
+    return { heads, created, createdByKey, originals };
+  }
+
   async function transactionOnce(
     events: MilestoneInput[],
     keys: string[],
@@ -145,56 +211,24 @@ export function createMilestoneService({
     const traceParent = activeTraceParent() ?? null;
     return prisma.$transaction(
       async (tx) => {
-        if (events.length === 0) {
-          // A carrier message with no gateway status (FOH, customs codes…): its history only.
-          await recordCarrierStatuses(tx, statuses, receivedAt);
-          return { results: [], stored: [], deliveryCount: 0, handedOff: [] };
-        }
-        const rows: NewMilestone[] = events.map((e, i) => ({
-          dedupeKey: keys[i]!,
-          legacyKey: legacyKeyOf(e),
-          awb: e.awb,
-          state: e.state,
-          occurredAt: e.occurredAt,
-          toaTimestamp: e.toaTimestamp,
-          station: e.station,
-          flight: e.flight,
-        }));
-        // Stream locks first (see milestone.store.ts): this AWB's positions are now ours to hand out.
-        const heads = await store.lockStreams(tx, [...new Set(events.map((e) => e.awb))]);
-        const created = await store.insertNumbered(tx, rows, receivedAt, heads);
-        const createdByKey = new Map(created.map((c) => [c.dedupeKey, c]));
-        // The first event of each key not stored now (as the insert takes the first of repeats).
-        const repeated: NewMilestone[] = [];
-        const keysSeen = new Set<string>();
-        for (const r of rows) {
-          if (keysSeen.has(r.dedupeKey)) continue;
-          keysSeen.add(r.dedupeKey);
-          if (!createdByKey.has(r.dedupeKey)) repeated.push(r);
-        }
-        await afterInsert?.(tx);
-        const originals = await store.originalsOf(tx, repeated);
-        const gone = repeated.filter((r) => !originals.has(r.dedupeKey));
-        if (gone.length > 0) {
-          // Retention deleted the original after the insert saw it: its key is free, and the event is
-          // stored as new, as the same event sent a moment later would be (docs/INGESTION.md).
-          const moved = await store.lockStreams(tx, [...new Set(gone.map((r) => r.awb))]);
-          const again = await store.insertNumbered(tx, gone, receivedAt, moved);
-          if (again.length < gone.length) throw new OriginalMoved();
-          created.push(...again);
-          for (const c of again) createdByKey.set(c.dedupeKey, c);
-        }
+        // A carrier message with no gateway status (FOH, customs codes…) stores no milestone.
+        const { heads, created, createdByKey, originals } =
+          events.length === 0 ? nothingStored() : await storeMilestones(tx, events, keys, receivedAt);
+        // Once every stream lock is held: no stream lock is then waited for while a status key is held.
+        const recorded = await recordCarrierStatuses(tx, statuses, receivedAt);
+        const newStatuses = recorded.filter((status) => !status.mapped);
         const seen = new Set<string>();
 
         const awbs = [...new Set(created.map((c) => c.awb))];
         const createdAwbs = new Set(awbs);
         const firstAwbs = [...heads].filter(([awb, head]) => head === 0n && createdAwbs.has(awb)).map(([awb]) => awb);
-        // One statement for both kinds: it runs for every ingestion.
+        // One statement for both kinds: it runs for every ingestion that stores milestones, or records
+        // statuses ONE Record notifies.
         const subscriptions = await store.subscriptionsOf(
           tx,
           awbs,
           receivedAt,
-          notifyAlso?.topics(awbs, firstAwbs) ?? NO_TOPICS,
+          notifyAlso?.topics(awbs, firstAwbs, newStatuses) ?? NO_TOPICS,
         );
         const byAwb = groupBy(subscriptions.webhooks, (s) => s.awb);
 
@@ -233,7 +267,9 @@ export function createMilestoneService({
           return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
         });
         if (notifyAlso && (subscriptions.oneRecord.length > 0 || firstAwbs.length > 0))
-          deliveries.push(...(await notifyAlso.deliveries(tx, created, firstAwbs, subscriptions.oneRecord)));
+          deliveries.push(
+            ...(await notifyAlso.deliveries(tx, created, firstAwbs, subscriptions.oneRecord, newStatuses)),
+          );
         // This process's worker takes what it has room for straight from the commit (no claim query).
         const room = new Map<string, number>();
         for (const d of deliveries) {
@@ -244,9 +280,7 @@ export function createMilestoneService({
           room.set(d.origin, left - 1);
         }
         await queueDeliveries(tx, deliveries, lease, traceParent);
-        // Last, once every stream lock is held: no stream lock is then waited for while a status key is held.
-        await recordCarrierStatuses(tx, statuses, receivedAt);
-        await alongside?.(tx, results);
+        if (events.length > 0) await alongside?.(tx, results);
         const handedOff: ClaimedDelivery[] = deliveries
           .filter((d) => d.leased)
           .map((d) => ({

@@ -20,7 +20,10 @@ export interface LegacySubscription {
   awb: string;
 }
 
-/** The ONE Record topics an ingestion's lookup asks about (none: no ONE Record subscription is found). */
+/**
+ * The ONE Record topics an ingestion's lookup asks about; none (no objectIds: every topic is of an AWB
+ * with something to notify) finds no ONE Record subscription.
+ */
 export interface OneRecordTopics {
   readonly objectIds: readonly string[];
   readonly classes: readonly string[];
@@ -125,7 +128,8 @@ export function createMilestoneStore(prisma: Prisma) {
 
     /**
      * The subscriptions the milestones of `awbs` received at `receivedAt` may notify: the legacy ones
-     * of those AWBs, and the ONE Record ones of `oneRecord`'s topics (SubscriptionOfAwbsRow).
+     * of those AWBs, and the ONE Record ones of `oneRecord`'s topics (SubscriptionOfAwbsRow). No
+     * statement when there are neither AWBs nor topics.
      */
     async subscriptionsOf(
       tx: Tx,
@@ -133,7 +137,7 @@ export function createMilestoneStore(prisma: Prisma) {
       receivedAt: Date,
       oneRecord: OneRecordTopics,
     ): Promise<{ webhooks: LegacySubscription[]; oneRecord: SubscriptionOfAwbsRow[] }> {
-      if (awbs.length === 0) return { webhooks: [], oneRecord: [] };
+      if (awbs.length === 0 && oneRecord.objectIds.length === 0) return { webhooks: [], oneRecord: [] };
       const rows = await subscriptionsOfAwbs.rows(tx, {
         awbs: [...awbs],
         receivedAt: receivedAt.toISOString(),

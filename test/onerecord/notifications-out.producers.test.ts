@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { App } from "../../src/app";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
@@ -20,6 +22,9 @@ const nextAwb = () => {
 };
 
 type Body = Record<string, any>;
+
+/** The items of a Collection as a list, whatever the count. */
+const itemsOf = (collection: Body): Body[] => [collection["api:hasItem"] ?? []].flat();
 
 /**
  * What queues ONE Record notifications (docs/ONE-RECORD.md "What is notified"): the outbox rows each
@@ -50,7 +55,7 @@ describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
       topicType: "LOGISTICS_OBJECT_IDENTIFIER" | "LOGISTICS_OBJECT_TYPE",
       topic: string,
       eventTypes: string[],
-      more: { sendBody?: boolean } = {},
+      more: { sendBody?: boolean; agentScopes?: string[] } = {},
     ): Promise<string> =>
       (
         await app.database.prisma.oneRecordSubscription.create({
@@ -68,6 +73,7 @@ describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
             endpoint: ENDPOINT,
             origin: "http://subscriber.test:80",
             clientId: of.clientId,
+            ...(more.agentScopes ? { agentScopes: more.agentScopes } : {}),
           },
         })
       ).id;
@@ -78,6 +84,16 @@ describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
         { awb, state, station: "FRA", timestamp: "2026-11-20T08:00:00Z", ...(eventId ? { eventId } : {}) },
         { authorization: `Bearer ${ADMIN_KEY}` },
       );
+      expect(res.status).toBe(202);
+    };
+
+    /** Ingests an FSU message as the carrier's systems send it. */
+    const sendFsu = async (text: string) => {
+      const res = await fetch(`${app.url()}/carrier/handling/shipment/events`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "text/plain" },
+        body: text,
+      });
       expect(res.status).toBe(202);
     };
 
@@ -242,23 +258,134 @@ describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
       expect(created).toHaveLength(1);
     });
 
-    it("a subscriber that may not read AWBs gets nothing: a client without events:read, an agent's type subscription", async () => {
+    it("a subscriber is told of AWBs by its scopes: a client without events:read and an agent whose token had none get nothing, an agent whose token had it gets its type subscription's", async () => {
       const awb = nextAwb();
       const noScope = await subscribe(outsider, "LOGISTICS_OBJECT_IDENTIFIER", `shipment-${awb}`, [
         "LOGISTICS_EVENT_RECEIVED",
       ]);
-      const agent = { clientId: null, organization: "https://1r.forwarder.test/logistics-objects/agent" };
-      const agentByType = await subscribe(agent, "LOGISTICS_OBJECT_TYPE", SHIPMENT, [
-        "LOGISTICS_EVENT_RECEIVED",
-        "LOGISTICS_OBJECT_CREATED",
-      ]);
+      const agent = { clientId: null, organization: `https://1r.forwarder.test/logistics-objects/${randomUUID()}` };
+      const agentByType = await subscribe(
+        agent,
+        "LOGISTICS_OBJECT_TYPE",
+        SHIPMENT,
+        ["LOGISTICS_EVENT_RECEIVED", "LOGISTICS_OBJECT_CREATED"],
+        { agentScopes: ["subscriptions"] },
+      );
       const agentById = await subscribe(agent, "LOGISTICS_OBJECT_IDENTIFIER", `shipment-${awb}`, [
         "LOGISTICS_EVENT_RECEIVED",
       ]);
+      const scoped = { clientId: null, organization: `https://1r.forwarder.test/logistics-objects/${randomUUID()}` };
+      const scopedByType = await subscribe(
+        scoped,
+        "LOGISTICS_OBJECT_TYPE",
+        SHIPMENT,
+        ["LOGISTICS_EVENT_RECEIVED", "LOGISTICS_OBJECT_CREATED"],
+        { agentScopes: ["events:read"] },
+      );
       await milestone(awb);
       expect(await notificationsTo(noScope)).toEqual([]);
       expect(await notificationsTo(agentByType)).toEqual([]);
-      expect((await notificationsTo(agentById)).map((d) => d.clientId)).toEqual([null]);
+      expect(await notificationsTo(agentById)).toEqual([]);
+      const told = (await notificationsTo(scopedByType)).filter((d) =>
+        String(d.body["api:hasLogisticsObject"]["@id"]).endsWith(awb),
+      );
+      expect(told.map((d) => [d.clientId, d.body["api:hasEventType"]["@id"]]).sort()).toEqual([
+        [null, "api:LOGISTICS_EVENT_RECEIVED"],
+        [null, "api:LOGISTICS_OBJECT_CREATED"],
+      ]);
+    });
+
+    describe("carrier statuses that are no milestones", () => {
+      const fixture = (name: string) => readFileSync(path.join(__dirname, "..", "fixtures", name), "utf8");
+      const shipmentUri = (awb: string) => `${base}/logistics-objects/shipment-${awb}`;
+      const eventsOf = (awb: string) =>
+        subscribe(reader, "LOGISTICS_OBJECT_IDENTIFIER", `shipment-${awb}`, ["LOGISTICS_EVENT_RECEIVED"]);
+      const statusOf = (awb: string, code: string) =>
+        app.database.prisma.carrierStatus.findFirstOrThrow({ where: { awb, code } });
+      /** What a subscription was told: [event_id, the event's URI], in the order queued. */
+      const toldOf = async (subscriptionId: string) =>
+        (await notificationsTo(subscriptionId)).map((d) => [d.eventId, d.body["api:hasLogisticsEvent"]["@id"]]);
+
+      it("an FSU's FOH: LOGISTICS_EVENT_RECEIVED naming its event as the events API serves it, event_id null, once", async () => {
+        const awb = nextAwb();
+        const subscription = await eventsOf(awb);
+        const message = `FSU/14\n${awb}FRAJFK/T10K500\nFOH/15OCT1500/FRA/T10K500\n`;
+        await sendFsu(message);
+        const foh = await statusOf(awb, "FOH");
+        const eventUri = `${shipmentUri(awb)}/logistics-events/${foh.id}`;
+        const [sent, ...more] = await notificationsTo(subscription);
+        expect(more).toEqual([]);
+        expect(sent!.kind).toBe("ONE_RECORD");
+        expect(sent!.eventId).toBeNull();
+        expect(sent!.body).toEqual({
+          "@context": { api: API, cargo: CARGO },
+          "@type": "api:Notification",
+          "api:hasEventType": { "@id": "api:LOGISTICS_EVENT_RECEIVED" },
+          "api:hasLogisticsObject": { "@id": shipmentUri(awb) },
+          "api:hasLogisticsObjectType": { "@type": ANY_URI, "@value": SHIPMENT },
+          "api:hasLogisticsEvent": { "@id": eventUri },
+          "api:isTriggeredBy": { "@id": `${base}/action-requests/${subscription}` },
+        });
+        await assertConforms(sent!.body);
+        const event = await oneRecord(eventUri, { token: reader.key });
+        expect(event.status).toBe(200);
+        expect(event.body["cargo:eventCode"]).toEqual({
+          "@id": "https://onerecord.iata.org/ns/code-lists/StatusCode#FOH",
+        });
+        // The same message again records nothing new: nothing is notified again.
+        await sendFsu(message);
+        expect(await toldOf(subscription)).toEqual([[null, eventUri]]);
+      });
+
+      it("an FSU's DEP and FOH: each event once, the DEP as its milestone; a repeat of the DEP with a new FOH tells of the FOH only", async () => {
+        const awb = nextAwb();
+        const subscription = await eventsOf(awb);
+        const dep = "DEP/LH400/16OCT/FRAJFK/T10K500/A1745\n";
+        const message = `FSU/14\n${awb}FRAJFK/T10K500\n${dep}FOH/15OCT1500/FRA/T10K500\n`;
+        await sendFsu(message);
+        const [depId] = await eventIdsOf(awb);
+        const foh = await statusOf(awb, "FOH");
+        const told = [
+          [depId, `${shipmentUri(awb)}/logistics-events/${depId}`],
+          [null, `${shipmentUri(awb)}/logistics-events/${foh.id}`],
+        ];
+        expect(await toldOf(subscription)).toEqual(told);
+        await sendFsu(message);
+        expect(await toldOf(subscription)).toEqual(told);
+        // The DEP again (no milestone stored) with a FOH not recorded yet: that FOH's event only.
+        await sendFsu(`FSU/14\n${awb}FRAJFK/T10K500\n${dep}FOH/16OCT0900/JFK/T10K500\n`);
+        const later = await app.database.prisma.carrierStatus.findFirstOrThrow({
+          where: { awb, code: "FOH", station: "JFK" },
+        });
+        expect(await toldOf(subscription)).toEqual([
+          ...told,
+          [null, `${shipmentUri(awb)}/logistics-events/${later.id}`],
+        ]);
+        for (const d of await notificationsTo(subscription)) await assertConforms(d.body);
+      });
+
+      it("a message of many codes: exactly the events the events API lists, each once; codes StatusCode lacks are no events", async () => {
+        const awb = nextAwb();
+        const subscription = await eventsOf(awb);
+        const byType = await subscribe(reader, "LOGISTICS_OBJECT_TYPE", SHIPMENT, ["LOGISTICS_EVENT_RECEIVED"]);
+        const message = fixture("fsu/unknown-codes.txt").replace("020-12345675", awb);
+        await sendFsu(message);
+        const list = await oneRecord(`${shipmentUri(awb)}/logistics-events`, { token: reader.key });
+        expect(list.status).toBe(200);
+        const listed = itemsOf(list.body).map((e) => e["@id"] as string);
+        const codes = await app.database.prisma.carrierStatus.findMany({ where: { awb } });
+        // Some of its statuses are events, some are not (unknown codes, OSI…): the list is a strict part.
+        expect(listed.length).toBeGreaterThan(2);
+        expect(listed.length).toBeLessThan(codes.length);
+        const told = (await notificationsTo(subscription)).map((d) => d.body["api:hasLogisticsEvent"]["@id"] as string);
+        expect([...told].sort()).toEqual([...listed].sort());
+        const byTypeTold = (await notificationsTo(byType))
+          .filter((d) => d.body["api:hasLogisticsObject"]["@id"] === shipmentUri(awb))
+          .map((d) => d.body["api:hasLogisticsEvent"]["@id"] as string);
+        expect(byTypeTold.sort()).toEqual([...listed].sort());
+        await sendFsu(message);
+        expect(await notificationsTo(subscription)).toHaveLength(told.length);
+      });
     });
 
     it("a delegate without events:read gets the milestones of the AWB its active grant names, no other", async () => {

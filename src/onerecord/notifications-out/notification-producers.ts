@@ -1,6 +1,8 @@
 import type { Prisma } from "../../db/database";
 import type { NewDelivery } from "../../delivery/delivery.store";
+import type { RecordedStatus } from "../../milestones/carrier-status.store";
 import type { SubscriptionOfAwbsRow } from "../../milestones/milestone.store";
+import { isStatusCodeLabel } from "../events/status-codes";
 import { CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId } from "../identity/organizations";
 import { isLocalId, mapIds, type NodeObject } from "../jsonld-tree";
 import { HAS_LATEST_REVISION, HAS_REVISION } from "../objects/object-model";
@@ -24,6 +26,15 @@ export type NotifyTx = Pick<Prisma, "$queryRawUnsafe">;
 export interface StoredMilestoneRef {
   readonly id: string;
   readonly awb: string;
+}
+
+/**
+ * The carrier statuses recorded now that are events of their AWB's Shipment, as the events API serves
+ * them (logistics-event-rows.ts): no milestone (a mapped one is its milestone's event), and a code
+ * StatusCode has (SSR, ULD and unknown codes are no events).
+ */
+function statusEventsOf(statuses: readonly RecordedStatus[]): RecordedStatus[] {
+  return statuses.filter((status) => !status.mapped && isStatusCodeLabel(status.code));
 }
 
 const EVENT_RECEIVED = "LOGISTICS_EVENT_RECEIVED";
@@ -130,13 +141,15 @@ export function createNotificationProducers({
   return {
     /**
      * The ONE Record topics an ingestion's lookup asks about (milestones/sql/subscriptions-of-awbs.sql.ts):
-     * the AWBs' Shipments and their classes for their events; with first milestones, the Waybill's
-     * classes and creations too.
+     * the Shipments of the AWBs with new events (`awbs`: those of the milestones stored, and those of
+     * `statuses`, recorded now, that are events) and their classes; with first milestones, the
+     * Waybill's classes and creations too. No objectIds when there is no new event.
      */
-    milestoneTopics(awbs: readonly string[], firstAwbs: readonly string[]) {
+    milestoneTopics(awbs: readonly string[], firstAwbs: readonly string[], statuses: readonly RecordedStatus[]) {
       const first = firstAwbs.length > 0;
+      const eventAwbs = new Set([...awbs, ...statusEventsOf(statuses).map((status) => status.awb)]);
       return {
-        objectIds: awbs.map(shipmentIdOf),
+        objectIds: [...eventAwbs].map(shipmentIdOf),
         classes: classesOf(first ? [SHIPMENT, WAYBILL] : [SHIPMENT]),
         eventTypes: first ? [EVENT_RECEIVED, CREATED] : [EVENT_RECEIVED],
       };
@@ -144,21 +157,29 @@ export function createNotificationProducers({
 
     /**
      * An ingestion's notifications, as deliveries for it to queue with its webhooks: for each milestone
-     * stored, LOGISTICS_EVENT_RECEIVED to the subscriptions of its AWB's Shipment (or of its class);
-     * for each AWB of `firstAwbs` (whose stream was empty before this ingestion), its Waybill and
-     * Shipment written now, LOGISTICS_OBJECT_CREATED to the type subscriptions of their classes and
-     * LOGISTICS_OBJECT_AVAILABLE to the partners that asked. `found`: the ONE Record subscriptions
-     * the ingestion's lookup found for `milestoneTopics`; each is told only of what its subscriber may
-     * read now. Runs no statement when nothing was found and no AWB is new. MUST run in the ingestion's
-     * transaction, after the milestones are stored.
+     * stored, LOGISTICS_EVENT_RECEIVED to the subscriptions of its AWB's Shipment (or of its class),
+     * `event_id` the milestone; likewise for each of `statuses` (recorded now: a status is recorded
+     * once, so notified once) that is an event but no milestone, `event_id` null; for each AWB of
+     * `firstAwbs` (whose stream was empty before this ingestion), its Waybill and Shipment written now,
+     * LOGISTICS_OBJECT_CREATED to the type subscriptions of their classes and LOGISTICS_OBJECT_AVAILABLE
+     * to the partners that asked. `found`: the ONE Record subscriptions the ingestion's lookup found
+     * for `milestoneTopics`; each is told only of what its subscriber may read now. Runs no statement
+     * when nothing was found and no AWB is new. MUST run in the ingestion's transaction, after the
+     * milestones and statuses are stored.
      */
     async milestoneDeliveries(
       tx: NotifyTx,
       stored: readonly StoredMilestoneRef[],
       firstAwbs: readonly string[],
       found: readonly SubscriptionOfAwbsRow[],
+      statuses: readonly RecordedStatus[],
     ): Promise<NewDelivery[]> {
-      if (stored.length === 0) return [];
+      // The Shipments' new events: the milestones (their status_event ids), then the statuses that are no milestones.
+      const events = [
+        ...stored.map((m) => ({ awb: m.awb, id: m.id, milestoneId: m.id })),
+        ...statusEventsOf(statuses).map((status) => ({ awb: status.awb, id: status.id, milestoneId: null })),
+      ];
+      if (events.length === 0) return [];
       const skeletons = [...firstAwbs].sort().flatMap((awb) => [
         { id: waybillIdOf(awb), type: WAYBILL, body: waybillSkeleton(awb), awb },
         { id: shipmentIdOf(awb), type: SHIPMENT, body: shipmentSkeleton(awb), awb },
@@ -167,7 +188,7 @@ export function createNotificationProducers({
       const created: NotifiedObject[] = skeletons
         .filter((o) => written.has(o.id))
         .map((o) => ({ ...o, types: [o.type], createdBy: CARRIER_ORGANIZATION_ID, revision: 1 }));
-      const awbs = [...new Set(stored.map((m) => m.awb))].sort();
+      const awbs = [...new Set(events.map((e) => e.awb))].sort();
       const reading = await store.readingAwbs(
         tx,
         found.map((s) => s.id),
@@ -189,20 +210,20 @@ export function createNotificationProducers({
       const shipments = new Map(created.filter((o) => o.type === SHIPMENT).map((o) => [o.id, o]));
       for (const s of subscriptions) {
         if (!s.event_types.includes(EVENT_RECEIVED)) continue;
-        for (const milestone of stored) {
-          const shipmentId = shipmentIdOf(milestone.awb);
+        for (const event of events) {
+          const shipmentId = shipmentIdOf(event.awb);
           if (!isAbout(s, { id: shipmentId, types: [SHIPMENT] })) continue;
           let shipment = shipments.get(shipmentId);
           if (shipment === undefined && s.send_body) {
             // The Shipment's state, for subscribers that asked for it: read once per AWB, only then.
-            shipment = (await store.read(tx, shipmentId)) ?? shipmentOf(milestone.awb);
+            shipment = (await store.read(tx, shipmentId)) ?? shipmentOf(event.awb);
             shipments.set(shipmentId, shipment);
           }
           notifications.push({
-            ...subscriptionNotification(s, EVENT_RECEIVED, shipment ?? shipmentOf(milestone.awb), {
-              logisticsEvent: uris.eventUri(shipmentId, milestone.id),
+            ...subscriptionNotification(s, EVENT_RECEIVED, shipment ?? shipmentOf(event.awb), {
+              logisticsEvent: uris.eventUri(shipmentId, event.id),
             }),
-            milestoneId: milestone.id,
+            milestoneId: event.milestoneId,
           });
         }
       }
