@@ -21,7 +21,8 @@ export interface SubscriptionOfAwbsRow {
 
 /**
  * Every subscription an ingestion may notify, in one statement (it runs for each ingestion that
- * stores milestones): the legacy subscriptions of `awbs` neither disabled nor expired at `receivedAt`
+ * stores milestones, or records carrier statuses ONE Record notifies): the legacy subscriptions of
+ * `awbs` (the milestones') neither disabled nor expired at `receivedAt`
  * (docs/RELIABILITY.md, "Retention", "Failing receivers"), and the ONE Record subscriptions that take
  * notifications now (accepted, not expired, not disabled) to one of `objectIds` (identifier topics) or
  * `classes` (type topics) and to one of `eventTypes`. Whether a ONE Record subscriber may read what
