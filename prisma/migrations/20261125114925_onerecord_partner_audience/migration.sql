@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "onerecord_partner" ADD COLUMN     "audience" TEXT;
