@@ -5,7 +5,10 @@ import { readPartner } from "../src/onerecord/sql/partner-read.sql";
 import { insertSubscriptionRequest } from "../src/onerecord/sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../src/onerecord/sql/subscription-request-lock.sql";
 import { readSubscriptionRequest } from "../src/onerecord/sql/subscription-request-read.sql";
+import { subscriptionRequestRefusal } from "../src/onerecord/sql/subscription-request-refusal.sql";
 import { revokeSubscriptionRequest } from "../src/onerecord/sql/subscription-request-revoke.sql";
+import { subscriptionsMatchingAwb } from "../src/onerecord/sql/subscriptions-matching-awb.sql";
+import { classesOf } from "../src/onerecord/notifications-out/classes";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { fixtures, openTestDatabase } from "./support/test-database";
 
@@ -34,7 +37,8 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       }),
       subscriber: `https://1r.forwarder.example/logistics-objects/${randomUUID()}`,
       topicType: "LOGISTICS_OBJECT_IDENTIFIER",
-      topic: "shipment-020-12345675",
+      // Each its own topic unless given: one live subscription per subscriber, topic type and topic.
+      topic: `shipment-${randomUUID()}`,
       awb: "020-12345675",
       eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
       expiresAt: null,
@@ -45,6 +49,8 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       clientId: null,
       agentScopes: null,
       defaultCap: 10,
+      typeCap: 20,
+      rejectedCap: 100,
       ...fields,
     });
     const insert = async (fields: Partial<Parameters<typeof insertSubscriptionRequest.rows>[1]> = {}) =>
@@ -86,6 +92,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
     it("insert writes a request decided on arrival, and read answers it as written", async () => {
       const expiresAt = new Date(Date.now() + 3_600_000);
       const row = await insert({
+        topic: "shipment-020-12345675",
         expiresAt,
         sendBody: true,
         eventTypes: ["LOGISTICS_OBJECT_UPDATED", "LOGISTICS_EVENT_RECEIVED"],
@@ -139,6 +146,108 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       });
       expect(rejected).toMatchObject({ status: "REQUEST_REJECTED", reason: "no", error_status: 403 });
       expect(await db.prisma.oneRecordSubscription.count({ where: { subscriber } })).toBe(5);
+    });
+
+    const refusalOf = (fields: Parameters<typeof insertSubscriptionRequest.rows>[1]) =>
+      subscriptionRequestRefusal.rows(db.prisma, {
+        subscriber: fields.subscriber,
+        requestedBy: fields.requestedBy,
+        topicType: fields.topicType,
+        topic: fields.topic,
+      });
+
+    it("insert takes one live subscription per subscriber, topic type and topic; refusal names the standing one", async () => {
+      const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      const same = { subscriber, requestedBy: subscriber, topic: `shipment-${randomUUID()}` };
+      const first = await insert(same);
+      expect(first).toBeDefined();
+      // Other event types or body choices make no second one: revoke and subscribe anew to change it.
+      expect(await insert({ ...same, eventTypes: ["LOGISTICS_OBJECT_UPDATED"], sendBody: true })).toBeUndefined();
+      expect(await refusalOf(request(same))).toEqual([
+        { existing: first!.id, live: 1, live_types: 0, rejected_recently: 0 },
+      ]);
+      // Another subscriber, or another topic, or the same IRI as a type topic: each its own.
+      expect(await insert({ topic: same.topic })).toBeDefined();
+      expect(await insert({ subscriber, topic: `shipment-${randomUUID()}` })).toBeDefined();
+      // A disabled one still stands (the operator enables it again).
+      await db.prisma.oneRecordSubscription.update({ where: { id: first!.id }, data: { disabledAt: new Date() } });
+      expect(await insert(same)).toBeUndefined();
+      // Revoked or expired, it no longer does.
+      await revokeSubscriptionRequest.rows(db.prisma, { id: first!.id, revokedBy: subscriber });
+      const second = await insert(same);
+      expect(second).toBeDefined();
+      await db.prisma.oneRecordSubscription.update({
+        where: { id: second!.id },
+        data: { expiresAt: new Date(Date.now() - 1_000) },
+      });
+      expect(await insert(same)).toBeDefined();
+      // A rejected one is no live one: rejections beside an accepted one are stored.
+      expect(await insert({ ...same, status: "REQUEST_REJECTED", reason: "no", errorStatus: 403 })).toBeDefined();
+    });
+
+    it("insert takes at most typeCap live type subscriptions per subscriber; identifier ones beside them", async () => {
+      const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      const type = (topic: string) => ({
+        subscriber,
+        requestedBy: subscriber,
+        topicType: "LOGISTICS_OBJECT_TYPE",
+        topic,
+        awb: null,
+        typeCap: 2,
+      });
+      expect(await insert(type("https://onerecord.iata.org/ns/cargo#Shipment"))).toBeDefined();
+      expect(await insert(type("https://onerecord.iata.org/ns/cargo#Waybill"))).toBeDefined();
+      expect(await insert(type("https://onerecord.iata.org/ns/cargo#Piece"))).toBeUndefined();
+      expect((await refusalOf(request(type("https://onerecord.iata.org/ns/cargo#Piece"))))[0]).toMatchObject({
+        existing: null,
+        live_types: 2,
+      });
+      expect(await insert({ subscriber, requestedBy: subscriber, typeCap: 2 })).toBeDefined();
+    });
+
+    it("insert stores at most rejectedCap rejected requests of one requester in 24 hours; older ones do not count", async () => {
+      const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      const rejected = {
+        subscriber,
+        requestedBy: subscriber,
+        status: "REQUEST_REJECTED",
+        reason: "no",
+        errorStatus: 403,
+        rejectedCap: 2,
+      };
+      const old = await insert(rejected);
+      expect(await insert(rejected)).toBeDefined();
+      expect(await insert(rejected)).toBeUndefined();
+      expect((await refusalOf(request(rejected)))[0]).toMatchObject({ rejected_recently: 2 });
+      await db.prisma.oneRecordSubscription.update({
+        where: { id: old!.id },
+        data: { requestedAt: new Date(Date.now() - 25 * 3_600_000) },
+      });
+      expect(await insert(rejected)).toBeDefined();
+      // Accepted ones are not held back by rejections.
+      expect(await insert({ subscriber, requestedBy: subscriber })).toBeDefined();
+    });
+
+    it("a milestone of an AWB matches at most typeCap + 1 subscriptions of one subscriber, however often it asks", async () => {
+      const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
+      const shipment = `shipment-${randomUUID()}`;
+      const CARGO = "https://onerecord.iata.org/ns/cargo#";
+      const asks = [
+        ...Array.from({ length: 30 }, () => ({ topicType: "LOGISTICS_OBJECT_TYPE", topic: `${CARGO}LogisticsObject` })),
+        ...Array.from({ length: 30 }, () => ({ topicType: "LOGISTICS_OBJECT_TYPE", topic: `${CARGO}Shipment` })),
+        ...Array.from({ length: 30 }, () => ({ topicType: "LOGISTICS_OBJECT_IDENTIFIER", topic: shipment })),
+      ];
+      let accepted = 0;
+      for (const ask of asks)
+        if (await insert({ ...ask, subscriber, requestedBy: subscriber, agentScopes: ["events:read"], typeCap: 20 }))
+          accepted += 1;
+      expect(accepted).toBe(3);
+      const matched = await subscriptionsMatchingAwb.rows(db.prisma, {
+        objectIds: [shipment],
+        classes: classesOf([`${CARGO}Shipment`]),
+        eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+      });
+      expect(matched.filter((row) => row.topic === shipment || row.topic.startsWith(CARGO))).toHaveLength(3);
     });
 
     it("insert's cap for an API client is its max_subscriptions, not the default", async () => {

@@ -12,10 +12,17 @@ import { type OneRecordNotification, queueOneRecordNotifications } from "../noti
 import { awbOfObjectId, type OneRecordUris } from "../uris";
 import { allowsJsonLd, readSubscription, type Subscription } from "./subscription";
 import { SUBSCRIPTION_REQUEST, subscriptionRequestNode } from "./subscription-request.view";
-import type { SubscriptionRequestRow, SubscriptionStore, Tx } from "./subscriptions.store";
+import type { SubscriptionRefusal, SubscriptionRequestRow, SubscriptionStore, Tx } from "./subscriptions.store";
 
 /** Live subscriptions one subscriber that is no API client may hold (an API client: its max_subscriptions). */
 export const MAX_ONE_RECORD_SUBSCRIPTIONS = 10_000;
+/**
+ * Live type subscriptions (LOGISTICS_OBJECT_TYPE) one subscriber may hold: each may match every AWB's
+ * objects, so each milestone queues at most this many (plus one identifier subscription) per subscriber.
+ */
+export const MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS = 20;
+/** Rejected SubscriptionRequests one requester may have stored in 24 hours; beyond, refused (429), nothing stored. */
+export const MAX_REJECTED_SUBSCRIPTIONS_PER_DAY = 100;
 
 export interface SubscriptionServiceDeps {
   readonly store: SubscriptionStore;
@@ -26,6 +33,10 @@ export interface SubscriptionServiceDeps {
   endpointOf(organizationId: string): Promise<string | undefined>;
   /** MAX_ONE_RECORD_SUBSCRIPTIONS unless given. */
   readonly maxSubscriptions?: number;
+  /** MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS unless given. */
+  readonly maxTypeSubscriptions?: number;
+  /** MAX_REJECTED_SUBSCRIPTIONS_PER_DAY unless given. */
+  readonly maxRejectedPerDay?: number;
 }
 
 const term = (name: string) => `${API}${name}`;
@@ -41,6 +52,8 @@ const REFERENCE_DATA = /^(location|organization|transport-movement)-/;
 export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   const { store, uris } = deps;
   const cap = deps.maxSubscriptions ?? MAX_ONE_RECORD_SUBSCRIPTIONS;
+  const typeCap = deps.maxTypeSubscriptions ?? MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS;
+  const rejectedCap = deps.maxRejectedPerDay ?? MAX_REJECTED_SUBSCRIPTIONS_PER_DAY;
   const unprocessable = (property: string, message: string) =>
     new AppError("SUBSCRIPTION_UNPROCESSABLE", `${property}: ${message}`, {
       errors: [{ field: term(property), message }],
@@ -175,14 +188,45 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     },
   };
 
+  /** Why a bound of the insert refused a request (subscriptions.store.ts), nothing stored. */
+  function refused(seen: SubscriptionRefusal, accepted: boolean, subscription: Subscription): AppError {
+    if (!accepted)
+      return new AppError(
+        "RATE_LIMITED",
+        `${seen.rejected_recently} of your subscription requests were rejected in the last 24 hours: this server ` +
+          `stores at most ${rejectedCap} a day; ask for topics you may read`,
+        { retryAfterSeconds: 3_600 },
+      );
+    if (seen.existing !== null) {
+      const existing = uris.actionRequestUri(seen.existing);
+      return new AppError(
+        "SUBSCRIPTION_EXISTS",
+        `You already hold the live subscription ${existing} to ${subscription.topic}: a subscription does not ` +
+          "change; revoke it and subscribe anew to change it",
+        { extensions: { resource: existing } },
+      );
+    }
+    if (subscription.topicType === "LOGISTICS_OBJECT_TYPE" && seen.live_types >= typeCap)
+      return new AppError(
+        "SUBSCRIPTION_LIMIT_REACHED",
+        `You hold ${seen.live_types} live subscriptions to Logistics Object types, the most this server takes: ` +
+          "revoke some first",
+      );
+    return new AppError(
+      "SUBSCRIPTION_LIMIT_REACHED",
+      "You hold as many live ONE Record subscriptions as this server takes: revoke some first",
+    );
+  }
+
   return {
     actionRequests,
 
     /**
      * A POSTed api:Subscription, decided on arrival: accepted when the caller may read its topic (a
      * class: always; each notification is filtered by what the subscriber may read), else stored
-     * rejected with the reason. What is not well formed (400) or cannot be taken (422, or 409 past the
-     * cap) is refused, and nothing is stored.
+     * rejected with the reason. What is not well formed (400) or cannot be taken (422; 409 beside a live
+     * subscription of the subscriber to the same topic, or past a cap; 429 past the rejected requests a
+     * day) is refused, and nothing is stored.
      */
     async subscribe(caller: OneRecordCaller, root: NodeObject): Promise<SubscriptionRequestRow> {
       const subscription = readSubscription(root);
@@ -224,7 +268,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         object,
       );
       return store.transaction(async (tx) => {
-        const row = await store.insert(tx, {
+        const written = await store.insert(tx, {
           id,
           status: refusal === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED",
           initiatedBy: "SUBSCRIBER",
@@ -248,14 +292,12 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           // them as an API client's are by its keys (subscription-matching-columns.ts READS_AWBS_BY_SCOPE).
           agentScopes: caller.agentUri === undefined ? null : [...caller.scopes].sort(),
           defaultCap: cap,
+          typeCap,
+          rejectedCap,
         });
-        if (row === undefined)
-          throw new AppError(
-            "SUBSCRIPTION_LIMIT_REACHED",
-            "You hold as many live ONE Record subscriptions as this server takes: revoke some first",
-          );
+        if ("refusal" in written) throw refused(written.refusal, refusal === undefined, subscription);
         await queue(tx, notification);
-        return row;
+        return written.row;
       });
     },
   };

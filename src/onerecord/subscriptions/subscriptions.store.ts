@@ -3,9 +3,13 @@ import type { SubscriptionRequestRow } from "../sql/subscription-request-columns
 import { insertSubscriptionRequest } from "../sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../sql/subscription-request-lock.sql";
 import { readSubscriptionRequest } from "../sql/subscription-request-read.sql";
+import { subscriptionRequestRefusal } from "../sql/subscription-request-refusal.sql";
 import { revokeSubscriptionRequest } from "../sql/subscription-request-revoke.sql";
 
 export type { SubscriptionRequestRow } from "../sql/subscription-request-columns";
+
+/** Why the insert wrote nothing, as subscription-request-refusal.sql.ts reads it. */
+export type SubscriptionRefusal = Awaited<ReturnType<typeof subscriptionRequestRefusal.rows>>[number];
 
 export type NewSubscriptionRequest = Omit<Parameters<typeof insertSubscriptionRequest.rows>[1], "subscription"> & {
   subscription: Record<string, unknown>;
@@ -23,16 +27,26 @@ export function createSubscriptionStore(prisma: Prisma) {
     },
 
     /**
-     * Writes the request under its subscriber's lock (held until `tx` ends); undefined when it is an
-     * accepted one past the subscriber's cap.
+     * Writes the request under its subscriber's lock (held until `tx` ends); when a bound of the
+     * insert refuses it, what the bounds saw under that lock instead.
      */
-    async insert(tx: Tx, request: NewSubscriptionRequest): Promise<SubscriptionRequestRow | undefined> {
+    async insert(
+      tx: Tx,
+      request: NewSubscriptionRequest,
+    ): Promise<{ row: SubscriptionRequestRow } | { refusal: SubscriptionRefusal }> {
       await lockSubscriber.affectedRows(tx, { subscriber: request.subscriber });
       const [row] = await insertSubscriptionRequest.rows(tx, {
         ...request,
         subscription: JSON.stringify(request.subscription),
       });
-      return row;
+      if (row !== undefined) return { row };
+      const [refusal] = await subscriptionRequestRefusal.rows(tx, {
+        subscriber: request.subscriber,
+        requestedBy: request.requestedBy,
+        topicType: request.topicType,
+        topic: request.topic,
+      });
+      return { refusal: refusal! };
     },
 
     async read(id: string): Promise<SubscriptionRequestRow | undefined> {
