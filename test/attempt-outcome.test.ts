@@ -7,10 +7,10 @@ const NOW = Date.parse("2025-01-01T00:00:00Z");
 /** Jitter's midpoint: the schedule's wait exactly. */
 const noJitter = () => 0.5;
 
-const delivery = (attemptCount = 0): ClaimedDelivery => ({
+const delivery = (attemptCount = 0, kind: ClaimedDelivery["kind"] = "WEBHOOK"): ClaimedDelivery => ({
   id: "d1",
   leaseToken: "t1",
-  kind: "WEBHOOK",
+  kind,
   clientId: "c",
   callback: "http://a:80/cb",
   origin: "http://a:80",
@@ -73,6 +73,22 @@ describe("an attempt's outcome", () => {
       outcome: expect.objectContaining({ status: "DEAD", nextAttemptAt: null }),
       kind: "dead",
     });
+  });
+
+  it("keeps a ONE Record notification past the schedule, retried at its last wait; 410 still ends it", () => {
+    const oneRecord = (attemptCount: number, result: SendResult) =>
+      decideOutcome(delivery(attemptCount, "ONE_RECORD"), result, SCHEDULE, NOW, noJitter);
+    for (const attemptCount of [SCHEDULE.length, SCHEDULE.length + 1, 50])
+      expect(oneRecord(attemptCount, answered(503))).toEqual({
+        outcome: expect.objectContaining({ status: "PENDING", nextAttemptAt: new Date(NOW + 60_000) }),
+        kind: "retry",
+      });
+    expect(oneRecord(0, answered(503)).outcome.nextAttemptAt).toEqual(new Date(NOW + 1_000));
+    expect(oneRecord(SCHEDULE.length, answered(410))).toEqual({
+      outcome: expect.objectContaining({ status: "DEAD", nextAttemptAt: null }),
+      kind: "gone",
+    });
+    expect(oneRecord(SCHEDULE.length, answered(204)).outcome.status).toBe("DELIVERED");
   });
 
   it("waits at least the receiver's Retry-After, up to its cap", () => {

@@ -25,8 +25,11 @@ export interface DecidedOutcome {
 
 /**
  * What a send's result makes of its delivery: delivered on a 2xx; dead on 410 (the receiver says this
- * callback will never take notifications again) or when the schedule has no retry left; otherwise
- * pending, due again after the schedule's wait (at least the receiver's Retry-After).
+ * callback will never take notifications again); otherwise pending, due again after the schedule's
+ * wait (at least the receiver's Retry-After). A webhook is dead when the schedule has no retry left; a
+ * ONE Record notification is kept until its subscriber confirms it (the specification's MUST), retried
+ * at the schedule's last wait: the claim hands it out only while its subscription is accepted and
+ * unexpired, and auto-disable parks it (DELIVERY_DISABLE_AFTER_HOURS).
  */
 export function decideOutcome(
   delivery: ClaimedDelivery,
@@ -47,7 +50,7 @@ export function decideOutcome(
   if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode <= 299)
     return { outcome: { ...base, status: "DELIVERED", nextAttemptAt: null }, kind: "delivered" };
   if (result.statusCode === 410) return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "gone" };
-  if (attempts > retrySchedule.length)
+  if (attempts > retrySchedule.length && delivery.kind !== "ONE_RECORD")
     return { outcome: { ...base, status: "DEAD", nextAttemptAt: null }, kind: "dead" };
   const delay = retryDelayMs(retrySchedule, attempts, result.retryAfterMs, random);
   return { outcome: { ...base, status: "PENDING", nextAttemptAt: new Date(nowMs + delay) }, kind: "retry" };
