@@ -42,11 +42,14 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                        agent's URI) read access to a ONE Record logistics
                                                        object, on its creator's behalf
   object:revoke --object <id> --organization <id|URI>  withdraw it
-  partner:add --server <URL> (--client <id> | --agent <URI>) [--propose] [--announce]
+  partner:add --server <URL> (--client <id> | --agent <URI>) [--propose] [--announce] [--audience <aud>]
                                                        register a ONE Record partner's server: its notifications
-                                                       go to <URL>/notifications; --propose: offer it
-                                                       subscriptions to its AWBs (its GET <URL>/subscriptions);
-                                                       --announce: tell it of new AWB objects. Again: replaces
+                                                       go to <URL>/notifications (to no server not registered);
+                                                       --propose: offer it subscriptions to its AWBs (its GET
+                                                       <URL>/subscriptions); --announce: tell it of new AWB
+                                                       objects; --audience: the audience of the tokens it is
+                                                       sent (else ONE_RECORD_TOKEN_AUDIENCE's, one token for all
+                                                       partners without one). Again: replaces
   partner:remove (--client <id> | --agent <URI>)       forget a partner
   partners                                             list the registered partners
   onerecord:want --topic-type <LOGISTICS_OBJECT_TYPE|LOGISTICS_OBJECT_IDENTIFIER> --topic <class IRI|URI prefix|*>
@@ -149,6 +152,7 @@ async function run(
         agentUri: options.agent,
         proposeSubscriptions: Boolean(options.propose),
         announceObjects: Boolean(options.announce),
+        audience: options.audience,
       });
       console.log(`partner ${added.organization}: notifications to ${added.serverUrl}/notifications${offers(added)}`);
       return;
@@ -219,8 +223,9 @@ function describeWish(wish: {
 }
 
 /** What a partner is offered unasked, as partner:add and partners show it. */
-function offers(partner: { proposeSubscriptions: boolean; announceObjects: boolean }): string {
+function offers(partner: { proposeSubscriptions: boolean; announceObjects: boolean; audience: string | null }): string {
   const offered = [
+    ...(partner.audience === null ? [] : [`tokens for ${partner.audience}`]),
     ...(partner.proposeSubscriptions ? ["subscriptions proposed"] : []),
     ...(partner.announceObjects ? ["new objects announced"] : []),
   ];
@@ -279,6 +284,7 @@ async function main(): Promise<number> {
         agent: { type: "string" },
         propose: { type: "boolean" },
         announce: { type: "boolean" },
+        audience: { type: "string" },
         "topic-type": { type: "string" },
         topic: { type: "string" },
         events: { type: "string" },

@@ -10,6 +10,7 @@ import { registerInstance } from "./db/instance-registry";
 import { sharedSettings, WORKER_ROLE } from "./composition/shared-settings";
 import { createDeliveryMetrics } from "./delivery/delivery.metrics";
 import { createOneRecordTokens, startDeliveryWorker } from "./delivery/delivery.runtime";
+import { partnerServersOf } from "./onerecord/partners/partner-servers";
 import { createDeliveryStore } from "./delivery/delivery.store";
 import { DisposerStack } from "./composition/disposer-stack";
 import { createLogger, SERVICE } from "./log";
@@ -58,7 +59,17 @@ async function main(): Promise<void> {
     const clients = createSigningSecretStore({ prisma: database.prisma, secrets });
     const metrics = createDeliveryMetrics(store);
     const tokens = createOneRecordTokens(config, metrics, log);
-    const worker = startDeliveryWorker({ config, store, clients, dispatcher: agent, metrics, log, tokens });
+    const partners = partnerServersOf(database.prisma);
+    const worker = startDeliveryWorker({
+      config,
+      store,
+      clients,
+      dispatcher: agent,
+      metrics,
+      log,
+      tokens,
+      partnerOf: (url) => partners.partnerOf(url),
+    });
     stack.defer("delivery-worker", () => worker.stop());
     return { database, metrics, worker };
   })().catch(async (error: unknown) => {

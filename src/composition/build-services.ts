@@ -25,6 +25,7 @@ import {
   type NotificationProducers,
 } from "../onerecord/notifications-out/notification-producers";
 import { notificationEndpointOf } from "../onerecord/partners/notification-endpoint";
+import { type PartnerServers, partnerServersOf } from "../onerecord/partners/partner-servers";
 import { createOneRecordUris } from "../onerecord/uris";
 import { milestoneView } from "../milestones/milestone.view";
 import { createGuardedAgent } from "../outbound/guarded-agent";
@@ -71,6 +72,8 @@ export interface Core {
   readonly retention: RetentionWorker;
   /** The access tokens this process calls other ONE Record servers with (ONE_RECORD_TOKEN_URL); none: unset. */
   readonly oneRecordTokens: TokenClient | undefined;
+  /** The registered partners' servers and their tokens' audiences (partners/partner-servers.ts). */
+  readonly oneRecordPartnerServers: PartnerServers;
   /** What queues ONE Record notifications, and the base URL of their URIs (set by mount-onerecord.ts). */
   readonly oneRecordNotifications: { readonly producers: NotificationProducers; readonly base: LateBase };
 }
@@ -194,6 +197,8 @@ export async function buildServices(
   await beforeStep("delivery-worker");
   // One token client for the process: its notifications (the worker) and its proposals share tokens.
   const oneRecordTokens = createOneRecordTokens(config, metrics, log);
+  // Where ONE Record notifications and proposals may go, and with which audience's token: the registered partners.
+  const oneRecordPartnerServers = partnerServersOf(database.prisma);
   if (config.deliveryWorker) {
     // Started before the transports, stopped after them: ingestions still in flight at a stop can
     // hand their deliveries to it.
@@ -205,6 +210,7 @@ export async function buildServices(
       metrics,
       log,
       tokens: oneRecordTokens,
+      partnerOf: (url) => oneRecordPartnerServers.partnerOf(url),
     });
     const started = worker;
     stack.defer("delivery-worker", () => started.stop());
@@ -266,5 +272,6 @@ export async function buildServices(
     retention,
     oneRecordNotifications: { producers: oneRecordProducers, base: oneRecordBase },
     oneRecordTokens,
+    oneRecordPartnerServers,
   };
 }

@@ -27,7 +27,7 @@ const PROPOSAL_RETRY = doublingDelay(30_000, 3_600_000);
  */
 export function mountOneRecordSubscriber(
   http: FastifyInstance,
-  core: Pick<Core, "database" | "metrics" | "callbackAgent">,
+  core: Pick<Core, "database" | "metrics" | "callbackAgent" | "oneRecordPartnerServers">,
   uris: OneRecordUris,
   tokens: TokenClient | undefined,
   /** How often this instance fills and asks the proposals' to-do (ONE_RECORD_PROPOSAL_INTERVAL_MS); 0: never. */
@@ -53,7 +53,12 @@ export function mountOneRecordSubscriber(
       retryDelayMs: PROPOSAL_RETRY,
       fill: (limit) => store.fill(limit),
       claim: (limit, leaseMs) => store.claim(limit, leaseMs),
-      ask: (question) => partners.ask(question),
+      // With the audience of the partner's tokens, as its notifications are sent.
+      ask: async (question) =>
+        partners.ask({
+          ...question,
+          audience: (await core.oneRecordPartnerServers.partnerOf(question.serverUrl))?.audience ?? undefined,
+        }),
       answered: (proposal, subscriptions) => store.answered(proposal, subscriptions),
       unanswered: (proposal, outcome) => store.unanswered(proposal, outcome),
       questionOf: (proposal) => ({

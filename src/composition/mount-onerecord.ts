@@ -36,7 +36,13 @@ export async function mountOneRecord(
   limits: { failures: AuthFailureBudget; limiter: RateLimiter },
   core: Pick<
     Core,
-    "database" | "services" | "metrics" | "callbackAgent" | "oneRecordNotifications" | "oneRecordTokens"
+    | "database"
+    | "services"
+    | "metrics"
+    | "callbackAgent"
+    | "oneRecordNotifications"
+    | "oneRecordTokens"
+    | "oneRecordPartnerServers"
   >,
 ): Promise<void> {
   const { basePath, baseUrl, oidc } = config.oneRecord;

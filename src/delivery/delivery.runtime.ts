@@ -7,7 +7,7 @@ import { createTokenClient, type TokenClient } from "../outbound/token-client";
 import type { DeliveryMetrics } from "./delivery.metrics";
 import { DELIVERY_CHANNEL, type DeliveryStore } from "./delivery.store";
 import { createDeliveryWorker, type DeliveryWorker } from "./delivery.worker";
-import { sendOneRecordNotification } from "./onerecord-sender";
+import { type PartnerOfUrl, sendOneRecordNotification } from "./onerecord-sender";
 import { sendNotification } from "./sender";
 
 export interface RunningDeliveryWorker extends DeliveryWorker {
@@ -30,8 +30,10 @@ export function startDeliveryWorker(deps: {
   log: Logger;
   /** The access tokens ONE Record notifications are sent with (createOneRecordTokens); none: no Authorization. */
   tokens: TokenClient | undefined;
+  /** The registered partner a ONE Record notification's endpoint is on: it is sent only to one, with its audience's token. */
+  partnerOf: PartnerOfUrl;
 }): RunningDeliveryWorker {
-  const { config, store, clients, dispatcher, metrics, log, tokens } = deps;
+  const { config, store, clients, dispatcher, metrics, log, tokens, partnerOf } = deps;
   const outbound = { dispatcher, allowPrivate: config.allowPrivateCallbacks };
   const worker = createDeliveryWorker({
     claim: (options) => store.claimDue(options),
@@ -56,7 +58,8 @@ export function startDeliveryWorker(deps: {
       }),
     send: async (delivery, startBy) => {
       // Its whole attempt, token requests included, ends within DELIVERY_TIMEOUT_MS: it fits the send budget.
-      if (delivery.kind === "ONE_RECORD") return sendOneRecordNotification(delivery, { ...outbound, tokens });
+      if (delivery.kind === "ONE_RECORD")
+        return sendOneRecordNotification(delivery, { ...outbound, tokens, partnerOf });
       if (delivery.clientId === null) throw new Error(`webhook delivery ${delivery.id} has no client to sign for`);
       // Every attempt, a retry too, is signed with the secrets valid when it is sent (remembered
       // per client for SIGNING_SECRETS_CACHE_MS).

@@ -8,19 +8,33 @@ export const ONE_RECORD_MEDIA_TYPE = "application/ld+json; version=2.3.0";
 const USER_AGENT = "cargo-gateway/1.0 (ONE Record notification)";
 
 /**
+ * The registered partner whose server a URL is on (onerecord_partner, partners/partner-servers.ts):
+ * `audience` is that of the tokens it is sent (null: the settings' default); undefined when the URL is
+ * on no registered partner's server.
+ */
+export type PartnerOfUrl = (url: string) => Promise<{ readonly audience: string | null } | undefined>;
+
+/**
  * POSTs one ONE Record api:Notification (the delivery's payload, fixed when it was queued) to the
  * subscriber's notifications endpoint. `Notification-Id` is the delivery's id, the same on every
- * attempt: the subscriber deduplicates by it. With `tokens`, the request carries `Authorization:
- * Bearer` with the token client's token; a 401 answer makes it forget that token, take a fresh one
- * and POST once more in the same attempt (a second 401 is the attempt's answer: no loop). Without
- * `tokens`, nothing authenticates the request. The attempt, token requests included, ends within
- * DELIVERY_TIMEOUT_MS. Never throws.
+ * attempt: the subscriber deduplicates by it. A notification goes only to a registered partner's
+ * server (`partnerOf`): to any other URL nothing is sent, and the attempt fails. With `tokens`, the
+ * request carries `Authorization: Bearer` with a token of that partner's audience; after a 401 it
+ * POSTs once more in the same attempt only with another token than the refused one (the token
+ * client decides whether the refused one is forgotten: a second 401, or a refusal it does not act
+ * on, is the attempt's answer). Without `tokens`, nothing authenticates the request. The attempt,
+ * token requests included, ends within DELIVERY_TIMEOUT_MS. Never throws.
  */
 export function sendOneRecordNotification(
   delivery: ClaimedDelivery,
-  { tokens, ...outbound }: Outbound & { tokens: TokenClient | undefined },
+  { tokens, partnerOf, ...outbound }: Outbound & { tokens: TokenClient | undefined; partnerOf: PartnerOfUrl },
 ): Promise<SendResult> {
   return timedAttempt(delivery, "ONE Record notification POST", async (traceHeaders, signal) => {
+    const partner = await partnerOf(delivery.callback);
+    // Never a token, nor a request, to a server the operator did not register (an endpoint queued
+    // before its partner was removed): the notification waits for its partner, as its retries allow.
+    if (partner === undefined)
+      throw new Error(`${new URL(delivery.callback).origin} is no registered ONE Record partner's server`);
     const post = (token: string | undefined) =>
       postPayload(
         delivery,
@@ -36,10 +50,12 @@ export function sendOneRecordNotification(
         signal,
       );
     if (!tokens) return post(undefined);
-    const first = await tokens.token(signal);
+    const audience = partner.audience ?? undefined;
+    const first = await tokens.token(signal, audience);
     const answer = await post(first);
     if (answer.statusCode !== 401) return answer;
-    tokens.invalidate(first);
-    return post(await tokens.token(signal));
+    tokens.invalidate(first, audience);
+    const fresh = await tokens.token(signal, audience);
+    return fresh === first ? answer : post(fresh);
   });
 }

@@ -1,5 +1,10 @@
 import { ConfigError, loadConfig } from "../../src/config";
-import { createTokenClient, TokenEndpointError, type TokenSettings } from "../../src/outbound/token-client";
+import {
+  createTokenClient,
+  REFRESH_AFTER_401_MS,
+  TokenEndpointError,
+  type TokenSettings,
+} from "../../src/outbound/token-client";
 import { Disposers } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 
@@ -90,6 +95,58 @@ describe("the ONE Record notifications' token client", () => {
     expect(second).not.toBe(first);
     client.invalidate(first); // a late 401 for the old token
     expect(await client.token()).toBe(second);
+  });
+
+  it("forgets a token for a 401 at most once per REFRESH_AFTER_401_MS per audience: a receiver answering 401 to everything makes a bounded number of token requests", async () => {
+    let now = 5_000_000;
+    const client = createTokenClient(settings(), { now: () => now });
+    const before = issuer.tokenRequests().length;
+    const first = await client.token();
+    // A genuine refusal (say, the token expired early) is acted on once: a new token is fetched.
+    expect(client.invalidate(first)).toBe(true);
+    const second = await client.token();
+    expect(second).not.toBe(first);
+    // A receiver that refuses every token: 50 more 401s within the interval forget nothing.
+    for (let i = 0; i < 50; i++) {
+      now += 100;
+      expect(client.invalidate(await client.token())).toBe(false);
+    }
+    expect(await client.token()).toBe(second);
+    expect(requestsSince(before)).toHaveLength(2);
+    // After the interval, a 401 is acted on again (once).
+    now += REFRESH_AFTER_401_MS;
+    expect(client.invalidate(second)).toBe(true);
+    expect(await client.token()).not.toBe(second);
+    expect(requestsSince(before)).toHaveLength(3);
+  });
+
+  it("keeps one token per audience: each asked with its audience, never handed out for another, and a 401 for one leaves the others", async () => {
+    const client = createTokenClient(settings({ audience: "https://default.test" }));
+    const before = issuer.tokenRequests().length;
+    const [x, y, fallback] = await Promise.all([
+      client.token(undefined, "https://x.test"),
+      client.token(undefined, "https://y.test"),
+      client.token(),
+    ]);
+    const audienceOf = (token: string) =>
+      (JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as { aud: unknown }).aud;
+    expect([audienceOf(x), audienceOf(y), audienceOf(fallback)]).toEqual([
+      "https://x.test",
+      "https://y.test",
+      "https://default.test",
+    ]);
+    expect(
+      requestsSince(before)
+        .map((r) => r.form.audience)
+        .sort(),
+    ).toEqual(["https://default.test", "https://x.test", "https://y.test"]);
+    expect(await client.token(undefined, "https://x.test")).toBe(x);
+    // x's token refused for y's audience: not y's token, nothing forgotten.
+    expect(client.invalidate(x, "https://y.test")).toBe(false);
+    expect(client.invalidate(x, "https://x.test")).toBe(true);
+    expect(await client.token(undefined, "https://y.test")).toBe(y);
+    expect(await client.token()).toBe(fallback);
+    expect(await client.token(undefined, "https://x.test")).not.toBe(x);
   });
 
   it("fails with a TokenEndpointError saying why, and remembers no failure: the next caller asks again", async () => {

@@ -5,8 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Database } from "../../src/db/database";
 import type { AppError } from "../../src/errors";
-import { notificationEndpointOf, serverOfOrganizationUri } from "../../src/onerecord/partners/notification-endpoint";
+import { notificationEndpointOf } from "../../src/onerecord/partners/notification-endpoint";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
+import { createPartnerServers } from "../../src/onerecord/partners/partner-servers";
 import { BACKENDS, describeBackend, Disposers } from "../support/harness";
 import { fixtures, openTestDatabase } from "../support/test-database";
 
@@ -61,11 +62,11 @@ describe.each(BACKENDS)("ONE Record partners on %s", (backend) => {
       expect(await notificationEndpointOf(db.prisma, organization)).toBeUndefined();
     });
 
-    it("registers an agent by its URI (one of this server's, with the base URL, by its local id); a registered server wins over the URI's", async () => {
+    it("registers an agent by its URI (one of this server's, with the base URL, by its local id); unregistered, an agent has no endpoint (its URI's server is not taken)", async () => {
       const partners = createPartnerAdmin(db.prisma, BASE_URL);
       const agent = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
-      // Unregistered, an agent's notifications go to the server its Organization's URI is on.
-      expect(await notificationEndpointOf(db.prisma, agent)).toBe("https://1r.forwarder.example/notifications");
+      // An agent does not choose where this server sends requests and tokens: only the operator does.
+      expect(await notificationEndpointOf(db.prisma, agent)).toBeUndefined();
       await partners.add({ serverUrl: "https://notify.forwarder.example/1r", agentUri: agent });
       expect(await notificationEndpointOf(db.prisma, agent)).toBe("https://notify.forwarder.example/1r/notifications");
       const local = `organization-${randomUUID()}`;
@@ -74,6 +75,33 @@ describe.each(BACKENDS)("ONE Record partners on %s", (backend) => {
           .organization,
       ).toBe(local);
       expect(await partners.remove(agent)).toBe(true);
+    });
+
+    it("stores a partner's audience, and refuses another audience for a server another partner is registered on", async () => {
+      const partners = createPartnerAdmin(db.prisma, BASE_URL);
+      const [a, b] = [await fixtures(db).client(), await fixtures(db).client()];
+      const serverUrl = `https://${randomUUID()}.example/1r`;
+      expect(await partners.add({ serverUrl, clientId: a, audience: "https://aud-a.test" })).toMatchObject({
+        audience: "https://aud-a.test",
+      });
+      for (const audience of [undefined, "https://aud-b.test"])
+        expect((await failure(partners.add({ serverUrl, clientId: b, audience })))?.code).toBe("VALIDATION_FAILED");
+      expect(await partners.add({ serverUrl, clientId: b, audience: "https://aud-a.test" })).toMatchObject({
+        audience: "https://aud-a.test",
+      });
+      // A partner alone on its server changes its own audience.
+      const alone = `https://${randomUUID()}.example`;
+      await partners.add({ serverUrl: alone, clientId: a });
+      expect(await partners.add({ serverUrl: alone, clientId: a, audience: "https://new.test" })).toMatchObject({
+        audience: "https://new.test",
+      });
+      await partners.add({ serverUrl: `https://${randomUUID()}.example`, clientId: b });
+      expect((await failure(partners.add({ serverUrl: alone, clientId: b })))?.code).toBe("VALIDATION_FAILED");
+      expect((await failure(partners.add({ serverUrl: alone, clientId: b, audience: " " })))?.code).toBe(
+        "VALIDATION_FAILED",
+      );
+      await partners.remove(a);
+      await partners.remove(b);
     });
 
     it("refuses a server that is no absolute http(s) URL, an unknown client, and neither or both of client and agent", async () => {
@@ -98,18 +126,51 @@ describe.each(BACKENDS)("ONE Record partners on %s", (backend) => {
   });
 });
 
-describe("the server an Organization URI is on", () => {
+describe("which registered partner's server a URL is on (the senders' partner lookup)", () => {
+  const servers = [
+    { serverUrl: "https://1r.forwarder.example/api", audience: "https://forwarder.example" },
+    { serverUrl: "https://1r.forwarder.example/api/v2", audience: "https://v2.forwarder.example" },
+    { serverUrl: "https://1r.other.example", audience: null },
+  ];
   it.each([
-    ["https://1r.forwarder.example/logistics-objects/org-7", "https://1r.forwarder.example"],
-    ["https://1r.forwarder.example/api/v2/logistics-objects/org-7", "https://1r.forwarder.example/api/v2"],
-    ["http://127.0.0.1:8080/logistics-objects/x", "http://127.0.0.1:8080"],
-  ])("%s → %s", (uri, server) => expect(serverOfOrganizationUri(uri)).toBe(server));
+    ["https://1r.forwarder.example/api/notifications", "https://forwarder.example"],
+    ["https://1r.forwarder.example/api/v2/notifications", "https://v2.forwarder.example"],
+    ["https://1r.other.example/notifications", null],
+  ])("%s → the audience %s", async (url, audience) => {
+    const lookup = createPartnerServers(async () => servers);
+    expect(await lookup.partnerOf(url)).toMatchObject({ audience });
+  });
   it.each([
-    "organization-abc",
-    "urn:x:logistics-objects/1",
-    "https://1r.forwarder.example/orgs/7",
-    "https://u:p@h.example/logistics-objects/1",
-  ])("%s → none", (uri) => expect(serverOfOrganizationUri(uri)).toBeUndefined());
+    "https://1r.forwarder.example/apix/notifications",
+    "https://1r.forwarder.example/notifications",
+    "https://1r.other.example.attacker.test/notifications",
+    "http://1r.other.example:8080/notifications",
+  ])("%s → on no partner's server", async (url) => {
+    expect(await createPartnerServers(async () => servers).partnerOf(url)).toBeUndefined();
+  });
+  it("reads the partners again at once for a URL on none (a partner just registered), else within its TTL", async () => {
+    let now = 0;
+    let reads = 0;
+    let registered: typeof servers = [];
+    const lookup = createPartnerServers(
+      async () => {
+        reads++;
+        return registered;
+      },
+      { ttlMs: 1_000, now: () => now },
+    );
+    expect(await lookup.partnerOf("https://1r.other.example/notifications")).toBeUndefined();
+    registered = servers;
+    expect(await lookup.partnerOf("https://1r.other.example/notifications")).toMatchObject({ audience: null });
+    expect(await lookup.partnerOf("https://1r.other.example/notifications")).toMatchObject({ audience: null });
+    expect(reads).toBe(2);
+    registered = [{ serverUrl: "https://1r.other.example", audience: "https://changed.test" }];
+    now += 1_000;
+    expect(await lookup.partnerOf("https://1r.other.example/notifications")).toMatchObject({
+      audience: "https://changed.test",
+    });
+    expect(reads).toBe(3);
+  });
 });
 
 describe("npm run admin -- partner:add, partners, partner:remove", () => {
@@ -141,12 +202,25 @@ describe("npm run admin -- partner:add, partners, partner:remove", () => {
       `partner organization-${clientId}: notifications to https://1r.forwarder.example/api/notifications (subscriptions proposed)`,
     );
     const agent = "https://1r.other.example/logistics-objects/org-9";
-    expect(admin("partner:add", "--server", "https://1r.other.example", "--agent", agent, "--announce").status).toBe(0);
+    expect(
+      admin(
+        "partner:add",
+        "--server",
+        "https://1r.other.example",
+        "--agent",
+        agent,
+        "--announce",
+        "--audience",
+        "https://1r.other.example",
+      ).stdout,
+    ).toContain("(tokens for https://1r.other.example, new objects announced)");
     const listed = admin("partners").stdout;
     expect(listed).toContain(
       `organization-${clientId}  https://1r.forwarder.example/api (subscriptions proposed)  since `,
     );
-    expect(listed).toContain(`${agent}  https://1r.other.example (new objects announced)  since `);
+    expect(listed).toContain(
+      `${agent}  https://1r.other.example (tokens for https://1r.other.example, new objects announced)  since `,
+    );
 
     const bad = admin("partner:add", "--server", "ftp://x.example", "--client", clientId);
     expect([bad.status, bad.stderr]).toEqual([1, expect.stringContaining("VALIDATION_FAILED")]);

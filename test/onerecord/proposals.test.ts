@@ -132,7 +132,7 @@ describe.each(BACKENDS)("ONE Record subscription proposals on %s", (backend) => 
         timeoutMs: 1_000,
         tokens: {
           token: async () => `token-${++tokens.issued}`,
-          invalidate: (token) => void tokens.invalidated.push(token),
+          invalidate: (token) => tokens.invalidated.push(token) > 0,
         },
       });
       const started = startProposalWorker({

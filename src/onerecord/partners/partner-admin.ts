@@ -14,6 +14,8 @@ export interface Partner {
   readonly proposeSubscriptions: boolean;
   /** Told of this server's new AWB objects (LOGISTICS_OBJECT_AVAILABLE). */
   readonly announceObjects: boolean;
+  /** The audience of the access tokens it is sent; null: ONE_RECORD_TOKEN_AUDIENCE's (one token for all such). */
+  readonly audience: string | null;
   readonly createdAt: Date;
 }
 
@@ -24,6 +26,8 @@ export interface NewPartner {
   readonly agentUri?: string | undefined;
   readonly proposeSubscriptions?: boolean;
   readonly announceObjects?: boolean;
+  /** The audience of the tokens it is sent (partner:add --audience); none: ONE_RECORD_TOKEN_AUDIENCE's. */
+  readonly audience?: string | undefined;
 }
 
 /**
@@ -54,11 +58,34 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
     async add(partner: NewPartner): Promise<Partner> {
       const serverUrl = absoluteHttpUrl(partner.serverUrl, "server").replace(/\/+$/, "");
       const { organization, clientId } = await organizationOf(partner);
+      const audience = partner.audience ?? null;
+      if (audience !== null && (audience.trim() === "" || audience.length > 1000 || !/^[\x20-\x7e]+$/.test(audience)))
+        throw new AppError("VALIDATION_FAILED", "The audience is printable ASCII text of 1 to 1000 characters", {
+          errors: [{ field: "audience", message: "not a usable audience" }],
+        });
+      // One server, one audience: the sender knows a notification's audience by its endpoint's server.
+      const other = await prisma.oneRecordPartner.findFirst({
+        where: {
+          serverUrl,
+          organization: { not: organization },
+          // SQL's "<>" is never true against NULL: a null audience is another audience, named apart.
+          OR: audience === null ? [{ audience: { not: null } }] : [{ audience: null }, { audience: { not: audience } }],
+        },
+        select: { organization: true, audience: true },
+      });
+      if (other)
+        throw new AppError(
+          "VALIDATION_FAILED",
+          `The partner ${other.organization} on ${serverUrl} is registered with ` +
+            `${other.audience === null ? "no audience" : `the audience ${other.audience}`}: partners on one server share one audience`,
+          { errors: [{ field: "audience", message: "another partner on this server has another audience" }] },
+        );
       const fields = {
         serverUrl,
         clientId,
         proposeSubscriptions: partner.proposeSubscriptions ?? false,
         announceObjects: partner.announceObjects ?? false,
+        audience,
       };
       return prisma.oneRecordPartner.upsert({
         where: { organization },

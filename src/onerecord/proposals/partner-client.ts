@@ -27,6 +27,8 @@ export interface ProposalQuestion {
   readonly topic: string;
   /** The partner's Organization URI as this server names it. */
   readonly partnerUri: string;
+  /** The audience of the tokens the partner is sent (onerecord_partner.audience); undefined: the default. */
+  readonly audience?: string | undefined;
 }
 
 export interface PartnerClientDeps {
@@ -77,12 +79,13 @@ export function createPartnerClient(deps: PartnerClientDeps = {}) {
       const signal = AbortSignal.timeout(timeoutMs);
       let answer: Awaited<ReturnType<typeof get>>;
       try {
-        let token = deps.tokens ? await deps.tokens.token(signal) : undefined;
+        const token = deps.tokens ? await deps.tokens.token(signal, question.audience) : undefined;
         answer = await get(url, token, signal);
         if (answer.status === 401 && deps.tokens && token !== undefined) {
-          deps.tokens.invalidate(token);
-          token = await deps.tokens.token(signal);
-          answer = await get(url, token, signal);
+          // Asked again only with another token: the token client decides whether a 401 forgets one.
+          deps.tokens.invalidate(token, question.audience);
+          const fresh = await deps.tokens.token(signal, question.audience);
+          if (fresh !== token) answer = await get(url, fresh, signal);
         }
       } catch (error) {
         const reason = error instanceof AnswerTooLarge ? error.message : describeRequestFailure(error, timeoutMs);

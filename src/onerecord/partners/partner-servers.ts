@@ -1,0 +1,60 @@
+import type { Prisma } from "../../db/database";
+
+/** A registered partner's server and the audience of the tokens it is sent (onerecord_partner). */
+export interface PartnerServer {
+  /** Its base URL without a trailing "/" (as partner:add stores it). */
+  readonly serverUrl: string;
+  readonly audience: string | null;
+}
+
+/** How long the registered partners read are used before they are read again. */
+export const PARTNER_SERVERS_TTL_MS = 5_000;
+
+/**
+ * Which registered partner's server a URL is on, for the senders of notifications: the partner whose
+ * server URL is the URL's longest prefix ending at a "/" (or the URL itself). The partners are read
+ * all at once (an operator registers few) and used for PARTNER_SERVERS_TTL_MS; a URL found on none
+ * makes them be read again at once (one read shared by concurrent callers), so a partner registered a
+ * moment ago is found. A partner removed, or its audience changed, is seen within the TTL. Partners on
+ * one server registered with different audiences: the longest, then the first registered, wins
+ * (partner:add refuses such a registration).
+ */
+export function createPartnerServers(
+  load: () => Promise<readonly PartnerServer[]>,
+  { ttlMs = PARTNER_SERVERS_TTL_MS, now = Date.now }: { ttlMs?: number; now?: () => number } = {},
+) {
+  let cached: { servers: readonly PartnerServer[]; readAt: number } | undefined;
+  let reading: Promise<readonly PartnerServer[]> | undefined;
+  const read = () =>
+    (reading ??= load().then(
+      (servers) => {
+        reading = undefined;
+        // Longest first: a server under another's path is that server, not the other.
+        const sorted = [...servers].sort((a, b) => b.serverUrl.length - a.serverUrl.length);
+        cached = { servers: sorted, readAt: now() };
+        return sorted;
+      },
+      (error: unknown) => {
+        reading = undefined;
+        throw error;
+      },
+    ));
+  const find = (servers: readonly PartnerServer[], url: string) =>
+    servers.find((s) => url === s.serverUrl || url.startsWith(`${s.serverUrl}/`));
+  return {
+    async partnerOf(url: string): Promise<PartnerServer | undefined> {
+      const fresh = cached !== undefined && now() - cached.readAt < ttlMs;
+      const found = fresh ? find(cached!.servers, url) : undefined;
+      return found ?? find(await read(), url);
+    },
+  };
+}
+
+export type PartnerServers = ReturnType<typeof createPartnerServers>;
+
+/** The registered partners' servers, oldest registration first, read through Prisma. */
+export function partnerServersOf(prisma: Pick<Prisma, "oneRecordPartner">) {
+  return createPartnerServers(() =>
+    prisma.oneRecordPartner.findMany({ select: { serverUrl: true, audience: true }, orderBy: { createdAt: "asc" } }),
+  );
+}
