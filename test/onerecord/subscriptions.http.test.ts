@@ -1,6 +1,9 @@
 import type { App } from "../../src/app";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
+import { isLogisticsObjectClass } from "../../src/onerecord/objects/object-model";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
+import { MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS } from "../../src/onerecord/subscriptions/subscriptions.service";
+import cargo from "../../src/onerecord/vocabulary/cargo.json";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -10,6 +13,10 @@ import { startReceiver } from "../support/receiver";
 const CARGO = "https://onerecord.iata.org/ns/cargo#";
 const API = "https://onerecord.iata.org/ns/api#";
 const CONTEXT = { cargo: CARGO, api: API };
+/** Local names of LogisticsObject classes, each a topic a type subscription may take. */
+const TYPE_CLASSES = Object.keys(cargo.classes)
+  .filter((iri) => isLogisticsObjectClass(iri))
+  .map((iri) => iri.slice(CARGO.length));
 
 let serial = 4_200_000;
 /** A fresh AWB with a valid check digit. */
@@ -228,7 +235,9 @@ describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
       const awb = await awbWithMilestone();
       const topic = `${base}/logistics-objects/shipment-${awb}`;
       const request = requested(await subscribe(subscription(topic, { "api:notifyRequestStatusChange": true })));
-      const quiet = requested(await subscribe(subscription(topic)));
+      const quiet = requested(
+        await subscribe(subscription(`${base}/logistics-objects/shipment-${await awbWithMilestone()}`)),
+      );
       const notifications = await app.database.prisma.delivery.findMany({
         where: { kind: "ONE_RECORD", payload: { contains: request } },
       });
@@ -407,11 +416,54 @@ describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
         const topic = (await shipmentBody())["api:hasTopic"]["@value"];
         const first = requested(await subscribe(subscription(topic, {}, who), key));
         const before = await stored();
-        const refused = await subscribe(subscription(topic, {}, who), key);
+        const another = `${base}/logistics-objects/shipment-${await awbWithMilestone()}`;
+        const refused = await subscribe(subscription(another, {}, who), key);
         expect(refused.status).toBe(409);
+        expect(refused.text).toContain("as many live ONE Record subscriptions");
         expect(await stored()).toBe(before);
         expect((await oneRecord(first, { method: "DELETE", token: key })).status).toBe(204);
-        requested(await subscribe(subscription(topic, {}, who), key));
+        requested(await subscribe(subscription(another, {}, who), key));
+      });
+
+      it("a second live subscription of the subscriber to the same topic (409 naming the standing one); once it is revoked, a new one", async () => {
+        const topic = `${base}/logistics-objects/shipment-${await awbWithMilestone()}`;
+        const first = requested(await subscribe(subscription(topic)));
+        const before = await stored();
+        // Other terms make no second subscription either: the specification changes one by revoking it.
+        const refused = await subscribe(subscription(topic, { "api:sendLogisticsObjectBody": true }));
+        expect(refused.status).toBe(409);
+        expect(refused.text).toContain(first);
+        expect(await stored()).toBe(before);
+        expect((await oneRecord(first, { method: "DELETE", token: subscriber.key })).status).toBe(204);
+        requested(await subscribe(subscription(topic, { "api:sendLogisticsObjectBody": true })));
+      });
+
+      it("a type subscription of the same class twice (409), and past the type subscriptions a subscriber may hold (409)", async () => {
+        const organization = async () => {
+          const client = await app.services.clients.createClient({ name: "typed", callbackPrefixes: ["*"] });
+          const key = (await app.services.clients.issueKey(client.clientId, ["events:read"])).key;
+          await createPartnerAdmin(app.database.prisma, undefined).add({
+            serverUrl: partnerServer,
+            clientId: client.clientId,
+          });
+          return { key, who: { uri: `${base}/logistics-objects/organization-${client.clientId}` } as never };
+        };
+        const { key, who } = await organization();
+        const byType = (cls: string) =>
+          subscribe(
+            subscription(`${CARGO}${cls}`, { "api:hasTopicType": { "@id": "api:LOGISTICS_OBJECT_TYPE" } }, who),
+            key,
+          );
+        const classes = Array.from({ length: MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS }, (_, i) => TYPE_CLASSES[i]!);
+        requested(await byType(classes[0]!));
+        const twice = await byType(classes[0]!);
+        expect(twice.status).toBe(409);
+        for (const cls of classes.slice(1)) requested(await byType(cls));
+        const before = await stored();
+        const past = await byType(TYPE_CLASSES[MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS]!);
+        expect(past.status).toBe(409);
+        expect(past.text).toContain("Logistics Object types");
+        expect(await stored()).toBe(before);
       });
     });
 
@@ -437,6 +489,37 @@ describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
           })
         ).id;
       };
+
+      it("reads REQUEST_FAILED with the reason while delivery has disabled it, and REQUEST_ACCEPTED again once the operator enables it", async () => {
+        const request = await accepted();
+        const disabledAt = new Date(Date.now() - 60_000);
+        await app.database.prisma.oneRecordSubscription.update({
+          where: { id: (await rowOf(request)).id },
+          data: { disabledAt, disabledReason: "every delivery attempt failed since 2026-11-24T10:00:00Z" },
+        });
+        const failed = await read(request);
+        expect(failed.status).toBe(200);
+        expect(failed.body).toMatchObject({
+          "api:hasRequestStatus": { "@id": "api:REQUEST_FAILED" },
+          "api:hasRequestStatusSince": disabledAt.toISOString(),
+          "api:hasError": {
+            "@type": "api:Error",
+            "api:hasErrorDetail": {
+              "api:hasCode": "502",
+              "api:hasMessage": expect.stringContaining("every delivery attempt failed since 2026-11-24T10:00:00Z"),
+            },
+          },
+        });
+        const history = [failed.body["api:hasRequestStatusHistory"]].flat();
+        expect(history.map((entry: any) => entry["api:hasRequestStatus"]["@id"])).toEqual([
+          "api:REQUEST_PENDING",
+          "api:REQUEST_ACCEPTED",
+        ]);
+        expect(await app.services.deliveries.oneRecord.enable((await rowOf(request)).id)).toBe(true);
+        const enabled = await read(request);
+        expect(enabled.body["api:hasRequestStatus"]).toEqual({ "@id": "api:REQUEST_ACCEPTED" });
+        expect(enabled.body["api:hasError"]).toBeUndefined();
+      });
 
       it("is not read by a stranger (403), nor decided by anyone: decided on arrival (422), and only by the holder (403)", async () => {
         const request = await accepted();

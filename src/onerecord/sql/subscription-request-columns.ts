@@ -27,10 +27,13 @@ export interface SubscriptionRequestRow {
   endpoint: string;
   origin: string;
   client_id: string | null;
+  /** When delivery disabled it (its notifications kept failing); null while enabled. */
+  disabled_at: Date | null;
+  disabled_reason: string | null;
 }
 
 export const SUBSCRIPTION_REQUEST_COLUMNS = sqlText(
   "id::text AS id, status, initiated_by, requested_by, requested_at, decided_at, decided_by, reason, error_status, " +
     "subscription, subscriber, topic_type, topic, awb, event_types, expires_at, send_body, notify_status_change, " +
-    "endpoint, origin, client_id::text AS client_id",
+    "endpoint, origin, client_id::text AS client_id, disabled_at, disabled_reason",
 );

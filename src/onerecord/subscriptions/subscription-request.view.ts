@@ -24,16 +24,17 @@ export function subscriptionRequestNode(
   const organization = (id: string) => [{ "@id": organizationUriOf(id, (local) => uris.objectUri(local)) }];
   const time = (at: Date) => [{ "@value": at.toISOString(), "@type": `${XSD}dateTime` }];
   const status = (name: string) => [{ "@id": term(name) }];
+  const failed = failedAt(row);
   const node: NodeObject = {
     "@id": uri,
     "@type": [SUBSCRIPTION_REQUEST],
     [term("hasSubscription")]: [subscriptionNode(row, uris)],
-    [term("hasRequestStatus")]: status(row.status),
+    [term("hasRequestStatus")]: status(failed ? "REQUEST_FAILED" : row.status),
     [term("isRequestedAt")]: time(row.requested_at),
     [term("isRequestedBy")]: organization(row.requested_by),
   };
   if (version !== "2.2.0") {
-    node[term("hasRequestStatusSince")] = time(row.decided_at ?? row.requested_at);
+    node[term("hasRequestStatusSince")] = time(failed ?? row.decided_at ?? row.requested_at);
     const history = statusHistory(row).map((entry, i) => ({
       "@id": `internal:${row.id}-status-${i + 1}`,
       "@type": [term("RequestStatusEntry")],
@@ -47,7 +48,30 @@ export function subscriptionRequestNode(
     node[term("isRevokedAt")] = time(row.decided_at);
     node[term("isRevokedBy")] = organization(row.decided_by);
   }
-  if (row.reason !== null && row.error_status !== null)
+  if (failed)
+    node[term("hasError")] = [
+      {
+        "@id": `internal:${row.id}-error`,
+        "@type": [term("Error")],
+        [term("hasTitle")]: [{ "@value": "Notifications could not be delivered" }],
+        [term("hasErrorDetail")]: [
+          {
+            "@id": `internal:${row.id}-error-detail`,
+            "@type": [term("ErrorDetail")],
+            [term("hasCode")]: [{ "@value": String(DELIVERY_FAILED_CODE) }],
+            [term("hasMessage")]: [
+              {
+                "@value":
+                  `${row.disabled_reason ?? "its notifications kept failing"}: notifications are held until the ` +
+                  "server's operator enables the subscription again",
+              },
+            ],
+            [term("hasResource")]: [{ "@value": row.endpoint, "@type": `${XSD}anyURI` }],
+          },
+        ],
+      },
+    ];
+  else if (row.reason !== null && row.error_status !== null)
     node[term("hasError")] = [
       {
         "@id": `internal:${row.id}-error`,
@@ -65,6 +89,19 @@ export function subscriptionRequestNode(
       },
     ];
   return node;
+}
+
+/** api:hasCode of a disabled subscription's error: the subscriber's server, as a gateway, kept failing. */
+const DELIVERY_FAILED_CODE = 502;
+
+/**
+ * When delivery disabled an accepted request (its notifications kept failing for
+ * DELIVERY_DISABLE_AFTER_HOURS): it then reads REQUEST_FAILED since then, with the reason, as the
+ * specification has errors on an accepted request read; the operator's enable makes it read accepted
+ * again. Undefined while it is enabled or not accepted.
+ */
+export function failedAt(row: Pick<SubscriptionRequestRow, "status" | "disabled_at">): Date | undefined {
+  return row.status === "REQUEST_ACCEPTED" && row.disabled_at !== null ? row.disabled_at : undefined;
 }
 
 /** The api:Subscription as accepted, with this server's URIs made from its local ids. */
@@ -88,6 +125,11 @@ function topicUri(row: SubscriptionRequestRow, uris: OneRecordUris): string {
 function statusHistory(row: SubscriptionRequestRow): Array<{ status: string; since: Date; changedBy: string }> {
   if (row.status === "REQUEST_PENDING" || row.decided_at === null) return [];
   const decider = row.initiated_by === "PUBLISHER" ? row.subscriber : CARRIER_ORGANIZATION_ID;
+  if (failedAt(row) !== undefined)
+    return [
+      { status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider },
+      { status: "REQUEST_ACCEPTED", since: row.requested_at, changedBy: decider },
+    ];
   if (row.status !== "REQUEST_REVOKED")
     return [{ status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider }];
   const revoker = row.decided_by ?? decider;
