@@ -1,4 +1,5 @@
 import type { App } from "../../src/app";
+import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
@@ -33,9 +34,11 @@ describe.each(BACKENDS)("ONE Record notifications to OIDC agents on %s", (backen
     /** A forwarder's key that reads AWBs: it delegates reading of a Shipment to an agent. */
     let reader: string;
     let agentSerial = 0;
-    /** A new agent of another server (its notifications go there) and a token with `scope` (none: no claim). */
+    /** A new agent, registered as a partner on its own server (its notifications go there), and a token with `scope` (none: no claim). */
     const agent = async (scope: string) => {
-      const uri = `https://1r.gha${++agentSerial}.example/api/logistics-objects/organization-gha`;
+      const server = `https://1r.gha${++agentSerial}.example/api`;
+      const uri = `${server}/logistics-objects/organization-gha`;
+      await createPartnerAdmin(app.database.prisma, base).add({ serverUrl: server, agentUri: uri });
       const claims = scope === "" ? { logistics_agent_uri: uri } : { logistics_agent_uri: uri, scope };
       return { uri, token: await issuer.token(claims, { expiresInSeconds: 3600 }) };
     };

@@ -96,6 +96,8 @@ describe.each(BACKENDS)("two ONE Record nodes on %s", (backend) => {
       disposers.add(() => webhooks.close());
       a = await startNode("node-a");
       b = await startNode("node-b");
+      // A sends notifications only to servers its operator registered: B's, for B's agent URI.
+      await createPartnerAdmin(a.app.database.prisma, a.base).add({ serverUrl: b.base, agentUri: b.organization });
       const created = await a.app.services.clients.createClient({ name: "follower", callbackPrefixes: ["*"] });
       follower = {
         clientId: created.clientId,
