@@ -79,7 +79,18 @@ describeBackend("postgres")("ONE Record notifications under faults (real process
    * Each AWB gets its first milestone, then the forwarder (an OIDC agent whose Organization is on
    * `server`) subscribes to its Shipment's events through POST /subscriptions.
    */
-  async function subscribeAll(url: string, issuer: OidcIssuer, server: string, awbs: string[]): Promise<void> {
+  async function subscribeAll(
+    sql: Client,
+    url: string,
+    issuer: OidcIssuer,
+    server: string,
+    awbs: string[],
+  ): Promise<void> {
+    // The operator registered the forwarder's server (partner:add): notifications go to no other.
+    await sql.query(
+      "INSERT INTO onerecord_partner (organization, server_url) VALUES ($1, $2) ON CONFLICT (organization) DO NOTHING",
+      [`${server}/onerecord/logistics-objects/forwarder`, `${server}/onerecord`],
+    );
     const token = await issuer.token({
       logistics_agent_uri: `${server}/onerecord/logistics-objects/forwarder`,
       scope: "events:read",
@@ -173,7 +184,7 @@ describeBackend("postgres")("ONE Record notifications under faults (real process
     });
     const server = await start();
     const awbs = Array.from({ length: 5 }, (_, i) => awbFor(i));
-    await subscribeAll(server.url, issuer, receiver.url, awbs);
+    await subscribeAll(sql, server.url, issuer, receiver.url, awbs);
 
     receiver.setPostStatus(503);
     await ingestBurst(server.url, awbs, 100, "failing");
@@ -208,7 +219,7 @@ describeBackend("postgres")("ONE Record notifications under faults (real process
     const { sql, issuer, start } = await setup({ DELIVERY_LEASE_MS: "15000" });
     const first = await start();
     const awbs = Array.from({ length: 10 }, (_, i) => awbFor(100 + i));
-    await subscribeAll(first.url, issuer, receiver.url, awbs);
+    await subscribeAll(sql, first.url, issuer, receiver.url, awbs);
 
     await ingestBurst(first.url, awbs, 1_000, "burst");
     await until(() => receiver.posts.length >= 100, { what: "notifications in flight" });
@@ -233,7 +244,7 @@ describeBackend("postgres")("ONE Record notifications under faults (real process
     const { sql, issuer, start } = await setup({ DELIVERY_RETRY_SCHEDULE: "300ms,600ms,1s,2s,4s,8s" });
     const server = await start();
     const awbs = Array.from({ length: 5 }, (_, i) => awbFor(200 + i));
-    await subscribeAll(server.url, issuer, receiver.url, awbs);
+    await subscribeAll(sql, server.url, issuer, receiver.url, awbs);
 
     issuer.setTokenEndpoint("unavailable");
     await ingestBurst(server.url, awbs, 50, "no-token");

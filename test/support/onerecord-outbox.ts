@@ -67,8 +67,28 @@ export function notificationBody(
 }
 
 /**
+ * Registers the partner whose server `endpoint` ({server}/notifications) is on, as partner:add does
+ * (the sender sends only to registered partners' servers), with `audience` for its tokens (undefined:
+ * as registered already, else none).
+ */
+export async function registerPartnerServer(
+  database: Database,
+  endpoint: string,
+  audience?: string | null,
+): Promise<void> {
+  const serverUrl = endpoint.replace(/\/notifications$/, "");
+  const organization = `${serverUrl}/logistics-objects/outbox-partner`;
+  await database.prisma.oneRecordPartner.upsert({
+    where: { organization },
+    create: { organization, serverUrl, audience: audience ?? null },
+    update: audience === undefined ? {} : { audience },
+  });
+}
+
+/**
  * Queues one ONE Record notification to `endpoint` (unleased, due now), for `subscriptionId` (null:
- * an announcement or a request-status notification); answers its id (its Notification-Id).
+ * an announcement or a request-status notification); answers its id (its Notification-Id). The
+ * endpoint's server is registered as a partner's first, unless `registered` is false.
  */
 export async function queueOneRecordNotification(
   database: Database,
@@ -78,14 +98,17 @@ export async function queueOneRecordNotification(
     eventId = null,
     clientId = null,
     payload = notificationBody(),
+    registered = true,
   }: {
     subscriptionId: string | null;
     endpoint: string;
     eventId?: string | null;
     clientId?: string | null;
     payload?: string;
+    registered?: boolean;
   },
 ): Promise<string> {
+  if (registered) await registerPartnerServer(database, endpoint);
   const id = randomUUID();
   await queueDeliveries(
     database.prisma,
