@@ -414,6 +414,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
           delegation([uri], airline.organization, { "api:notifyRequestStatusChange": "yes" }),
         ],
         ["api:expiresAt", delegation([uri], airline.organization, { "api:expiresAt": "tomorrow" })],
+        ["api:hasDescription", delegation([uri], airline.organization, { "api:hasDescription": "x".repeat(1_001) })],
         [
           "api:isRequestedBy",
           delegation([uri], airline.organization, { "api:isRequestedBy": { "@id": airline.organization } }),

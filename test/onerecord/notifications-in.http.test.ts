@@ -16,6 +16,7 @@ import {
 } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { oneRecord } from "../support/onerecord-requests";
+import { MAX_NOTIFICATION_BYTES } from "../../src/onerecord/notifications-in/notifications-in.routes";
 
 const API = "https://onerecord.iata.org/ns/api#";
 const EXAMPLES = path.resolve(__dirname, "examples");
@@ -209,6 +210,11 @@ describe.each(BACKENDS)("ONE Record notifications received on %s", (backend) => 
       ["application/json", () => ({ body: notification(), contentType: "application/json" }), 415],
       ["no body", () => ({}), 415],
       [
+        "a body over 256 KiB",
+        () => ({ body: notification({ "api:hasDescription": "x".repeat(MAX_NOTIFICATION_BYTES) }) }),
+        413,
+      ],
+      [
         "a Notification-Id over 200 characters",
         () => ({ body: notification(), headers: { "notification-id": "x".repeat(201) } }),
         400,
@@ -231,6 +237,28 @@ describe.each(BACKENDS)("ONE Record notifications received on %s", (backend) => 
         expect(res.body["api:hasErrorDetail"]).toEqual(
           expect.arrayContaining([expect.objectContaining({ "api:hasProperty": property })]),
         );
+      expect(await app.database.prisma.oneRecordNotificationReceived.count()).toBe(before);
+    });
+
+    it("refuses a body over 256 KiB sent without a length (413) and stores nothing", async () => {
+      const before = await app.database.prisma.oneRecordNotificationReceived.count();
+      const text = JSON.stringify(notification({ "api:hasDescription": "x".repeat(MAX_NOTIFICATION_BYTES) }));
+      const res = await fetch(`${base}/notifications`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/ld+json; version=2.3.0",
+          "notification-id": randomUUID(),
+        },
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(text));
+            controller.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+      expect(res.status).toBe(413);
       expect(await app.database.prisma.oneRecordNotificationReceived.count()).toBe(before);
     });
 

@@ -282,6 +282,12 @@ describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
         ],
         ["no topic", async () => omit(await shipmentBody(), "api:hasTopic"), 400, `${API}hasTopic`],
         [
+          "a description over 1,000 characters",
+          async () => ({ ...(await shipmentBody()), "api:hasDescription": "x".repeat(1_001) }),
+          400,
+          `${API}hasDescription`,
+        ],
+        [
           "a topic that is no URI",
           async () => ({ ...(await shipmentBody()), "api:hasTopic": "shipment-020-12345675" }),
           400,

@@ -2,6 +2,7 @@ import { AppError, type FieldError } from "../../errors";
 import { isClientOrganizationId } from "../identity/organizations";
 import { API, XSD } from "../jsonld-context";
 import { isNode, type JsonLdValue, type NodeObject, typesOf, valuesOf } from "../jsonld-tree";
+import { MAX_DESCRIPTION_CHARACTERS } from "../subscriptions/subscription";
 import type { OneRecordUris } from "../uris";
 
 /** The api:Permission members (the specification's Permission enumeration). */
@@ -61,7 +62,8 @@ const INSTANT =
  *   this server or an absolute http(s) URI of another's — never the carrier's or another object;
  * - `hasPermission`: 1 or more members of api:Permission;
  * - `expiresAt`: at most one xsd:dateTime with a time zone, after `now`;
- * - `notifyRequestStatusChange`: at most one xsd:boolean (default false); `hasDescription` at most one string;
+ * - `notifyRequestStatusChange`: at most one xsd:boolean (default false); `hasDescription` at most one string
+ *   of at most MAX_DESCRIPTION_CHARACTERS;
  * - no other property.
  */
 export function readAccessDelegation(
@@ -150,6 +152,8 @@ export function readAccessDelegation(
   const description = descriptions[0]?.["@value"];
   if (descriptions.length > 1) problem(HAS_DESCRIPTION, "at most one");
   else if (descriptions.length === 1 && typeof description !== "string") problem(HAS_DESCRIPTION, "must be a string");
+  else if (typeof description === "string" && [...description].length > MAX_DESCRIPTION_CHARACTERS)
+    problem(HAS_DESCRIPTION, `at most ${MAX_DESCRIPTION_CHARACTERS} characters`);
 
   if (problems.length > 0)
     throw new AppError("INVALID_LOGISTICS_OBJECT", problems.map((p) => `${p.field}: ${p.message}`).join("; "), {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AppError } from "../../errors";
 import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
 import { ONE_RECORD_CONTEXT } from "../jsonld-context";
@@ -20,15 +20,19 @@ export function registerSubscriberRoutes(
 ): void {
   const { notificationsIn, wishes, uris } = deps;
 
-  scope.post("/notifications", async (request, reply) => {
-    const header = request.headers["notification-id"];
-    await notificationsIn.receive(
-      oneRecordCallerOf(request),
-      jsonLdBodyOf(request),
-      Array.isArray(header) ? header.join(", ") : header,
-    );
-    return reply.code(204).send();
-  });
+  scope.post(
+    "/notifications",
+    { bodyLimit: MAX_NOTIFICATION_BYTES, onRequest: refuseLargeBody },
+    async (request, reply) => {
+      const header = request.headers["notification-id"];
+      await notificationsIn.receive(
+        oneRecordCallerOf(request),
+        jsonLdBodyOf(request),
+        Array.isArray(header) ? header.join(", ") : header,
+      );
+      return reply.code(204).send();
+    },
+  );
 
   scope.get("/subscriptions", async (request, reply) => {
     const { topicType, topic } = readProposal(queryOf(request));
@@ -40,6 +44,22 @@ export function registerSubscriberRoutes(
       );
     return sendJsonLd(reply, 200, subscriptionBody(wish, topicType, topic, uris));
   });
+}
+
+/**
+ * The largest api:Notification body taken (bytes): the specification's examples, an object's body
+ * included, are a few KiB; every one taken is stored. Beyond, 413 and nothing stored.
+ */
+export const MAX_NOTIFICATION_BYTES = 256 * 1024;
+
+/**
+ * Refuses a body its Content-Length says is too large before reading it, naming this route's limit;
+ * one sent without a length is cut off at the same limit by the route's bodyLimit.
+ */
+async function refuseLargeBody(request: FastifyRequest): Promise<void> {
+  const length = Number(request.headers["content-length"]);
+  if (Number.isFinite(length) && length > MAX_NOTIFICATION_BYTES)
+    throw new AppError("PAYLOAD_TOO_LARGE", `A notification's body exceeds ${MAX_NOTIFICATION_BYTES / 1024} KiB`);
 }
 
 /** The parameters of a proposal, as the specification's "Get Subscription information as Publisher" writes them. */

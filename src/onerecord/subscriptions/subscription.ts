@@ -47,6 +47,12 @@ const PROPERTIES = new Set(
   Object.keys((api.classes as Record<string, { properties: Record<string, unknown> }>)[SUBSCRIPTION]!.properties),
 );
 
+/**
+ * The most characters an api:hasDescription (of a subscription or an access delegation) may have: a
+ * note for people, stored with the request as long as it is kept.
+ */
+export const MAX_DESCRIPTION_CHARACTERS = 1_000;
+
 /** The most of one multi-valued property a subscription may carry (there are three event types). */
 const MAX_CONTENT_TYPES = 20;
 
@@ -121,6 +127,8 @@ export function readSubscription(root: NodeObject): Subscription {
   const descriptionValue = one(term("hasDescription"));
   const description = descriptionValue === undefined ? undefined : typedTextOf(descriptionValue, `${XSD}string`);
   if (descriptionValue !== undefined && description === undefined) problem(term("hasDescription"), "is a string");
+  else if (description !== undefined && [...description].length > MAX_DESCRIPTION_CHARACTERS)
+    problem(term("hasDescription"), `at most ${MAX_DESCRIPTION_CHARACTERS} characters`);
 
   if (problems.length > 0)
     throw new AppError("INVALID_LOGISTICS_OBJECT", problems.map((p) => `${p.field}: ${p.message}`).join("; "), {
