@@ -10,15 +10,13 @@ const server = http.createServer((req, res) => {
   req.on("end", () => {
     if (req.method !== "POST" || req.url !== "/token") return void res.writeHead(404).end();
     issued++;
-    res
-      .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-      .end(
-        JSON.stringify({
-          access_token: `bench-token-${issued}-${"x".repeat(600)}`,
-          token_type: "Bearer",
-          expires_in: 3600,
-        }),
-      );
+    res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(
+      JSON.stringify({
+        access_token: `bench-token-${issued}-${"x".repeat(600)}`,
+        token_type: "Bearer",
+        expires_in: 3600,
+      }),
+    );
   });
 });
 server.listen(0, "127.0.0.1", () => {
