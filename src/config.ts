@@ -520,6 +520,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
         onerecord_notifications_received: days(env, "RETENTION_DELIVERED_DAYS", 30),
         onerecord_subscriptions: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
         onerecord_proposals: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
+        // An ended access delegation, as an ended SubscriptionRequest.
+        onerecord_access_delegations: days(env, "RETENTION_EXPIRED_SUBSCRIPTIONS_DAYS", 30),
       }),
       intervalMs: integer(env, "RETENTION_INTERVAL_MS", 300_000, 0, 86_400_000),
       batchSize: integer(env, "RETENTION_BATCH_SIZE", 1_000, 1, 100_000),

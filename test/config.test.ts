@@ -73,6 +73,7 @@ describe("configuration", () => {
           onerecord_subscriptions: 30,
           onerecord_proposals: 30,
           onerecord_notifications_received: 30,
+          onerecord_access_delegations: 30,
         },
         intervalMs: 300_000,
         batchSize: 1_000,

@@ -11,6 +11,7 @@ import {
   pruneExpiredSubscriptions,
 } from "../src/retention/sql/prune-batch.sql";
 import {
+  pruneAccessDelegations,
   pruneNotificationsReceived,
   pruneOneRecordSubscriptions,
   pruneProposals,
@@ -317,6 +318,62 @@ describe.each(BACKENDS)("retention statements on %s", (backend) => {
         expect(await pruneNotificationsReceived.affectedRows(db.prisma, batch(10))).toBe(1);
         const left = await db.prisma.oneRecordNotificationReceived.findMany({ select: { notificationId: true } });
         expect(left.map((row) => row.notificationId)).toEqual(["c"]);
+      });
+
+      it("prune-onerecord-access-delegations deletes a batch of delegations revoked, rejected or failed before the cutoff, or expired before it, that hold no grant", async () => {
+        await db.sql.query("DELETE FROM logistics_object_grant WHERE delegation_id IS NOT NULL", []);
+        await db.sql.query("DELETE FROM onerecord_access_delegation", []);
+        /** A delegation in `status`, decided `decidedAgo` ms ago (null: never), with a grant when asked. */
+        const delegation = async (
+          status: string,
+          decidedAgo: number | null,
+          expiresAt: Date | null = null,
+          granted = false,
+        ) => {
+          const { id } = await db.prisma.oneRecordAccessDelegation.create({
+            data: {
+              status,
+              requestedBy: "organization-x",
+              requestedAt: ago(20 * DAY),
+              decidedAt: decidedAgo === null ? null : ago(decidedAgo),
+              delegation: {},
+              objects: [`piece-${randomUUID()}`],
+              organizations: ["organization-y"],
+              permissions: ["GET_LOGISTICS_OBJECT"],
+              expiresAt,
+            },
+          });
+          if (granted)
+            await db.prisma.logisticsObjectGrant.create({
+              data: {
+                objectId: `piece-${randomUUID()}`,
+                organizationId: "organization-y",
+                grantedBy: "organization-x",
+                delegationId: id,
+                expiresAt,
+              },
+            });
+          return id;
+        };
+        const gone = [
+          await delegation("REQUEST_REVOKED", 10 * DAY),
+          await delegation("REQUEST_REJECTED", 10 * DAY),
+          await delegation("REQUEST_FAILED", 10 * DAY),
+          await delegation("REQUEST_ACCEPTED", 20 * DAY, ago(10 * DAY)), // expired 10 days ago, its grants gone
+        ];
+        const kept = [
+          await delegation("REQUEST_REJECTED", DAY), // rejected lately
+          await delegation("REQUEST_PENDING", null), // never decided
+          await delegation("REQUEST_ACCEPTED", 20 * DAY, null, true), // standing
+          await delegation("REQUEST_ACCEPTED", 20 * DAY, ago(DAY)), // expired lately
+          await delegation("REQUEST_ACCEPTED", 20 * DAY, ago(10 * DAY), true), // expired long ago, its grant kept
+        ];
+        expect(await pruneAccessDelegations.affectedRows(db.prisma, batch(3))).toBe(3);
+        expect(await pruneAccessDelegations.affectedRows(db.prisma, batch(3))).toBe(1);
+        expect(await pruneAccessDelegations.affectedRows(db.prisma, batch(3))).toBe(0);
+        const left = (await db.prisma.oneRecordAccessDelegation.findMany({ select: { id: true } })).map((r) => r.id);
+        expect(left.sort()).toEqual(kept.sort());
+        expect(gone.some((id) => left.includes(id))).toBe(false);
       });
     });
 

@@ -7,7 +7,8 @@ export type RetentionKind =
   | "expired_subscriptions"
   | "onerecord_subscriptions"
   | "onerecord_proposals"
-  | "onerecord_notifications_received";
+  | "onerecord_notifications_received"
+  | "onerecord_access_delegations";
 
 /** Days each kind is kept after it ended (0: kept for ever). */
 export type RetentionAges = Readonly<Record<RetentionKind, number>>;

@@ -8,7 +8,12 @@ import {
   pruneEvents,
   pruneExpiredSubscriptions,
 } from "./sql/prune-batch.sql";
-import { pruneNotificationsReceived, pruneOneRecordSubscriptions, pruneProposals } from "./sql/prune-onerecord.sql";
+import {
+  pruneAccessDelegations,
+  pruneNotificationsReceived,
+  pruneOneRecordSubscriptions,
+  pruneProposals,
+} from "./sql/prune-onerecord.sql";
 import { prunedThrough } from "./sql/pruned-through.sql";
 import { tableSizes } from "./sql/table-sizes.sql";
 import { vacuum } from "./sql/vacuum.sql";
@@ -23,6 +28,7 @@ const PRUNE_BATCH = {
   onerecord_subscriptions: pruneOneRecordSubscriptions,
   onerecord_proposals: pruneProposals,
   onerecord_notifications_received: pruneNotificationsReceived,
+  onerecord_access_delegations: pruneAccessDelegations,
 } as const;
 
 /** The tables each kind's deletions leave dead rows in (cascades included). */
@@ -36,6 +42,8 @@ export const TABLES_OF: Record<RetentionKind, readonly string[]> = {
   onerecord_subscriptions: ["onerecord_subscription"],
   onerecord_proposals: ["onerecord_proposal"],
   onerecord_notifications_received: ["onerecord_notification_received"],
+  // Only those holding no grant go, so none is set to null.
+  onerecord_access_delegations: ["onerecord_access_delegation"],
 };
 const MEASURED: string[] = [
   "status_event",
@@ -48,6 +56,7 @@ const MEASURED: string[] = [
   "onerecord_subscription",
   "onerecord_proposal",
   "onerecord_notification_received",
+  "onerecord_access_delegation",
 ];
 
 export function createRetentionStore(prisma: Prisma) {

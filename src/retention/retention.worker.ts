@@ -42,6 +42,7 @@ const ORDER: readonly RetentionKind[] = [
   "onerecord_subscriptions",
   "onerecord_proposals",
   "onerecord_notifications_received",
+  "onerecord_access_delegations",
   "events",
   "carrier_statuses",
 ];

@@ -68,3 +68,22 @@ export const pruneProposals = statement<Batch>(
         LIMIT ${param("limit")}::int FOR UPDATE OF pr SKIP LOCKED)
       DELETE FROM onerecord_proposal t USING doomed WHERE t.id = doomed.id`,
 );
+
+/**
+ * Access delegations that ended before `before` — revoked, rejected or failed then (`decided_at`), or
+ * expired then — **and holding no grant**: a grant (logistics_object_grant.delegation_id) keeps its
+ * delegation, which says why the grant exists and what revoking it removes. Revocation deletes a
+ * delegation's grants, and a rejected one never had any; an expired one's grants grant nothing but are
+ * kept with it.
+ */
+export const pruneAccessDelegations = statement<Batch>(
+  "retention/prune-onerecord-access-delegations",
+  sql`WITH doomed AS (
+        SELECT a.id FROM onerecord_access_delegation a
+        WHERE ((a.status IN ('REQUEST_REVOKED', 'REQUEST_REJECTED', 'REQUEST_FAILED')
+                AND coalesce(a.decided_at, a.requested_at) < ${param("before")}::timestamptz)
+               OR a.expires_at < ${param("before")}::timestamptz)
+          AND NOT EXISTS (SELECT 1 FROM logistics_object_grant g WHERE g.delegation_id = a.id)
+        LIMIT ${param("limit")}::int FOR UPDATE OF a SKIP LOCKED)
+      DELETE FROM onerecord_access_delegation t USING doomed WHERE t.id = doomed.id`,
+);
