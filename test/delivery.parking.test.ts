@@ -297,47 +297,25 @@ describe.each(BACKENDS)("parked deliveries on %s", (backend) => {
         const subscription = await app.database.prisma.subscription.findUniqueOrThrow({
           where: { id: subscriptionId },
         });
-        // A second connection holds a carrier-status key, so the ingestion below stops after queuing
-        // its delivery (carrier statuses are recorded last in its transaction) and waits for it.
+        // A second connection holds an advisory lock that the ingestion's `alongside` step (run in its
+        // transaction right after its deliveries are queued) waits for: the delivery is queued, not committed.
         const { other: blocker, someoneWaits } = await secondConnection();
-        const statusKey = `fsu:race-${serial}`;
-        await blocker.query("BEGIN");
-        await blocker.query(
-          `INSERT INTO carrier_status (id, status_key, awb, code, mapped, format, source_text, received_at, ordinal)
-           VALUES (gen_random_uuid(), $1, $2, 'MAN', true, 'FSU', 'MAN', now(), 0)`,
-          [statusKey, subscription.awb],
-        );
-        const ingestion = app.services.milestones.ingest([milestone(subscription.awb, "MAN")], new Date(), [
-          {
-            statusKey,
-            awb: subscription.awb,
-            code: "MAN",
-            mapped: true,
-            reason: null,
-            format: "FSU",
-            sourceLine: 1,
-            sourceElement: null,
-            sourceText: "MAN",
-            occurredAt: new Date(),
-            timeBasis: null,
-            station: null,
-            flight: null,
-            flightDate: null,
-            carrierCode: null,
-            discrepancy: null,
-            toaTimestamp: null,
-            shipment: null,
-            pieces: null,
-            weight: null,
-            weightUnit: null,
-            totalPieces: null,
+        const lockKey = 7_262_026 + serial;
+        await blocker.query("SELECT pg_advisory_lock($1)", [lockKey]);
+        const ingestion = app.services.milestones.ingest(
+          [milestone(subscription.awb, "MAN")],
+          new Date(),
+          [],
+          "broker",
+          async (tx) => {
+            await tx.$queryRawUnsafe("SELECT 1 AS held FROM (SELECT pg_advisory_xact_lock($1::bigint)) l", lockKey);
           },
-        ]);
+        );
         await until(someoneWaits, { what: "the ingestion waiting with its delivery queued" });
 
         // Disabled while the ingestion's delivery is queued but not committed.
         await disableThrough(await claim(deliveryIds[0]!), subscriptionId);
-        await blocker.query("ROLLBACK");
+        await blocker.query("SELECT pg_advisory_unlock($1)", [lockKey]);
         const [result] = await ingestion;
         expect(result!.matchedSubscriptions).toBe(1);
         const raced = await app.database.prisma.delivery.findFirstOrThrow({
