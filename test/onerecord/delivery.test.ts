@@ -10,6 +10,7 @@ import {
   oneRecordSubscription,
   type OneRecordSubscriptionFields,
   queueOneRecordNotification,
+  registerPartnerServer,
   startNotificationReceiver,
 } from "../support/onerecord-outbox";
 import { until } from "../support/webhooks";
@@ -143,6 +144,9 @@ describe.each(BACKENDS)("ONE Record notifications sent by the delivery worker on
     it("after a second 401, records the attempt as failed (HTTP 401) with no third POST; the next attempt goes on the schedule (here a 410: dead), and an operator can send it again", async () => {
       const to = await receiver();
       let answered = 0;
+      // An audience of its own: the earlier test's 401 made the default audience's token be forgotten
+      // moments ago, and a 401 forgets one at most once per REFRESH_AFTER_401_MS per audience.
+      await registerPartnerServer(app.database, to.endpoint, "https://second-401.test");
       to.answerWith(() => (++answered <= 2 ? 401 : answered === 3 ? 410 : 204));
       const before = tokenRequests();
       const id = await queue(await subscribe(to), to);
@@ -153,7 +157,7 @@ describe.each(BACKENDS)("ONE Record notifications sent by the delivery worker on
       ]);
       const posts = postsOf(to, id);
       expect(posts).toHaveLength(3);
-      expect(tokenRequests() - before).toBe(1); // refreshed once, in the first attempt
+      expect(tokenRequests() - before).toBe(2); // its audience's first token, refreshed once in the first attempt
       expect(posts[2]!.token).toBe(posts[1]!.token);
 
       const { data, errors } = await graphql(
@@ -228,7 +232,9 @@ describe.each(BACKENDS)("ONE Record notifications sent by the delivery worker on
     it("a failing token endpoint fails the attempt with a clear error, does not count against the subscriber's circuit, and the notification goes once it answers", async () => {
       const to = await receiver();
       const before = new Set(issuer.issuedTokens());
-      // The subscriber refuses the token remembered from before, so a fresh one is needed.
+      // The subscriber refuses the token remembered from before, so a fresh one is needed (for an audience
+      // of its own: a 401 forgets a token at most once per REFRESH_AFTER_401_MS per audience).
+      await registerPartnerServer(app.database, to.endpoint, "https://token-endpoint-down.test");
       to.answerWith((post) => (before.has(post.token ?? "") ? 401 : 204));
       issuer.setTokenEndpoint("unavailable");
       const opened = await metric(/^gateway_delivery_circuit_changes_total\{change="opened"\}/);
