@@ -78,11 +78,13 @@ export async function registerPartnerServer(
 ): Promise<void> {
   const serverUrl = endpoint.replace(/\/notifications$/, "");
   const organization = `${serverUrl}/logistics-objects/outbox-partner`;
-  await database.prisma.oneRecordPartner.upsert({
-    where: { organization },
-    create: { organization, serverUrl, audience: audience ?? null },
-    update: audience === undefined ? {} : { audience },
+  // Concurrent queueing registers the same partner: skipDuplicates, not an upsert (which races to a unique violation).
+  await database.prisma.oneRecordPartner.createMany({
+    data: [{ organization, serverUrl, audience: audience ?? null }],
+    skipDuplicates: true,
   });
+  if (audience !== undefined)
+    await database.prisma.oneRecordPartner.update({ where: { organization }, data: { audience } });
 }
 
 /**
