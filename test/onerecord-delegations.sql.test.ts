@@ -7,6 +7,7 @@ import { readDelegation } from "../src/onerecord/sql/delegation-read.sql";
 import { revokeDelegation } from "../src/onerecord/sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../src/onerecord/sql/delegation-withdraw.sql";
 import { revokeChainedDelegations } from "../src/onerecord/sql/delegations-chain-revoke.sql";
+import { delegationsRejectedRecently } from "../src/onerecord/sql/delegations-rejected-recently.sql";
 import { grantRead } from "../src/onerecord/sql/grant-read.sql";
 import { readObject } from "../src/onerecord/sql/object-read.sql";
 import { readersOf } from "../src/onerecord/sql/readers-of.sql";
@@ -89,6 +90,36 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       expect(await readDelegation.rows(db.prisma, { id: row.id })).toEqual([row]);
       expect(await readDelegation.rows(db.sql, { id: row.id })).toEqual([row]);
       expect(await readDelegation.rows(db.prisma, { id: randomUUID() })).toEqual([]);
+    });
+
+    it("delegations-rejected-recently counts a requester's delegations rejected in the last 24 hours only", async () => {
+      const requester = `organization-${randomUUID()}`;
+      const rejected = async (requestedAt?: Date) => {
+        const [row] = await insertDelegation.rows(db.prisma, {
+          id: randomUUID(),
+          status: "REQUEST_REJECTED",
+          requestedBy: requester,
+          decidedBy: "organization-carrier",
+          reason: "no",
+          errorStatus: 403,
+          delegation: "{}",
+          objects: ["piece-x"],
+          organizations: [AIRLINE],
+          permissions: ["GET_LOGISTICS_OBJECT"],
+          expiresAt: null,
+          notifyStatusChange: false,
+        });
+        if (requestedAt)
+          await db.prisma.oneRecordAccessDelegation.update({ where: { id: row!.id }, data: { requestedAt } });
+      };
+      await rejected();
+      await rejected();
+      await rejected(new Date(Date.now() - 25 * 3_600_000));
+      await delegation(requester, [await objectOf()], AIRLINE);
+      expect(await delegationsRejectedRecently.rows(db.prisma, { requestedBy: requester })).toEqual([{ n: 2 }]);
+      expect(await delegationsRejectedRecently.rows(db.sql, { requestedBy: "organization-nobody" })).toEqual([
+        { n: 0 },
+      ]);
     });
 
     it("readers-of, object-read and delegation-objects-lock leave out expired grants", async () => {

@@ -1,6 +1,7 @@
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
 import { MAX_DELEGATED_OBJECTS } from "../../src/onerecord/delegations/access-delegation";
+import { MAX_REJECTED_DELEGATIONS_PER_DAY } from "../../src/onerecord/delegations/delegations.service";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
 import { lockDelegationObjects } from "../../src/onerecord/sql/delegation-objects-lock.sql";
 import { revokeDelegation } from "../../src/onerecord/sql/delegation-revoke.sql";
@@ -257,6 +258,30 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
       await expectDenied(await oneRecord(uri, { token: stranger.key }), 403);
       // A rejected request is no longer revocable.
       await expectDenied(await oneRecord(request, { token: stranger.key, method: "DELETE" }), 422);
+    });
+
+    it("past MAX_REJECTED_DELEGATIONS_PER_DAY rejected in 24 hours, a requester's next refused one is 429, stored nothing", async () => {
+      const requester = await newClient("objects:write", "events:write");
+      const requestedBy = requester.organization.slice(requester.organization.lastIndexOf("/") + 1);
+      const uri = await piece();
+      await app.database.prisma.oneRecordAccessDelegation.createMany({
+        data: Array.from({ length: MAX_REJECTED_DELEGATIONS_PER_DAY }, () => ({
+          status: "REQUEST_REJECTED",
+          requestedBy,
+          delegation: {},
+          objects: ["piece-x"],
+          organizations: [requester.organization],
+          permissions: ["GET_LOGISTICS_OBJECT"],
+        })),
+      });
+      const before = await app.database.prisma.oneRecordAccessDelegation.count();
+      const res = await oneRecord(`${base}/access-delegations`, {
+        token: requester.key,
+        body: delegation([uri], requester.organization),
+      });
+      expect(res.status).toBe(429);
+      expect(res.body["@type"]).toBe("api:Error");
+      expect(await app.database.prisma.oneRecordAccessDelegation.count()).toBe(before);
     });
 
     it("write permissions are rejected: this server delegates reading only", async () => {

@@ -9,6 +9,7 @@ import type { AccessDelegationRow } from "../sql/delegation-columns";
 import { lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
 import { grantDelegation } from "../sql/delegation-grant.sql";
 import { insertDelegation } from "../sql/delegation-insert.sql";
+import { delegationsRejectedRecently } from "../sql/delegations-rejected-recently.sql";
 import { readDelegation } from "../sql/delegation-read.sql";
 import { revokeDelegation } from "../sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../sql/delegation-withdraw.sql";
@@ -16,6 +17,9 @@ import { revokeChainedDelegations } from "../sql/delegations-chain-revoke.sql";
 import type { OneRecordUris } from "../uris";
 import type { AccessDelegation, Permission } from "./access-delegation";
 import { DECIDED_ON_ARRIVAL_BY } from "./delegation.view";
+
+/** Rejected access delegations one requester may have stored in 24 hours; beyond, refused (429), nothing stored. */
+export const MAX_REJECTED_DELEGATIONS_PER_DAY = 100;
 
 /** A transaction's client: what the statements and the outbox take. */
 type Tx = Pick<Prisma, "$queryRawUnsafe">;
@@ -187,6 +191,18 @@ export function createDelegationService(deps: DelegationServiceDeps) {
         await lockDelegationObjects.rows(tx, { objectIds: [...delegation.objects] });
         const locked = await lockDelegationObjects.rows(tx, { objectIds: [...delegation.objects] });
         const reason = refusal(caller, delegation, locked);
+        if (reason !== undefined) {
+          // A soft bound (no lock: requests racing at the edge may each be stored): what keeps one
+          // requester's refused asks from filling the table.
+          const [{ n } = { n: 0 }] = await delegationsRejectedRecently.rows(tx, { requestedBy: caller.organizationId });
+          if (n >= MAX_REJECTED_DELEGATIONS_PER_DAY)
+            throw new AppError(
+              "RATE_LIMITED",
+              `${n} of your access delegations were rejected in the last 24 hours: this server stores at most ` +
+                `${MAX_REJECTED_DELEGATIONS_PER_DAY} a day; delegate what you may delegate`,
+              { retryAfterSeconds: 3_600 },
+            );
+        }
         const [row] = await insertDelegation.rows(tx, {
           id: randomUUID(),
           status: reason === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED",
