@@ -193,6 +193,21 @@ describe.each(BACKENDS)("ONE Record notifications sent by the delivery worker on
       expect((await row(id)).attempts.map((a) => a.statusCode)).toEqual([503, 500, 204]);
     });
 
+    it("keeps a notification past the retry schedule while its subscription stands: retried until the subscriber takes it", async () => {
+      const to = await receiver();
+      let answered = 0;
+      to.answerWith(() => (answered++ === 0 ? 503 : 204));
+      const subscriptionId = await subscribe(to);
+      const id = await queueOneRecordNotification(app.database, { subscriptionId, endpoint: to.endpoint });
+      // Its schedule used up (30 waits): a webhook's next failure would be its last.
+      await app.database.prisma.delivery.update({ where: { id }, data: { attemptCount: 30 } });
+      app.worker!.wake();
+      await until(async () => (await row(id)).attemptCount === 31, { what: "the attempt past the schedule" });
+      expect(await row(id)).toMatchObject({ status: "PENDING", completedAt: null });
+      await settled([id], "DELIVERED");
+      expect((await row(id)).attempts.map((a) => a.statusCode)).toEqual([503, 204]);
+    });
+
     it("sends nothing for a revoked, rejected or expired subscription, while an accepted one's later notification goes", async () => {
       const to = await receiver();
       const held = [
