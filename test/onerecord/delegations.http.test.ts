@@ -3,6 +3,7 @@ import type { Scope } from "../../src/clients/credentials";
 import { MAX_DELEGATED_OBJECTS } from "../../src/onerecord/delegations/access-delegation";
 import { MAX_REJECTED_DELEGATIONS_PER_DAY } from "../../src/onerecord/delegations/delegations.service";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
+import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { lockDelegationObjects } from "../../src/onerecord/sql/delegation-objects-lock.sql";
 import { revokeDelegation } from "../../src/onerecord/sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../../src/onerecord/sql/delegation-withdraw.sql";
@@ -472,8 +473,9 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
       expect(await grantsOf(uri)).toEqual([]);
     });
 
-    it("notifyRequestStatusChange queues the requester's ACCESS_DELEGATION_REQUEST_* notifications", async () => {
-      // An agent of another server: notifications go to that server's /notifications.
+    it("notifyRequestStatusChange queues the requester's ACCESS_DELEGATION_REQUEST_* notifications to its registered server only", async () => {
+      // An agent of another server: its notifications go to its registered server's /notifications, and
+      // without one nowhere (not to the server its URI names).
       const forwarder = "https://1r.forwarder.example/logistics-objects/organization-forwarder";
       const token = await issuer.token({ logistics_agent_uri: forwarder, scope: "objects:write" });
       const created = await oneRecord(`${base}/logistics-objects`, {
@@ -481,10 +483,21 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
         body: { "@context": CONTEXT, "@type": "cargo:Piece" },
       });
       const uri = created.headers.get("location")!;
+      const unregistered = await delegate(token, delegation([uri], AGENT, { "api:notifyRequestStatusChange": true }));
+      expect((await oneRecord(unregistered, { token, method: "DELETE" })).status).toBe(204);
+      expect(
+        await app.database.prisma.delivery.count({
+          where: { kind: "ONE_RECORD", payload: { contains: unregistered } },
+        }),
+      ).toBe(0);
+      await createPartnerAdmin(app.database.prisma, base).add({
+        serverUrl: "https://notify.forwarder.example/1r",
+        agentUri: forwarder,
+      });
       const request = await delegate(token, delegation([uri], AGENT, { "api:notifyRequestStatusChange": true }));
       expect((await oneRecord(request, { token, method: "DELETE" })).status).toBe(204);
       const queued = await app.database.prisma.delivery.findMany({
-        where: { kind: "ONE_RECORD", callback: "https://1r.forwarder.example/notifications" },
+        where: { kind: "ONE_RECORD", callback: "https://notify.forwarder.example/1r/notifications" },
         orderBy: { createdAt: "asc" },
       });
       const bodies = queued.map((d) => JSON.parse(d.payload));
