@@ -67,7 +67,7 @@ describe.each(BACKENDS)("the outbox's statements on ONE Record notifications on 
       disableAfterHours,
     });
 
-    it("claim-due hands out an accepted subscription's notification and an announcement, with their kind, no client and the queuing time; never a revoked, not accepted or expired one's; parks a disabled one's", async () => {
+    it("claim-due hands out an accepted subscription's notification, an expired one's queued while it was valid, and an announcement, with their kind, no client and the queuing time; never a revoked or not accepted one's; parks a disabled one's", async () => {
       const accepted = await subscribed();
       const announcement = await queueOneRecordNotification(db, {
         subscriptionId: null,
@@ -79,13 +79,15 @@ describe.each(BACKENDS)("the outbox's statements on ONE Record notifications on 
       const disabled = await subscribed({ disabledAt: ago(1_000) });
       const token = randomUUID();
       const claimed = await claim(token);
-      expect(claimed.map((row) => row.id).sort()).toEqual([accepted.deliveryId, announcement].sort());
+      expect(claimed.map((row) => row.id).sort()).toEqual(
+        [accepted.deliveryId, expired.deliveryId, announcement].sort(),
+      );
       const row = claimed.find((r) => r.id === accepted.deliveryId)!;
       expect(row).toMatchObject({ kind: "ONE_RECORD", client_id: null, callback: accepted.endpoint, attempt_count: 0 });
       const queued = await fx.deliveryRow(accepted.deliveryId);
       expect(new Date(row.received_at).getTime()).toBe(queued.createdAt.getTime());
       expect(queued.leaseToken).toBe(token);
-      for (const { deliveryId } of [revoked, rejected, expired])
+      for (const { deliveryId } of [revoked, rejected])
         expect(await fx.deliveryRow(deliveryId)).toMatchObject({ status: "PENDING", leaseToken: null });
       expect(await fx.deliveryRow(disabled.deliveryId)).toMatchObject({ status: "PARKED", leaseToken: null });
       expect(await claim()).toEqual([]);
@@ -208,7 +210,7 @@ describe.each(BACKENDS)("the outbox's statements on ONE Record notifications on 
       expect(again).toEqual([{ was_disabled: false, status: "REQUEST_ACCEPTED" }]);
     });
 
-    it("expire-pending marks dead the unsent notifications of revoked, expired and long-disabled ONE Record subscriptions, with the reason; leaves accepted ones, announcements and leased ones", async () => {
+    it("expire-pending marks dead the unsent notifications of revoked and long-disabled ONE Record subscriptions, with the reason; leaves accepted and expired ones', announcements and leased ones", async () => {
       const revoked = await subscribed({ status: "REQUEST_REVOKED" });
       const expired = await subscribed({ expiresAt: ago(1_000) });
       const longDisabled = await subscribed({ disabledAt: ago(48 * HOUR) });
@@ -231,21 +233,17 @@ describe.each(BACKENDS)("the outbox's statements on ONE Record notifications on 
         limit: 100,
         disabledBefore: ago(24 * HOUR).toISOString(),
       });
-      expect(count).toBe(3);
+      expect(count).toBe(2);
       expect(await fx.deliveryRow(revoked.deliveryId)).toMatchObject({
         status: "DEAD",
         lastError: "subscription revoked",
-      });
-      expect(await fx.deliveryRow(expired.deliveryId)).toMatchObject({
-        status: "DEAD",
-        lastError: "subscription expired before it was sent",
       });
       expect(await fx.deliveryRow(longDisabled.deliveryId)).toMatchObject({
         status: "DEAD",
         lastError: "subscription disabled for longer than RETENTION_DEAD_DAYS",
       });
       expect(await fx.deliveryRow(recentlyDisabled.deliveryId)).toMatchObject({ status: "PARKED" });
-      for (const id of [accepted.deliveryId, announcement, leasedRevoked])
+      for (const id of [accepted.deliveryId, expired.deliveryId, announcement, leasedRevoked])
         expect(await fx.deliveryRow(id)).toMatchObject({ status: "PENDING" });
     });
   });

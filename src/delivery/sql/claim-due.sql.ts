@@ -39,8 +39,10 @@ export const claimDue = statement<
          AND NOT (d.origin = ANY(${param("excludeOrigins")}::text[]))
          -- Nothing is sent for an expired subscription (retention marks these dead).
          AND NOT coalesce(s.expires_at <= now(), false)
-         -- A ONE Record subscription's only while it is accepted and unexpired (retention marks the rest dead).
-         AND NOT coalesce(o.expires_at <= now() OR o.status <> 'REQUEST_ACCEPTED', false)
+         -- A ONE Record subscription's only while it is accepted (retention marks a revoked one's dead).
+         -- Expiry stops new notifications, not these: they tell of what happened while it was valid, and
+         -- the publisher keeps a notification until its subscriber confirms it.
+         AND NOT coalesce(o.status <> 'REQUEST_ACCEPTED', false)
        ORDER BY d.next_attempt_at
        LIMIT ${param("scanLimit")}
        FOR UPDATE OF d SKIP LOCKED

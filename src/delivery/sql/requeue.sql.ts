@@ -4,15 +4,15 @@ import { ANY_SUBSCRIPTION_DISABLED } from "./subscription-disabled";
 /**
  * Finished (DEAD or DELIVERED) deliveries from a fresh schedule: PENDING, or PARKED while their
  * subscription is disabled. No lease token: the holder of the last claim, if still running, is fenced out.
- * Not a ONE Record notification whose subscription is no longer accepted (revoked) or has expired:
- * nothing would send it.
+ * Not a ONE Record notification whose subscription is no longer accepted (revoked): nothing would
+ * send it (an expired subscription's are still sent, as the claim does).
  */
 const REQUEUE = sql`UPDATE delivery d SET
     status = (CASE WHEN ${ANY_SUBSCRIPTION_DISABLED} THEN 'PARKED' ELSE 'PENDING' END)::delivery_status,
     attempt_count = 0, next_attempt_at = now(), completed_at = NULL, lease_until = NULL, lease_token = NULL
   WHERE d.status IN ('DEAD', 'DELIVERED')
     AND NOT EXISTS (SELECT 1 FROM onerecord_subscription o WHERE o.id = d.onerecord_subscription_id
-                    AND (o.status <> 'REQUEST_ACCEPTED' OR o.expires_at <= now()))`;
+                    AND o.status <> 'REQUEST_ACCEPTED')`;
 
 /** One finished delivery. */
 export const requeueDelivery = statement<{ id: string }>(

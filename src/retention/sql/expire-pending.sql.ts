@@ -3,7 +3,8 @@ import { param, sql, statement } from "../../db/sql-statement";
 /**
  * Marks dead (not sent) up to `limit` pending and parked deliveries of subscriptions that have
  * expired or that delivery disabled before `disabledBefore` (null: never); up to `limit` of ONE
- * Record subscriptions likewise, or no longer accepted (revoked: claims skip them); and up to `limit`
+ * Record subscriptions no longer accepted (revoked: claims skip them) or disabled as long (an expired
+ * one's are still sent: they tell of what happened while it was valid); and up to `limit`
  * parked deliveries whose subscription was deleted (nothing will enable them). Leased ones are left to
  * the next run. Their lease token is cleared: a holder that stalled past its lease is fenced out.
  */
@@ -19,11 +20,10 @@ export const expirePending = statement<{ limit: number; disabledBefore: string |
       ), doomed_onerecord AS (
         SELECT d.id, CASE WHEN o.status = 'REQUEST_REVOKED' THEN 'subscription revoked'
                           WHEN o.status <> 'REQUEST_ACCEPTED' THEN 'subscription not accepted'
-                          WHEN o.expires_at <= now() THEN 'subscription expired before it was sent'
                           ELSE 'subscription disabled for longer than RETENTION_DEAD_DAYS' END AS reason
         FROM delivery d JOIN onerecord_subscription o ON o.id = d.onerecord_subscription_id
         WHERE d.status IN ('PENDING', 'PARKED')
-          AND (o.status <> 'REQUEST_ACCEPTED' OR o.expires_at <= now() OR o.disabled_at < ${param("disabledBefore")}::timestamptz)
+          AND (o.status <> 'REQUEST_ACCEPTED' OR o.disabled_at < ${param("disabledBefore")}::timestamptz)
           AND (d.lease_until IS NULL OR d.lease_until < now())
         LIMIT ${param("limit")}::int FOR UPDATE OF d SKIP LOCKED
       ), orphaned AS (
