@@ -521,10 +521,22 @@ describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
           "api:REQUEST_PENDING",
           "api:REQUEST_ACCEPTED",
         ]);
+        const enabling = new Date();
         expect(await app.services.deliveries.oneRecord.enable((await rowOf(request)).id)).toBe(true);
         const enabled = await read(request);
         expect(enabled.body["api:hasRequestStatus"]).toEqual({ "@id": "api:REQUEST_ACCEPTED" });
         expect(enabled.body["api:hasError"]).toBeUndefined();
+        // Accepted since the enable, not since the first acceptance, and the failed spell stays in the history.
+        const since = new Date(enabled.body["api:hasRequestStatusSince"]);
+        expect(since.getTime()).toBeGreaterThanOrEqual(enabling.getTime());
+        const after = [enabled.body["api:hasRequestStatusHistory"]].flat();
+        expect(
+          after.map((entry: any) => [entry["api:hasRequestStatus"]["@id"], entry["api:hasRequestStatusSince"]]),
+        ).toEqual([
+          ["api:REQUEST_PENDING", expect.any(String)],
+          ["api:REQUEST_ACCEPTED", expect.any(String)],
+          ["api:REQUEST_FAILED", disabledAt.toISOString()],
+        ]);
       });
 
       it("is not read by a stranger (403), nor decided by anyone: decided on arrival (422), and only by the holder (403)", async () => {

@@ -30,10 +30,14 @@ export interface SubscriptionRequestRow {
   /** When delivery disabled it (its notifications kept failing); null while enabled. */
   disabled_at: Date | null;
   disabled_reason: string | null;
+  /** When an operator enabled it again after delivery disabled it (it reads accepted since then). */
+  reenabled_at: Date | null;
+  /** When delivery disabled it, the last time it was enabled again. */
+  last_failed_at: Date | null;
 }
 
 export const SUBSCRIPTION_REQUEST_COLUMNS = sqlText(
   "id::text AS id, status, initiated_by, requested_by, requested_at, decided_at, decided_by, reason, error_status, " +
     "subscription, subscriber, topic_type, topic, awb, event_types, expires_at, send_body, notify_status_change, " +
-    "endpoint, origin, client_id::text AS client_id, disabled_at, disabled_reason",
+    "endpoint, origin, client_id::text AS client_id, disabled_at, disabled_reason, reenabled_at, last_failed_at",
 );

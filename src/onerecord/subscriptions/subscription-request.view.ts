@@ -34,7 +34,7 @@ export function subscriptionRequestNode(
     [term("isRequestedBy")]: organization(row.requested_by),
   };
   if (version !== "2.2.0") {
-    node[term("hasRequestStatusSince")] = time(failed ?? row.decided_at ?? row.requested_at);
+    node[term("hasRequestStatusSince")] = time(statusSince(row));
     const history = statusHistory(row).map((entry, i) => ({
       "@id": `internal:${row.id}-status-${i + 1}`,
       "@type": [term("RequestStatusEntry")],
@@ -104,6 +104,17 @@ export function failedAt(row: Pick<SubscriptionRequestRow, "status" | "disabled_
   return row.status === "REQUEST_ACCEPTED" && row.disabled_at !== null ? row.disabled_at : undefined;
 }
 
+/**
+ * Since when its current status applies (and its Last-Modified): delivery's disable (read as failed),
+ * an operator's enable after one, or the decision.
+ */
+export function statusSince(
+  row: Pick<SubscriptionRequestRow, "status" | "disabled_at" | "reenabled_at" | "decided_at" | "requested_at">,
+): Date {
+  const reenabled = row.status === "REQUEST_ACCEPTED" ? row.reenabled_at : null;
+  return failedAt(row) ?? reenabled ?? row.decided_at ?? row.requested_at;
+}
+
 /** The api:Subscription as accepted, with this server's URIs made from its local ids. */
 function subscriptionNode(row: SubscriptionRequestRow, uris: OneRecordUris): NodeObject {
   const stored = mapIds(row.subscription, (id) => (isLocalId(id) ? uris.objectUri(id) : undefined));
@@ -125,17 +136,26 @@ function topicUri(row: SubscriptionRequestRow, uris: OneRecordUris): string {
 function statusHistory(row: SubscriptionRequestRow): Array<{ status: string; since: Date; changedBy: string }> {
   if (row.status === "REQUEST_PENDING" || row.decided_at === null) return [];
   const decider = row.initiated_by === "PUBLISHER" ? row.subscriber : CARRIER_ORGANIZATION_ID;
-  if (failedAt(row) !== undefined)
-    return [
-      { status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider },
-      { status: "REQUEST_ACCEPTED", since: row.requested_at, changedBy: decider },
-    ];
+  // A disable the operator undid: failed from then until it was enabled again (by the carrier's operator).
+  const undone =
+    row.reenabled_at !== null && row.last_failed_at !== null
+      ? [
+          { status: "REQUEST_FAILED", since: row.last_failed_at, changedBy: CARRIER_ORGANIZATION_ID },
+          { status: "REQUEST_ACCEPTED", since: row.reenabled_at, changedBy: CARRIER_ORGANIZATION_ID },
+        ]
+      : [];
+  const accepted = [
+    { status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider },
+    { status: "REQUEST_ACCEPTED", since: row.requested_at, changedBy: decider },
+  ];
+  if (failedAt(row) !== undefined) return [...accepted, ...undone];
   if (row.status !== "REQUEST_REVOKED")
-    return [{ status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider }];
+    return undone.length === 0 ? accepted.slice(0, 1) : [...accepted, ...undone.slice(0, 1)];
   const revoker = row.decided_by ?? decider;
   // Revoked from pending or accepted: rejected ones are not revocable. Accepted on arrival, at requested_at.
   return [
     { status: "REQUEST_PENDING", since: row.requested_at, changedBy: decider },
     { status: "REQUEST_ACCEPTED", since: row.requested_at, changedBy: revoker },
+    ...undone,
   ];
 }

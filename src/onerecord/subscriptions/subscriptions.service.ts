@@ -11,7 +11,7 @@ import type { RequestStatusName } from "../notifications-out/notification-body";
 import { type OneRecordNotification, queueOneRecordNotifications } from "../notifications-out/queue";
 import { awbOfObjectId, type OneRecordUris } from "../uris";
 import { allowsJsonLd, readSubscription, type Subscription } from "./subscription";
-import { failedAt, SUBSCRIPTION_REQUEST, subscriptionRequestNode } from "./subscription-request.view";
+import { statusSince, SUBSCRIPTION_REQUEST, subscriptionRequestNode } from "./subscription-request.view";
 import type { SubscriptionRefusal, SubscriptionRequestRow, SubscriptionStore, Tx } from "./subscriptions.store";
 
 /** Live subscriptions one subscriber that is no API client may hold (an API client: its max_subscriptions). */
@@ -112,7 +112,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
 
   const headers = (row: SubscriptionRequestRow): ActionRequestHeaders => ({
     type: SUBSCRIPTION_REQUEST,
-    lastModified: failedAt(row) ?? row.decided_at ?? row.requested_at,
+    lastModified: statusSince(row),
   });
 
   /**
