@@ -1,6 +1,8 @@
 import type { Prisma } from "../../db/database";
 import { AppError } from "../../errors";
 import { agentOrganizationId, clientOrganizationId } from "../identity/organizations";
+import { movePartnerNotifications } from "../sql/partner-move.sql";
+import { removePartner } from "../sql/partner-remove.sql";
 import { createOneRecordUris } from "../uris";
 
 /** A partner as the operator registered it (table onerecord_partner). */
@@ -87,17 +89,37 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
         announceObjects: partner.announceObjects ?? false,
         audience,
       };
-      return prisma.oneRecordPartner.upsert({
-        where: { organization },
-        create: { organization, ...fields },
-        update: fields,
+      // Registered on another server: its live subscriptions and what is queued for it move there with
+      // the registration, in one transaction (the sender refuses a server no partner is on).
+      return prisma.$transaction(async (tx) => {
+        const before = await tx.oneRecordPartner.findUnique({ where: { organization }, select: { serverUrl: true } });
+        const registered = await tx.oneRecordPartner.upsert({
+          where: { organization },
+          create: { organization, ...fields },
+          update: fields,
+        });
+        if (before && before.serverUrl !== serverUrl) {
+          const newEndpoint = notificationsOf(serverUrl);
+          await movePartnerNotifications.rows(tx, {
+            organization,
+            oldEndpoint: notificationsOf(before.serverUrl),
+            newEndpoint,
+            newOrigin: new URL(newEndpoint).origin,
+          });
+        }
+        return registered;
       });
     },
-    /** Removes the partner named by its Organization id or URI, or its API client's id; false when there was none. */
+    /**
+     * Removes the partner named by its Organization id or URI, or its API client's id, and ends the ONE
+     * Record notifications queued for its server (partner-remove.sql.ts); false when there was none.
+     * Its subscriptions stay as they are: nothing is sent to a server no partner is on, and failing
+     * sends disable them (docs/ONE-RECORD.md "How a forwarder connects").
+     */
     async remove(partner: string): Promise<boolean> {
       const organization = /^[0-9a-f-]{36}$/i.test(partner) ? clientOrganizationId(partner) : organizationIdOf(partner);
-      const { count } = await prisma.oneRecordPartner.deleteMany({ where: { organization } });
-      return count > 0;
+      const [row] = await removePartner.rows(prisma, { organization });
+      return (row?.removed ?? 0) > 0;
     },
     list(): Promise<Partner[]> {
       return prisma.oneRecordPartner.findMany({ orderBy: { createdAt: "asc" } });
@@ -106,6 +128,11 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
 }
 
 export type PartnerAdmin = ReturnType<typeof createPartnerAdmin>;
+
+/** A partner server's notifications endpoint (where notifications to its partners go). */
+function notificationsOf(serverUrl: string): string {
+  return `${serverUrl.replace(/\/+$/, "")}/notifications`;
+}
 
 /** An absolute http(s) URL without query, fragment or credentials; refused (VALIDATION_FAILED) otherwise. */
 function absoluteHttpUrl(text: string, what: "server" | "agent"): string {
