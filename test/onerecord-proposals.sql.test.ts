@@ -10,6 +10,8 @@ import { claimProposals } from "../src/onerecord/sql/proposals-claim.sql";
 import { fillProposals } from "../src/onerecord/sql/proposals-fill.sql";
 import { recordProposal } from "../src/onerecord/sql/proposal-record.sql";
 import { proposalUnanswered } from "../src/onerecord/sql/proposal-unanswered.sql";
+import { insertSubscriptionRequest } from "../src/onerecord/sql/subscription-request-insert.sql";
+import { lockSubscriber } from "../src/onerecord/sql/subscription-request-lock.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { fixtures, openTestDatabase } from "./support/test-database";
 
@@ -177,13 +179,14 @@ describe.each(BACKENDS)("ONE Record subscriber statements on %s", (backend) => {
         notifyStatusChange: false,
       };
 
-      it("records each subscription answered as an accepted publisher-initiated request, and the proposal DONE", async () => {
+      it("records the first subscription answered, only it, as an accepted publisher-initiated request, and the proposal DONE", async () => {
         const { organization, clientId } = await partner();
         const awb = make.awb();
         const id = await pendingProposal(organization, `shipment-${awb}`);
         const claimed = await claimOne();
         const ids = await store.answered(claimed, [answer, { ...answer, eventTypes: ["LOGISTICS_OBJECT_CREATED"] }]);
-        expect(ids).toHaveLength(2);
+        // One proposal, one topic: one subscription to it, as POST /subscriptions would take.
+        expect(ids).toHaveLength(1);
         const row = await db.prisma.oneRecordProposal.findUniqueOrThrow({ where: { id } });
         expect(row).toEqual(
           expect.objectContaining({ status: "DONE", leaseUntil: null, attemptCount: 1, subscriptionId: ids![0] }),
@@ -211,6 +214,80 @@ describe.each(BACKENDS)("ONE Record subscriber statements on %s", (backend) => {
           }),
         );
         expect(recorded.find((r) => r.id === ids![0])!.decidedAt).toBeInstanceOf(Date);
+      });
+
+      it("records none when the partner already holds a live subscription to the topic (DONE, none pointed to); an expired or revoked one does not count", async () => {
+        const { organization } = await partner();
+        const awb = make.awb();
+        const held = await db.prisma.oneRecordSubscription.create({
+          data: {
+            status: "REQUEST_ACCEPTED",
+            initiatedBy: "SUBSCRIBER",
+            requestedBy: organization,
+            subscription: {},
+            subscriber: organization,
+            topicType: IDENTIFIER,
+            topic: `shipment-${awb}`,
+            eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+            disabledAt: new Date(), // a disabled one is live
+            endpoint: "http://partner.test/1r/notifications",
+            origin: "http://partner.test",
+          },
+        });
+        const id = await pendingProposal(organization, `shipment-${awb}`);
+        expect(await store.answered(await claimOne(), [answer])).toEqual([]);
+        expect(await db.prisma.oneRecordProposal.findUniqueOrThrow({ where: { id } })).toEqual(
+          expect.objectContaining({ status: "DONE", subscriptionId: null }),
+        );
+        expect((await db.prisma.oneRecordSubscription.findMany()).map((r) => r.id)).toEqual([held.id]);
+
+        // Revoked, or expired: no longer live; the next proposal of the topic records its answer.
+        await db.prisma.oneRecordSubscription.update({ where: { id: held.id }, data: { status: "REQUEST_REVOKED" } });
+        await db.prisma.oneRecordProposal.delete({ where: { id } });
+        await pendingProposal(organization, `shipment-${awb}`);
+        expect(await store.answered(await claimOne(), [answer])).toHaveLength(1);
+      });
+
+      it("a POST /subscriptions and the recording of a proposal for the same topic, at once: one live subscription results", async () => {
+        const { organization } = await partner();
+        for (let round = 0; round < 4; round++) {
+          await db.sql.query("TRUNCATE onerecord_proposal, onerecord_subscription CASCADE", []);
+          const topic = `shipment-${make.awb()}`;
+          await pendingProposal(organization, topic);
+          const claimed = await claimOne();
+          // POST /subscriptions' way: under the subscriber's lock, inserted while no live one is held.
+          const posted = db.prisma.$transaction(async (tx) => {
+            await lockSubscriber.affectedRows(tx, { subscriber: organization });
+            return insertSubscriptionRequest.rows(tx, {
+              id: randomUUID(),
+              status: "REQUEST_ACCEPTED",
+              initiatedBy: "SUBSCRIBER",
+              requestedBy: organization,
+              decidedBy: organization,
+              reason: null,
+              errorStatus: null,
+              subscription: "{}",
+              subscriber: organization,
+              topicType: IDENTIFIER,
+              topic,
+              awb: null,
+              eventTypes: ["LOGISTICS_EVENT_RECEIVED"],
+              expiresAt: null,
+              sendBody: false,
+              notifyStatusChange: false,
+              endpoint: "http://partner.test/1r/notifications",
+              origin: "http://partner.test",
+              clientId: null,
+              agentScopes: null,
+              defaultCap: 100,
+              typeCap: 20,
+              rejectedCap: 100,
+            });
+          });
+          const [inserted, recorded] = await Promise.all([posted, store.answered(claimed, [answer])]);
+          expect(inserted.length + recorded!.length).toBe(1);
+          expect(await db.prisma.oneRecordSubscription.count({ where: { topic } })).toBe(1);
+        }
       });
 
       it("an answer of none is DONE with nothing recorded", async () => {
@@ -279,20 +356,19 @@ describe.each(BACKENDS)("ONE Record subscriber statements on %s", (backend) => {
         const id = await pendingProposal(organization);
         const held = await claimOne();
         await db.prisma.oneRecordProposal.update({ where: { id }, data: { status: "FAILED" } });
-        expect(
-          await recordProposal.rows(db.sql, {
-            id,
-            lease: held.lease.toISOString(),
-            subscriptions: "[]",
-            partner: organization,
-            topicType: IDENTIFIER,
-            topic: held.topic,
-            awb: null,
-            endpoint: "http://partner.test/notifications",
-            origin: "http://partner.test",
-            clientId: null,
-          }),
-        ).toEqual([{ done: 0, recorded: 0 }]);
+        const [, rows] = await recordProposal.run(db.sql, {
+          id,
+          lease: held.lease.toISOString(),
+          subscriptions: "[]",
+          partner: organization,
+          topicType: IDENTIFIER,
+          topic: held.topic,
+          awb: null,
+          endpoint: "http://partner.test/notifications",
+          origin: "http://partner.test",
+          clientId: null,
+        });
+        expect(rows).toEqual([{ done: 0, recorded: 0 }]);
       });
     });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { SqlRunner } from "../../db/sql-statement";
+import type { SqlExecutor } from "../../db/database";
 import { claimProposals } from "../sql/proposals-claim.sql";
 import { fillProposals } from "../sql/proposals-fill.sql";
 import { type AnsweredSubscription, recordProposal } from "../sql/proposal-record.sql";
@@ -23,7 +23,7 @@ export interface ClaimedProposal {
 }
 
 /** The proposal loop's statements (src/onerecord/sql/proposal*), on the raw driver. */
-export function createProposalStore(sql: SqlRunner) {
+export function createProposalStore(sql: Pick<SqlExecutor, "query" | "script">) {
   return {
     /** Adds the proposals of partners' followed AWBs not proposed yet (at most `limit`); answers how many. */
     async fill(limit: number): Promise<number> {
@@ -46,15 +46,17 @@ export function createProposalStore(sql: SqlRunner) {
     },
 
     /**
-     * DONE, with each subscription recorded as an accepted publisher-initiated SubscriptionRequest that
-     * notifies `{server}/notifications`; answers their ids, or undefined when the lease was lost (nothing
-     * written).
+     * DONE, with the first subscription answered recorded as an accepted publisher-initiated
+     * SubscriptionRequest that notifies `{server}/notifications` — none when the partner already holds
+     * a live one to the topic (proposal-record.sql.ts); answers the ids recorded (none or one), or
+     * undefined when the lease was lost (nothing written).
      */
     async answered(
       proposal: ClaimedProposal,
       subscriptions: readonly AcceptedSubscription[],
     ): Promise<string[] | undefined> {
-      const rows: AnsweredSubscription[] = subscriptions.map((s) => ({
+      // The proposal is for one topic: one subscription to it is what POST /subscriptions would take.
+      const rows: AnsweredSubscription[] = subscriptions.slice(0, 1).map((s) => ({
         id: randomUUID(),
         subscription: s.node,
         eventTypes: s.eventTypes,
@@ -63,7 +65,7 @@ export function createProposalStore(sql: SqlRunner) {
         notifyStatusChange: s.notifyStatusChange,
       }));
       const endpoint = notificationsEndpointOf(proposal.serverUrl);
-      const [result] = await recordProposal.rows(sql, {
+      const [, result] = (await recordProposal.run(sql, {
         id: proposal.id,
         lease: proposal.lease.toISOString(),
         subscriptions: JSON.stringify(rows),
@@ -74,8 +76,10 @@ export function createProposalStore(sql: SqlRunner) {
         endpoint,
         origin: new URL(endpoint).origin,
         clientId: proposal.clientId,
-      });
-      return result?.done === 1 ? rows.map((row) => row.id) : undefined;
+      })) as [unknown, Array<{ done: number; recorded: number }>];
+      const [row] = result;
+      if (row?.done !== 1) return undefined;
+      return row.recorded === 1 ? rows.map((r) => r.id) : [];
     },
 
     /** PENDING again after `delayMs`, or FAILED for good; false when the lease was lost (nothing written). */

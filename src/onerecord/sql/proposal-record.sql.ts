@@ -1,4 +1,5 @@
-import { param, sql, statement } from "../../db/sql-statement";
+import { param, script, sql } from "../../db/sql-statement";
+import { subscriberLock } from "./subscription-request-lock.sql";
 
 /** One subscription the partner answered, as `recordProposal` takes it (in its `subscriptions` JSON array). */
 export interface AnsweredSubscription {
@@ -14,36 +15,47 @@ export interface AnsweredSubscription {
 }
 
 /**
- * A proposal answered: DONE, and each subscription the partner answered recorded as an accepted,
- * publisher-initiated SubscriptionRequest (onerecord_subscription, requested and accepted by the
- * partner: its answer; none when it wanted none), in one
- * statement, so both or neither are written. Only while this claim's lease (`lease`) is the
- * proposal's and it is PENDING: a claim that lost its lease records nothing (answers done 0), so a
- * proposal's subscriptions are recorded once.
+ * A proposal answered: DONE, and the FIRST subscription of the partner's answer recorded as an
+ * accepted, publisher-initiated SubscriptionRequest (onerecord_subscription, requested and accepted
+ * by the partner: its answer) — at most one, as POST /subscriptions takes at most one live
+ * subscription per subscriber and topic; none when the answer holds none, or when the partner
+ * already holds a live one (accepted, not expired; a disabled one is live) to this topic type and
+ * topic (the proposal is DONE then, its subscription_id null).
+ *
+ * A script: the subscriber's lock (subscriberLock, the one POST /subscriptions takes) first, then
+ * the recording, in one implicit transaction, so the live-subscription check reads after any
+ * concurrent POST /subscriptions of the partner committed. Only while this claim's lease (`lease`)
+ * is the proposal's and it is PENDING: a claim that lost its lease records nothing (done 0), so a
+ * proposal's subscription is recorded once. The second statement's one row: { done, recorded }.
  */
-export const recordProposal = statement<
-  {
-    id: string;
-    lease: string;
-    /** JSON array of AnsweredSubscription. */
-    subscriptions: string;
-    partner: string;
-    topicType: string;
-    topic: string;
-    awb: string | null;
-    endpoint: string;
-    origin: string;
-    clientId: string | null;
-  },
-  { done: number; recorded: number }
->(
+export const recordProposal = script<{
+  id: string;
+  lease: string;
+  /** JSON array of AnsweredSubscription; only the first is taken. */
+  subscriptions: string;
+  partner: string;
+  topicType: string;
+  topic: string;
+  awb: string | null;
+  endpoint: string;
+  origin: string;
+  clientId: string | null;
+}>(
   "onerecord/proposal-record",
-  sql`WITH answered AS (
-        SELECT e FROM jsonb_array_elements(${param("subscriptions")}::jsonb) WITH ORDINALITY AS a(e, n) ORDER BY n
+  sql`${subscriberLock(param("partner"))};
+      WITH answered AS (
+        SELECT e FROM jsonb_array_elements(${param("subscriptions")}::jsonb) WITH ORDINALITY AS a(e, n)
+        ORDER BY n LIMIT 1
+      ), taken AS (
+        SELECT e FROM answered
+        WHERE NOT EXISTS (SELECT 1 FROM onerecord_subscription s
+                          WHERE s.subscriber = ${param("partner")} AND s.status = 'REQUEST_ACCEPTED'
+                            AND (s.expires_at IS NULL OR s.expires_at > now())
+                            AND s.topic_type = ${param("topicType")} AND s.topic = ${param("topic")})
       ), done AS (
         UPDATE onerecord_proposal
         SET status = 'DONE', lease_until = NULL, last_error = NULL, attempt_count = attempt_count + 1,
-            subscription_id = (SELECT (e->>'id')::uuid FROM answered LIMIT 1)
+            subscription_id = (SELECT (e->>'id')::uuid FROM taken)
         WHERE id = ${param("id")}::uuid AND lease_until = ${param("lease")}::timestamptz AND status = 'PENDING'
         RETURNING id
       ), recorded AS (
@@ -55,7 +67,7 @@ export const recordProposal = statement<
                ARRAY(SELECT jsonb_array_elements_text(e->'eventTypes')), (e->>'expiresAt')::timestamptz,
                (e->>'sendBody')::boolean, (e->>'notifyStatusChange')::boolean,
                ${param("endpoint")}, ${param("origin")}, ${param("clientId")}::uuid
-        FROM answered
+        FROM taken
         WHERE EXISTS (SELECT 1 FROM done)
         RETURNING id
       )
