@@ -22,10 +22,11 @@ export const pruneNotificationsReceived = statement<Batch>(
 /**
  * SubscriptionRequests that ended before `before` — revoked, rejected or failed then (`decided_at`), or
  * expired then — **and with no delivery left**: their notifications go first, by their own ages
- * (delivered and dead deliveries; a queued one is marked dead by expire-pending, since nothing would
- * send it), so no delivery ever loses its subscription to retention and none still to be sent is
- * touched. Nothing queues a delivery for a subscription that has ended (it is immutable: its status never
- * goes back to accepted), and a redelivery refuses one of a subscription no longer accepted or expired.
+ * (delivered and dead deliveries; a revoked one's queued notifications are marked dead, an expired one's
+ * are still sent and kept until then), so no delivery ever loses its subscription to retention and none
+ * still to be sent is touched. Nothing queues a delivery for a subscription that has ended (it is
+ * immutable: its status never goes back to accepted), and a redelivery refuses one of a subscription no
+ * longer accepted.
  */
 export const pruneOneRecordSubscriptions = statement<Batch>(
   "retention/prune-onerecord-subscriptions",
