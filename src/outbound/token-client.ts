@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from "undici";
+import { BodyTooLarge, readBoundedBody } from "./bounded-body";
 import { describeRequestFailure } from "./request-failure";
 
 /** Where and as whom this server asks for the access tokens it sends ONE Record notifications with. */
@@ -53,6 +54,8 @@ export const UNSTATED_LIFETIME_MS = 60_000;
 export const REFRESH_AFTER_401_MS = 10_000;
 /** The most of an error answer's `error` and `error_description` kept in the message. */
 const MAX_REASON = 200;
+/** A token answer is a few KiB at most (a JWT and its lifetime): more is not read. */
+export const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
 
 /**
  * An OAuth 2.0 client-credentials grant (RFC 6749 §4.4) against `settings.url`: the client
@@ -115,10 +118,12 @@ export function createTokenClient(
     }
     let text: string;
     try {
-      text = await answer.body.text();
+      text = (await readBoundedBody(answer.body, MAX_TOKEN_ANSWER_BYTES)).toString("utf8");
     } catch (error) {
       throw new TokenEndpointError(
-        `the token endpoint's answer was cut short: ${describeRequestFailure(error, TOKEN_TIMEOUT_MS)}`,
+        error instanceof BodyTooLarge
+          ? `the token endpoint's answer: ${error.message}`
+          : `the token endpoint's answer was cut short: ${describeRequestFailure(error, TOKEN_TIMEOUT_MS)}`,
       );
     }
     const json = parseObject(text);

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from "../../src/config";
 import {
   createTokenClient,
+  MAX_TOKEN_ANSWER_BYTES,
   REFRESH_AFTER_401_MS,
   TokenEndpointError,
   type TokenSettings,
@@ -158,12 +159,17 @@ describe("the ONE Record notifications' token client", () => {
     );
     issuer.setTokenEndpoint("invalid");
     await expect(client.token()).rejects.toThrow("the token endpoint's answer holds no access_token");
+    // An answer past MAX_TOKEN_ANSWER_BYTES is not read on: no endpoint makes the gateway buffer without bound.
+    issuer.setTokenEndpoint("huge");
+    await expect(client.token()).rejects.toThrow(
+      `the token endpoint's answer: its answer is over ${MAX_TOKEN_ANSWER_BYTES} bytes`,
+    );
     issuer.setTokenEndpoint("ok");
     await expect(createTokenClient(settings({ clientSecret: "wrong" })).token()).rejects.toThrow(
       "the token endpoint answered HTTP 401 (invalid_client)",
     );
     expect(await client.token()).toBe(issuer.issuedTokens().at(-1));
-    expect(outcomes).toEqual(["failed", "failed", "ok"]);
+    expect(outcomes).toEqual(["failed", "failed", "failed", "ok"]);
     await expect(createTokenClient(settings({ url: "http://127.0.0.1:9/token" })).token()).rejects.toThrow(
       "the token endpoint: ECONNREFUSED",
     );

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Database } from "../../src/db/database";
 import { organizationUriOf } from "../../src/onerecord/identity/organizations";
-import { createPartnerClient } from "../../src/onerecord/proposals/partner-client";
+import { createPartnerClient, MAX_ANSWER_BYTES } from "../../src/onerecord/proposals/partner-client";
 import { createProposalStore } from "../../src/onerecord/proposals/proposals.store";
 import { startProposalWorker, type ProposalWorker } from "../../src/onerecord/proposals/proposals.worker";
 import { createOneRecordUris } from "../../src/onerecord/uris";
@@ -22,7 +22,7 @@ interface Asked {
   path: string;
 }
 
-type Answer = { status: number; body?: unknown; headers?: Record<string, string> } | "hang";
+type Answer = { status: number; body?: unknown; raw?: Buffer; headers?: Record<string, string> } | "hang";
 
 /**
  * A partner's ONE Record server on 127.0.0.1: GET {server}/subscriptions answers what `answerFor`
@@ -47,7 +47,7 @@ async function startPartner(disposers: Disposers) {
     calls.set(topic ?? "", call);
     const answer = answerFor(topic ?? "", call, req.headers.authorization);
     if (answer === "hang") return void hanging.push(res);
-    const body = answer.body === undefined ? "" : JSON.stringify(answer.body);
+    const body = answer.raw ?? (answer.body === undefined ? "" : JSON.stringify(answer.body));
     res
       .writeHead(answer.status, {
         ...(body ? { "content-type": "application/ld+json; version=2.3.0" } : {}),
@@ -224,7 +224,7 @@ describe.each(BACKENDS)("ONE Record subscription proposals on %s", (backend) => 
       expect(await subscriptionsOf(awb)).toEqual([]);
     });
 
-    it.each<[string, (topic: string) => { status: number; body?: unknown }, RegExp]>([
+    it.each<[string, (topic: string) => { status: number; body?: unknown; raw?: Buffer }, RegExp]>([
       ["answers 403", () => ({ status: 403 }), /HTTP 403/],
       ["answers 404", () => ({ status: 404 }), /HTTP 404/],
       [
@@ -259,6 +259,16 @@ describe.each(BACKENDS)("ONE Record subscription proposals on %s", (backend) => 
         /includeSubscriptionEventType/,
       ],
       ["answers what is no JSON-LD", () => ({ status: 200, body: "subscribed" }), /not JSON-LD/],
+      [
+        "answers bytes that are not UTF-8",
+        () => ({ status: 200, raw: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) }),
+        /not valid UTF-8/,
+      ],
+      [
+        "answers more than MAX_ANSWER_BYTES",
+        () => ({ status: 200, raw: Buffer.alloc(MAX_ANSWER_BYTES + 1, 0x20) }),
+        new RegExp(`over ${MAX_ANSWER_BYTES} bytes`),
+      ],
     ])("FAILED with the reason, nothing recorded, when the partner %s", async (_name, answer, reason) => {
       const { awb } = await followed();
       // An empty subscriber in the fixture stands for the partner itself.

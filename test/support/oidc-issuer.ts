@@ -52,7 +52,7 @@ export interface OidcIssuer {
    * `hang` (never), `invalid` (200 without an access_token). `expiresInSeconds`: the `expires_in` of
    * its tokens (default 300; null: none given).
    */
-  setTokenEndpoint(mode: "ok" | "unavailable" | "hang" | "invalid", expiresInSeconds?: number | null): void;
+  setTokenEndpoint(mode: "ok" | "unavailable" | "hang" | "invalid" | "huge", expiresInSeconds?: number | null): void;
 }
 
 /** One request to the issuer's token endpoint, as it came. */
@@ -79,7 +79,7 @@ export async function startOidcIssuer(disposers: Disposers): Promise<OidcIssuer>
   const clients = new Map<string, { secret: string; claims: JWTPayload }>();
   const tokenRequests: TokenRequest[] = [];
   const issued: string[] = [];
-  let tokenMode: "ok" | "unavailable" | "hang" | "invalid" = "ok";
+  let tokenMode: "ok" | "unavailable" | "hang" | "invalid" | "huge" = "ok";
   let tokenLifetime: number | null = 300;
   const hanging = new Set<ServerResponse>();
   const server = createServer((request, response) => {
@@ -145,6 +145,7 @@ export async function startOidcIssuer(disposers: Disposers): Promise<OidcIssuer>
     if (form.get("grant_type") !== "client_credentials") return json(400, { error: "unsupported_grant_type" });
     if (clientId === undefined) return json(401, { error: "invalid_client" });
     if (tokenMode === "invalid") return json(200, { token_type: "Bearer" });
+    if (tokenMode === "huge") return json(200, { token_type: "Bearer", access_token: "x".repeat(200_000) });
     const audience = form.get("audience");
     const scope = form.get("scope");
     const now = Math.floor(Date.now() / 1000);

@@ -1,4 +1,6 @@
 import { type Dispatcher, request } from "undici";
+import { decodeJsonText } from "../../http/json-body";
+import { BodyTooLarge, readBoundedBody } from "../../outbound/bounded-body";
 import { describeRequestFailure } from "../../outbound/request-failure";
 import type { TokenClient } from "../../outbound/token-client";
 import { readJsonLdNodes } from "../jsonld-codec";
@@ -68,8 +70,8 @@ export function createPartnerClient(deps: PartnerClientDeps = {}) {
       bodyTimeout: timeoutMs,
       signal,
     });
-    const text = await boundedText(answer.body);
-    return { status: answer.statusCode, headers: answer.headers, text };
+    const bytes = await readBoundedBody(answer.body, MAX_ANSWER_BYTES);
+    return { status: answer.statusCode, headers: answer.headers, bytes };
   }
 
   return {
@@ -88,8 +90,8 @@ export function createPartnerClient(deps: PartnerClientDeps = {}) {
           if (fresh !== token) answer = await get(url, fresh, signal);
         }
       } catch (error) {
-        const reason = error instanceof AnswerTooLarge ? error.message : describeRequestFailure(error, timeoutMs);
-        return error instanceof AnswerTooLarge ? { kind: "refused", reason } : { kind: "unavailable", reason };
+        const reason = error instanceof BodyTooLarge ? error.message : describeRequestFailure(error, timeoutMs);
+        return error instanceof BodyTooLarge ? { kind: "refused", reason } : { kind: "unavailable", reason };
       }
       return readAnswer(answer, question, now());
     },
@@ -99,7 +101,7 @@ export function createPartnerClient(deps: PartnerClientDeps = {}) {
 export type PartnerClient = ReturnType<typeof createPartnerClient>;
 
 async function readAnswer(
-  answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string },
+  answer: { status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer },
   question: ProposalQuestion,
   now: Date,
 ): Promise<ProposalAnswer> {
@@ -114,10 +116,17 @@ async function readAnswer(
     };
   }
   if (status !== 200 && status !== 204) return { kind: "refused", reason: `it answered HTTP ${status}` };
-  if (answer.text.trim() === "") return { kind: "declined", reason: "it answered no subscription" };
+  let text: string;
+  try {
+    // Strictly, as every JSON this gateway takes: bytes that are not UTF-8 are no answer it can read.
+    text = decodeJsonText(answer.bytes);
+  } catch (error) {
+    return { kind: "refused", reason: `its answer is not JSON-LD this server can read: ${(error as Error).message}` };
+  }
+  if (text.trim() === "") return { kind: "declined", reason: "it answered no subscription" };
   let nodes;
   try {
-    nodes = await readJsonLdNodes(JSON.parse(answer.text));
+    nodes = await readJsonLdNodes(JSON.parse(text));
   } catch (error) {
     return { kind: "refused", reason: `its answer is not JSON-LD this server can read: ${(error as Error).message}` };
   }
@@ -126,22 +135,6 @@ async function readAnswer(
   if (read.refused.length > 0)
     return { kind: "refused", reason: `its subscription was not taken: ${read.refused.join("; ")}` };
   return { kind: "declined", reason: "it answered no subscription" };
-}
-
-class AnswerTooLarge extends Error {}
-
-async function boundedText(body: AsyncIterable<Buffer> & { destroy?: (error?: Error) => unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy?.();
-      throw new AnswerTooLarge(`its answer is over ${MAX_ANSWER_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
 }
 
 /** Retry-After in seconds (a date is not honoured: the next attempt keeps the backoff), capped at an hour. */
