@@ -13,14 +13,9 @@ export interface DeliveryAttemptView {
   error: string | null;
 }
 
-export interface DeliveryView {
-  deliveryId: string;
-  subscriptionId: string | null;
-  eventId: string;
-  /** The eventId the ingesting caller gave, or null. */
-  clientEventId: string | null;
-  callback: string;
-  /** PARKED: its subscription is disabled; PENDING again, due at once, when its owner enables it. */
+/** What every outbox row shows, a webhook's or a ONE Record notification's: its state and attempts. */
+export interface OutboxStateView {
+  /** PARKED: its subscription is disabled; PENDING again, due at once, when it is enabled. */
   status: "PENDING" | "DELIVERED" | "DEAD" | "PARKED";
   attemptCount: number;
   /** When the next attempt is due: PENDING only (null for a parked one, which waits for the enable). */
@@ -28,12 +23,22 @@ export interface DeliveryView {
   lastError: string | null;
   createdAt: Date;
   completedAt: Date | null;
+  /** The body sent (a webhook's JSON, an api:Notification's JSON-LD). */
   payload: string;
   attempts: DeliveryAttemptView[];
 }
 
+export interface DeliveryView extends OutboxStateView {
+  deliveryId: string;
+  subscriptionId: string | null;
+  eventId: string;
+  /** The eventId the ingesting caller gave, or null. */
+  clientEventId: string | null;
+  callback: string;
+}
+
 /** A ONE Record notification in the outbox, for operators (admin): one api:Notification to one endpoint. */
-export interface OneRecordDeliveryView {
+export interface OneRecordDeliveryView extends OutboxStateView {
   /** Also the Notification-Id header of every attempt. */
   deliveryId: string;
   /** The SubscriptionRequest it notifies (its action request id); null for announcements and request-status notifications. */
@@ -42,15 +47,6 @@ export interface OneRecordDeliveryView {
   eventId: string | null;
   /** The subscriber's notifications endpoint. */
   endpoint: string;
-  status: "PENDING" | "DELIVERED" | "DEAD" | "PARKED";
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  lastError: string | null;
-  createdAt: Date;
-  completedAt: Date | null;
-  /** The api:Notification sent, as JSON-LD text. */
-  payload: string;
-  attempts: DeliveryAttemptView[];
 }
 
 const STATUSES = ["PENDING", "DELIVERED", "DEAD", "PARKED"] as const;
@@ -96,6 +92,17 @@ export function createDeliveryService({
     ReturnType<typeof prisma.delivery.findMany<{ include: { attempts: true; event: { select: { dedupeKey: true } } } }>>
   >[number];
 
+  const stateOf = (d: Row): OutboxStateView => ({
+    status: d.status,
+    attemptCount: d.attemptCount,
+    nextAttemptAt: d.status === "PENDING" ? d.nextAttemptAt : null,
+    lastError: d.lastError,
+    createdAt: d.createdAt,
+    completedAt: d.completedAt,
+    payload: d.payload,
+    attempts: attemptViews(d.attempts),
+  });
+
   const toView = (d: Row): DeliveryView => {
     // Only webhooks are read here (`kind` is filtered on), and each notifies of a stored milestone.
     if (d.eventId === null || d.event === null) throw new Error(`delivery ${d.id} is no webhook of a milestone`);
@@ -105,14 +112,7 @@ export function createDeliveryService({
       eventId: d.eventId,
       clientEventId: clientEventIdOf(d.event.dedupeKey),
       callback: d.callback,
-      status: d.status,
-      attemptCount: d.attemptCount,
-      nextAttemptAt: d.status === "PENDING" ? d.nextAttemptAt : null,
-      lastError: d.lastError,
-      createdAt: d.createdAt,
-      completedAt: d.completedAt,
-      payload: d.payload,
-      attempts: attemptViews(d.attempts),
+      ...stateOf(d),
     };
   };
 
@@ -121,14 +121,7 @@ export function createDeliveryService({
     subscriptionRequestId: d.oneRecordSubscriptionId,
     eventId: d.eventId,
     endpoint: d.callback,
-    status: d.status,
-    attemptCount: d.attemptCount,
-    nextAttemptAt: d.status === "PENDING" ? d.nextAttemptAt : null,
-    lastError: d.lastError,
-    createdAt: d.createdAt,
-    completedAt: d.completedAt,
-    payload: d.payload,
-    attempts: attemptViews(d.attempts),
+    ...stateOf(d),
   });
   const withAttempts = {
     attempts: { orderBy: { startedAt: "asc" } },
