@@ -7,6 +7,7 @@ import { partnersAnnouncedTo } from "../sql/partners-announced-to.sql";
 import type { MatchingSubscriptionRow } from "../sql/subscription-matching-columns";
 import { subscriptionsMatchingAwb } from "../sql/subscriptions-matching-awb.sql";
 import { subscriptionsMatchingObject } from "../sql/subscriptions-matching-object.sql";
+import { notificationsUrlOf } from "../partners/notification-endpoint";
 
 /**
  * A subscription a notification may go to: `readsAll` when its subscriber may read every object the
@@ -57,7 +58,7 @@ export const notificationsOutStore = {
 
   async partnersAnnouncedTo(tx: SqlRunner): Promise<Partner[]> {
     const rows = await partnersAnnouncedTo.rows(tx, {});
-    return rows.map((r) => ({ endpoint: `${r.server_url}/notifications`, clientId: r.client_id }));
+    return rows.map((r) => ({ endpoint: notificationsUrlOf(r.server_url), clientId: r.client_id }));
   },
 
   /** Writes the AWB objects not written yet; answers the ids written now. */

@@ -9,5 +9,10 @@ import { readPartner } from "../sql/partner-read.sql";
  */
 export async function notificationEndpointOf(db: SqlRunner, organizationId: string): Promise<string | undefined> {
   const [partner] = await readPartner.rows(db, { organization: organizationId });
-  return partner ? `${partner.server_url}/notifications` : undefined;
+  return partner ? notificationsUrlOf(partner.server_url) : undefined;
+}
+
+/** A ONE Record server's Notifications endpoint, from its base URL (a trailing "/" or not). */
+export function notificationsUrlOf(serverUrl: string): string {
+  return `${serverUrl.replace(/\/+$/, "")}/notifications`;
 }

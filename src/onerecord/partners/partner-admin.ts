@@ -4,6 +4,7 @@ import { agentOrganizationId, clientOrganizationId } from "../identity/organizat
 import { movePartnerNotifications } from "../sql/partner-move.sql";
 import { removePartner } from "../sql/partner-remove.sql";
 import { createOneRecordUris } from "../uris";
+import { notificationsUrlOf } from "./notification-endpoint";
 
 /** A partner as the operator registered it (table onerecord_partner). */
 export interface Partner {
@@ -99,10 +100,10 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
           update: fields,
         });
         if (before && before.serverUrl !== serverUrl) {
-          const newEndpoint = notificationsOf(serverUrl);
+          const newEndpoint = notificationsUrlOf(serverUrl);
           await movePartnerNotifications.rows(tx, {
             organization,
-            oldEndpoint: notificationsOf(before.serverUrl),
+            oldEndpoint: notificationsUrlOf(before.serverUrl),
             newEndpoint,
             newOrigin: new URL(newEndpoint).origin,
           });
@@ -130,9 +131,6 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
 export type PartnerAdmin = ReturnType<typeof createPartnerAdmin>;
 
 /** A partner server's notifications endpoint (where notifications to its partners go). */
-function notificationsOf(serverUrl: string): string {
-  return `${serverUrl.replace(/\/+$/, "")}/notifications`;
-}
 
 /** An absolute http(s) URL without query, fragment or credentials; refused (VALIDATION_FAILED) otherwise. */
 function absoluteHttpUrl(text: string, what: "server" | "agent"): string {

@@ -98,8 +98,6 @@ export function createPartnerClient(deps: PartnerClientDeps = {}) {
   };
 }
 
-export type PartnerClient = ReturnType<typeof createPartnerClient>;
-
 async function readAnswer(
   answer: { status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer },
   question: ProposalQuestion,

@@ -6,6 +6,7 @@ import { type AnsweredSubscription, recordProposal } from "../sql/proposal-recor
 import { proposalUnanswered } from "../sql/proposal-unanswered.sql";
 import { awbOfObjectId } from "../uris";
 import type { AcceptedSubscription } from "./proposal-answer";
+import { notificationsUrlOf } from "../partners/notification-endpoint";
 
 /** A proposal this instance holds a lease on. */
 export interface ClaimedProposal {
@@ -64,7 +65,7 @@ export function createProposalStore(sql: Pick<SqlExecutor, "query" | "script">) 
         sendBody: s.sendBody,
         notifyStatusChange: s.notifyStatusChange,
       }));
-      const endpoint = notificationsEndpointOf(proposal.serverUrl);
+      const endpoint = notificationsUrlOf(proposal.serverUrl);
       const [, result] = (await recordProposal.run(sql, {
         id: proposal.id,
         lease: proposal.lease.toISOString(),
@@ -99,8 +100,3 @@ export function createProposalStore(sql: Pick<SqlExecutor, "query" | "script">) 
 }
 
 export type ProposalStore = ReturnType<typeof createProposalStore>;
-
-/** Where a partner's notifications go: its server's notifications endpoint. */
-export function notificationsEndpointOf(serverUrl: string): string {
-  return `${serverUrl.replace(/\/+$/, "")}/notifications`;
-}
