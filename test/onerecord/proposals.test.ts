@@ -408,3 +408,28 @@ describe.each(BACKENDS)("ONE Record subscription proposals on %s", (backend) => 
     });
   });
 });
+
+describe("a partner's Retry-After", () => {
+  const disposers = new Disposers();
+  afterAll(() => disposers.disposeAll());
+
+  it.each<[string, () => string, (ms: number) => void]>([
+    ["in seconds", () => "120", (ms) => expect(ms).toBe(120_000)],
+    [
+      "as an HTTP date",
+      () => new Date(Date.now() + 1_800_000).toUTCString(),
+      (ms) => expect(Math.abs(ms - 1_800_000)).toBeLessThan(5_000),
+    ],
+    ["past an hour, capped at one", () => "86400", (ms) => expect(ms).toBe(3_600_000)],
+  ])("%s is when it is asked again", async (_name, header, check) => {
+    const partner = await startPartner(disposers);
+    partner.answer(() => ({ status: 503, headers: { "retry-after": header() } }));
+    const answer = await createPartnerClient({ timeoutMs: 2_000 }).ask({
+      serverUrl: partner.url,
+      topic: "https://carrier.test/logistics-objects/shipment-020-12345675",
+      partnerUri: "https://partner.test/logistics-objects/organization",
+    });
+    expect(answer).toMatchObject({ kind: "unavailable", reason: "it answered HTTP 503" });
+    check((answer as { retryAfterMs: number }).retryAfterMs);
+  });
+});

@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from "undici";
+import { parseRetryAfter } from "../../delivery/backoff";
 import { decodeJsonText } from "../../http/json-body";
 import { BodyTooLarge, readBoundedBody } from "../../outbound/bounded-body";
 import { describeRequestFailure } from "../../outbound/request-failure";
@@ -45,6 +46,8 @@ export interface PartnerClientDeps {
 const MEDIA_TYPE = "application/ld+json; version=2.3.0";
 const USER_AGENT = "cargo-gateway/1.0 (ONE Record subscription proposal)";
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** A partner asked to wait longer is asked again after an hour at the latest. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
 /** The most of an answer this server reads: a list of subscriptions is small. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 const IDENTIFIER = `${API}LOGISTICS_OBJECT_IDENTIFIER`;
@@ -135,9 +138,8 @@ async function readAnswer(
   return { kind: "declined", reason: "it answered no subscription" };
 }
 
-/** Retry-After in seconds (a date is not honoured: the next attempt keeps the backoff), capped at an hour. */
+/** The partner's Retry-After (seconds or an HTTP date, read as the outbox reads it), at most an hour. */
 function retryAfterOf(header: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(header) ? header[0] : header;
-  if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
-  return Math.min(Number(text.trim()), 3600) * 1000;
+  const ms = parseRetryAfter(header);
+  return ms === null ? undefined : Math.min(ms, MAX_RETRY_AFTER_MS);
 }
