@@ -13,14 +13,14 @@ const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const RECEIVER = path.resolve(__dirname, "receiver.js");
 const BARE_SENDER = path.resolve(__dirname, "bare-sender.js");
 const ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
+export const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const BATCH = 500;
 const KEY = "cgw_bench-admin-key-000000000002";
-const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=";
+export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=";
 /** DELIVERY_PER_ORIGIN's default: every delivery here goes to one origin. */
-const PER_ORIGIN = 8;
+export const PER_ORIGIN = 8;
 
-const awbFor = (i: number) => {
+export const awbFor = (i: number) => {
   const serial = String(3_000_000 + i);
   return `020-${serial}${Number(serial) % 7}`;
 };
@@ -29,7 +29,7 @@ const percentile = (values: number[], q: number) =>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The bare loop in its own process: the time it takes to sign and POST these bodies. */
-async function bareRate(callback: string, deliveries: Array<{ id: string; payload: string }>): Promise<number> {
+export async function bareRate(callback: string, deliveries: Array<{ id: string; payload: string }>): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-"));
   const input = path.join(dir, "input.json");
   writeFileSync(input, JSON.stringify({ url: callback, secret: SECRET, concurrency: PER_ORIGIN, deliveries }));
@@ -49,11 +49,11 @@ async function bareRate(callback: string, deliveries: Array<{ id: string; payloa
  * recorded the outcome of every delivery: EVENTS events in calls of BATCH, each matching one
  * subscription (50 AWBs, one callback origin).
  */
-async function gatewayRate(
+export async function gatewayRate(
   env: Record<string, string>,
   callback: string,
   label: string,
-): Promise<{ rate: number; latency?: { p50: number; p99: number } }> {
+): Promise<{ rate: number; ingestedMs: number; latency?: { p50: number; p99: number } }> {
   const gateway = await startGateway(GATEWAY, env);
   try {
     const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
@@ -101,7 +101,7 @@ async function gatewayRate(
     console.log(
       `${label}: ${EVENTS} events ingested in ${(ingestedAfter / 1000).toFixed(2)} s and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s`,
     );
-    return { rate };
+    return { rate, ingestedMs: ingestedAfter };
   } finally {
     gateway.child.kill("SIGTERM");
     await new Promise((r) => gateway.child.once("exit", r));
@@ -218,7 +218,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+// bench:peers imports the pieces above; run as a script, this is bench:delivery.
+if (require.main === module)
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
