@@ -15,7 +15,7 @@ const BARE_SENDER = path.resolve(__dirname, "bare-sender.js");
 const ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const BATCH = 500;
-const KEY = "cgw_bench-admin-key-000000000002";
+export const KEY = "cgw_bench-admin-key-000000000002";
 export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=";
 /** DELIVERY_PER_ORIGIN's default: every delivery here goes to one origin. */
 export const PER_ORIGIN = 8;
@@ -24,6 +24,18 @@ export const awbFor = (i: number) => {
   const serial = String(3_000_000 + i);
   return `020-${serial}${Number(serial) % 7}`;
 };
+/** The bodies the gateway signs and sends here (same fields, same sizes), for loops that send them without it. */
+export const sameShapedBodies = (): Array<{ id: string; payload: string }> =>
+  Array.from({ length: EVENTS }, (_, i) => ({
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+    payload: notificationBody({
+      subscriptionId: "7b3c1f0e-9a41-4a55-9d3e-2a7f54c1e0aa",
+      awb: awbFor(i % 50),
+      state: "DEP",
+      toaTimestamp: null,
+      receivedAt: new Date(),
+    }),
+  }));
 const percentile = (values: number[], q: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -121,17 +133,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
   };
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-data-"));
-  // The same bodies the gateway signs and sends (same fields, same sizes), for the bare loop.
-  const bodies = Array.from({ length: EVENTS }, (_, i) => ({
-    id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    payload: notificationBody({
-      subscriptionId: "7b3c1f0e-9a41-4a55-9d3e-2a7f54c1e0aa",
-      awb: awbFor(i % 50),
-      state: "DEP",
-      toaTimestamp: null,
-      receivedAt: new Date(),
-    }),
-  }));
+  const bodies = sameShapedBodies();
   try {
     console.log(
       `bench:delivery — ${EVENTS} events in calls of ${BATCH}, one matching subscription each, one callback origin, ${PER_ORIGIN} in flight per origin; default settings, LOG_LEVEL=${base.LOG_LEVEL}`,
