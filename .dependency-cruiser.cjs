@@ -7,7 +7,7 @@
 const WEBSOCKET =
   "graphql-websocket|graphql-ws-server|document-cache|keep-alive|key-recheck|operation-admission|socket-limits|websocket-keys|connection-cap";
 /** What REST routes build on in http/; the rest of http/ is the server's. */
-const ROUTE_KIT = "route-access|schema|problem|validation";
+const ROUTE_KIT = "route-access|schema|problem|validation|fast-lane|request-id";
 /** Feature folders: their routes, resolvers and GraphQL types are transports, the rest features. */
 const FEATURE_FOLDERS =
   "clients|delivery|health|ingestion|live|milestones|onerecord|outbound|retention|stations|subscriptions|web";

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { BUNDLED_STATIONS_FILE } from "../src/stations/station.service";
 import type { StationRecord } from "../src/stations/station.view";
+import { FastLane } from "../src/http/fast-lane";
+import type { App } from "../src/app";
 import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 
@@ -48,8 +50,9 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
     const disposers = new Disposers();
     let url: string;
     let base: string;
+    let app: App;
     beforeAll(async () => {
-      ({ url } = await startApp(backend, disposers));
+      ({ url, app } = await startApp(backend, disposers));
       base = `${url}/carrier/stations`;
     });
     afterAll(() => disposers.disposeAll());
@@ -140,6 +143,42 @@ describe.each(BACKENDS)("station routes on %s", (backend) => {
       expect(await getJson(`${base}/station/QQQ`)).toMatchObject({ status: 404, body: { code: "STATION_NOT_FOUND" } });
       expect(await getJson(`${base}/products/qqq`)).toMatchObject({ status: 400 });
       expect(await getJson(`${base}/products/QQQ`)).toMatchObject({ status: 404, body: { code: "STATION_NOT_FOUND" } });
+    });
+
+    it("answers a known station or products read before routing, with exactly the route's answer", async () => {
+      // The fast lane (http/fast-lane.ts) answers these over the socket; inject() goes through Fastify's
+      // router and the route itself. Apart from the date and the connection, the answers must be equal.
+      const answered = jest.spyOn(FastLane.prototype, "answer");
+      try {
+        for (const path of ["/carrier/stations/station/FRA", `/carrier/stations/products/${withActiveProducts.code}`]) {
+          answered.mockClear();
+          const headers = { "x-request-id": "same-id-1" };
+          const viaLane = await fetch(`${url}${path}`, { headers });
+          const laneBody = await viaLane.text();
+          expect(answered.mock.results.map((r) => r.value)).toEqual([true]);
+          const viaRoute = await app.http.inject({ method: "GET", url: path, headers });
+          const comparable = (all: Record<string, unknown>) =>
+            Object.fromEntries(
+              Object.entries(all).filter(([name]) => !["date", "connection", "keep-alive"].includes(name)),
+            );
+          expect(viaLane.status).toBe(viaRoute.statusCode);
+          expect(laneBody).toBe(viaRoute.body);
+          expect(comparable(Object.fromEntries(viaLane.headers))).toEqual(
+            comparable(viaRoute.headers as Record<string, unknown>),
+          );
+        }
+        // Anything but a plain 200 read is left to the route, which answers it as before.
+        answered.mockClear();
+        for (const path of [
+          "/carrier/stations/station/QQQ",
+          "/carrier/stations/station/fra",
+          "/carrier/stations/station/FRA?x=1",
+        ])
+          await (await fetch(`${url}${path}`)).text();
+        expect(answered.mock.results.map((r) => r.value)).toEqual([false, false, false]);
+      } finally {
+        answered.mockRestore();
+      }
     });
 
     it("returns temperature-controlled products, and available: false where a station has none", async () => {

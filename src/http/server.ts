@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http";
+import proxyAddr from "@fastify/proxy-addr";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -10,7 +10,9 @@ import Fastify, {
 import type { Logger } from "pino";
 import type { Socket } from "node:net";
 import { AppError } from "../errors";
-import { AccessLog, lazyRequestLogger } from "./request-log";
+import { AccessLog, accessLineWriter, lazyRequestLogger } from "./request-log";
+import { type FastAccessLog, FastLane, setFastLane } from "./fast-lane";
+import { requestIdOf, securityHeaders } from "./request-id";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
 import type { RequestTracing } from "../tracing/http-server";
@@ -35,7 +37,6 @@ export function answerRouterRefusalsUnder(app: FastifyInstance, prefix: string, 
 
 /** JSON bodies up to 1 MiB (CONTRACT §10). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The Fastify instance with the contract's error handling; routes are registered by the caller. With
@@ -46,9 +47,17 @@ export function createHttpServer(
   { trustProxy, tracing }: { trustProxy?: ProxyTrust; tracing?: RequestTracing } = {},
 ): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = logger;
+  const lane = new FastLane(fastAccessLog(logger, trustProxy));
   const app = Fastify({
     loggerInstance,
-    ...(tracing ? { serverFactory: tracedServerFactory(tracing) } : {}),
+    serverFactory: serverFactory(
+      tracing
+        ? tracing.wrap
+        : // At debug every request logs its arrival, which only Fastify's path writes: no lane then.
+          logger.isLevelEnabled("debug")
+          ? (handler) => handler
+          : (handler) => laneFirst(lane, handler),
+    ),
     // request.ip: the peer, or the client a trusted proxy names (client-address.ts, TRUST_PROXY).
     ...(trustProxy ? { trustProxy } : {}),
     logController: new AccessLog(logger),
@@ -59,10 +68,7 @@ export function createHttpServer(
     return503OnClosing: true,
     requestTimeout: 30_000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    genReqId: (req) => {
-      const given = req.headers["x-request-id"];
-      return typeof given === "string" && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     // Route schemas do the work: ajv validates params, query strings and bodies against them before the
     // handler runs, and fast-json-stringify writes each JSON answer from its response schema — Fastify's
     // own compilers (compilers.ts says how they are set up). The same schemas are the OpenAPI document.
@@ -89,10 +95,15 @@ export function createHttpServer(
     parseJsonBytesInto(body as Buffer, done),
   );
 
+  setFastLane(app, lane);
+  // Fastify answers 503 once closing; the lane leaves every request to it from then on.
+  app.addHook("preClose", (done) => {
+    lane.close();
+    done();
+  });
   // A callback hook, not an async one: this runs on every request and a promise per request shows.
   app.addHook("onRequest", (request, reply, done) => {
-    // nosniff: a JSON answer must never be read as a page or script by a browser.
-    reply.header("x-request-id", request.id).header("x-content-type-options", "nosniff");
+    reply.headers(securityHeaders(String(request.id)));
     done();
   });
   // Before authentication and validation: a refused request's span is named too.
@@ -133,16 +144,16 @@ export function createHttpServer(
 }
 
 /**
- * The HTTP/1.1 server Fastify would make, with its request handler run inside the request's span.
- * (With a server factory Fastify binds one address only: HOST=localhost listens on the first address
- * the name resolves to.)
+ * The HTTP/1.1 server Fastify would make, with its request handler wrapped: run inside the request's
+ * span (tracing on), or after the fast lane. (With a server factory Fastify binds one address only:
+ * HOST=localhost listens on the first address the name resolves to.)
  */
-function tracedServerFactory(tracing: RequestTracing): FastifyServerFactory<Server> {
+function serverFactory(wrap: (handler: RequestListener) => RequestListener): FastifyServerFactory<Server> {
   return (handler, options) => {
     const timeouts = options as Required<
       Pick<FastifyServerOptions, "keepAliveTimeout" | "requestTimeout" | "connectionTimeout" | "maxRequestsPerSocket">
     >;
-    const server = createServer(tracing.wrap(handler));
+    const server = createServer(wrap(handler));
     server.keepAliveTimeout = timeouts.keepAliveTimeout;
     server.requestTimeout = timeouts.requestTimeout;
     server.setTimeout(timeouts.connectionTimeout);
@@ -161,4 +172,29 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
       ? new AppError("HEADERS_TOO_LARGE", "The request headers exceed 16 KiB")
       : new AppError("VALIDATION_FAILED", "The request is not valid HTTP/1.1");
   socket.end(rawProblemResponse(appError));
+}
+
+function laneFirst(lane: FastLane, handler: RequestListener): RequestListener {
+  return (request, response) => {
+    if (!lane.answer(request, response)) handler(request, response);
+  };
+}
+
+/** The access line of a fast-lane answer, with the client address Fastify's `request.ip` would give. */
+function fastAccessLog(logger: Logger, trustProxy: ProxyTrust | undefined): FastAccessLog | undefined {
+  const write = accessLineWriter(logger);
+  if (!write) return undefined;
+  const addressOf = trustProxy
+    ? (request: IncomingMessage) => proxyAddr(request, trustProxy)
+    : (request: IncomingMessage) => request.socket.remoteAddress;
+  return (request, { id, route, statusCode, elapsedMs }) =>
+    write(request, {
+      id,
+      method: request.method!,
+      url: request.url!,
+      route,
+      ip: addressOf(request),
+      statusCode,
+      elapsedMs,
+    });
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Checker } from "../domain/checker";
 import { validationError } from "../errors";
 import { addSchemas, ALWAYS, problems, ref, WITH_BODY } from "../http/schema";
+import { fastLaneOf } from "../http/fast-lane";
 import type { StationService } from "./station.service";
 import { iataParams, stationCodesBody, stationSchema, temperatureProductsSchema } from "./station.schemas";
 
@@ -72,8 +73,22 @@ export function registerStationRoutes(
     },
   };
 
+  // The same answers as the two routes below give with 200, before Fastify routes the request
+  // (http/fast-lane.ts); anything else (an unknown code, a malformed one) reaches the routes.
+  const lane = fastLaneOf(app);
+  const stationRoute = `${base}/station/:IATACode`;
+  const productsRoute = `${base}/products/:IATACode`;
+  lane.get(`${base}/station/`, (code) => {
+    const entry = stations.snapshot().get(code);
+    return entry && { route: stationRoute, json: entry.json };
+  });
+  lane.get(`${base}/products/`, (code) => {
+    const entry = stations.snapshot().get(code);
+    return entry && { route: productsRoute, json: entry.productsJson };
+  });
+
   app.get<{ Params: { IATACode: string } }>(
-    `${base}/station/:IATACode`,
+    stationRoute,
     {
       schema: {
         tags,
@@ -87,7 +102,7 @@ export function registerStationRoutes(
   );
 
   app.get<{ Params: { IATACode: string } }>(
-    `${base}/products/:IATACode`,
+    productsRoute,
     {
       schema: {
         tags,

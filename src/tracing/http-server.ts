@@ -32,7 +32,7 @@ export interface RequestTracing {
    * services) runs inside it. Ended when the response closes. Websocket upgrades are not requests
    * and get no span.
    */
-  wrap(handler: RequestListener): RequestListener;
+  wrap: (handler: RequestListener) => RequestListener;
   /** An `onRequest` hook naming the request's span after the route that matched. */
   nameAfterRoute: onRequestHookHandler;
 }

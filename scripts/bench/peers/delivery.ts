@@ -41,7 +41,7 @@ async function startGraphileWorker(databaseUrl: string, tuning: "default" | "bat
     stdio: ["ignore", "pipe", "inherit"],
   });
   await new Promise<void>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
       if (line.includes('"graphile worker running"')) resolve();
     });
     child.once("exit", (code) => reject(new Error(`graphile worker exited with ${code} before running`)));
