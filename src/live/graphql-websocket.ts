@@ -5,7 +5,8 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { AppError } from "../errors";
 import { rawProblemResponse } from "../http/problem";
 import type { ConnectionCap } from "./connection-cap";
-import { createGraphQLWsServer, type GraphQLWsServerOptions, type SocketState } from "./graphql-ws-server";
+import { newSocketState, type SocketState } from "./graphql-ws-protocol";
+import { createGraphQLWsServer, type GraphQLWsServerOptions } from "./graphql-ws-server";
 import { startKeepAlive } from "./keep-alive";
 import { type KeyVerdict, startKeyRecheck } from "./key-recheck";
 import { MAX_MESSAGE_BYTES, refuseMessage } from "./socket-limits";
@@ -26,8 +27,9 @@ export interface GraphQLWebsocket {
 
 /**
  * GraphQL over websockets (the graphql-transport-ws protocol) at /graphql, on the HTTP server's
- * `upgrade` event next to Fastify and Apollo. This is the `ws` adapter of graphql-ws's protocol core
- * (graphql-ws-server.ts), owned rather than taken from `graphql-ws/use/ws` so that it can refuse
+ * `upgrade` event next to Fastify and Apollo. This is the `ws` adapter of the protocol
+ * (graphql-ws-protocol.ts, with the hooks of graphql-ws-server.ts), owned rather than taken from
+ * `graphql-ws/use/ws` so that it can refuse
  * messages before the core sees them (socket-limits.ts), keep one keep-alive timer for all sockets
  * (keep-alive.ts), and let live feeds write their frames to the socket directly.
  */
@@ -89,44 +91,40 @@ export function attachGraphQLWebsocket(
   };
   httpServer.on("upgrade", onUpgrade);
 
+  // One set of listeners for every socket (`this` is the socket), so a socket holds no closures of its own.
+  function onMessage(this: WebSocket, data: Buffer, isBinary: boolean): void {
+    const state = states.get(this);
+    if (!state) return;
+    const text = isBinary ? "" : data.toString("utf8");
+    const refusal = refuseMessage(text, state.keyId, limits.takeMessageToken);
+    if (refusal) {
+      this.close(refusal.code, refusal.reason);
+      return;
+    }
+    server.protocol.message(this, state, text).catch((error: unknown) => {
+      log.error({ err: error }, "websocket message handling failed");
+      this.close(CloseCode.InternalServerError, "Internal server error");
+    });
+  }
+  function onClose(this: WebSocket): void {
+    const state = states.get(this);
+    if (!state) return;
+    states.delete(this);
+    state.releaseSlot?.();
+    server.protocol.closed(state);
+  }
+  function onError(error: Error): void {
+    log.debug({ err: error }, "websocket error");
+  }
+
   function onConnection(socket: WebSocket, address: string | undefined): void {
-    const state: SocketState = { address, keyId: undefined, releaseSlot: undefined };
+    const state = newSocketState(address);
     states.set(socket, state);
     keepAlive.watch(socket);
-    socket.on("error", (error) => log.debug({ err: error }, "websocket error"));
-    let handle: ((data: string) => Promise<void>) | undefined;
-    const closed = server.protocol.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
-            if (socket.readyState !== socket.OPEN) return resolve();
-            socket.send(data, (error) => (error ? reject(error) : resolve()));
-          }),
-        close: (code, reason) => socket.close(code, reason),
-        onMessage: (cb) => (handle = cb),
-      },
-      { socket, state },
-    );
-    socket.on("message", (data: Buffer, isBinary: boolean) => {
-      const text = isBinary ? "" : data.toString("utf8");
-      const refusal = refuseMessage(text, state.keyId, limits.takeMessageToken);
-      if (refusal) {
-        socket.close(refusal.code, refusal.reason);
-        return;
-      }
-      handle?.(text).catch((error: unknown) => {
-        log.error({ err: error }, "websocket message handling failed");
-        socket.close(CloseCode.InternalServerError, "Internal server error");
-      });
-    });
-    socket.once("close", (code: number, reason: Buffer) => {
-      states.delete(socket);
-      state.releaseSlot?.();
-      void closed(code, reason.toString()).catch((error: unknown) =>
-        log.warn({ err: error }, "closing a websocket's operations failed"),
-      );
-    });
+    socket.on("error", onError);
+    socket.on("message", onMessage);
+    socket.on("close", onClose);
+    server.protocol.opened(socket, state);
   }
 
   return {

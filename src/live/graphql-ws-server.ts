@@ -2,10 +2,12 @@ import {
   createSourceEventStream,
   type ExecutionArgs,
   type ExecutionResult,
+  getOperationAST,
   GraphQLError,
+  OperationTypeNode,
   type GraphQLSchema,
 } from "graphql";
-import { makeServer, type Server } from "graphql-ws";
+import type { SubscribePayload } from "graphql-ws";
 import type { Logger } from "pino";
 import type { WebSocket } from "ws";
 import { ERROR_TABLE } from "../errors";
@@ -17,30 +19,23 @@ import { executeWithinTimeLimit } from "../graphql-core/time-limit";
 import type { AwbStreams } from "./awb-streams";
 import type { ConnectionCap } from "./connection-cap";
 import { createDocumentCache } from "./document-cache";
+import {
+  createProtocol,
+  type Protocol,
+  type ProtocolSocket,
+  type SocketState,
+  sendFrame,
+  stillWanted,
+} from "./graphql-ws-protocol";
 import type { KeyVerdict } from "./key-recheck";
 import type { LiveMilestone } from "./live-events";
-import { LiveFeed } from "./live-feed";
+import { type FeedSource, LiveFeed } from "./live-feed";
 import { createLiveOperations } from "./live-operations";
 import { admitOperation } from "./operation-admission";
 import { refuseOperationOverLimit } from "./socket-limits";
 
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
-
-/** Our state of one socket; graphql-ws keeps its own (`ctx`) beside it. */
-export interface SocketState {
-  /** The client's address, for the per-address budget of failed authentications. */
-  readonly address: string | undefined;
-  /** Set once `connection_init` is authorised. */
-  keyId: string | undefined;
-  /** Gives back the socket's slot under its key's connection cap (set once it has one). */
-  releaseSlot: (() => void) | undefined;
-}
-
-/** What a transport hands graphql-ws with each socket: live feeds write their frames to `socket` directly. */
-export interface SocketExtra {
-  readonly socket: WebSocket;
-  readonly state: SocketState;
-}
+const OPEN = 1;
 
 export interface GraphQLWsServerOptions {
   schema: GraphQLSchema;
@@ -57,14 +52,14 @@ export interface GraphQLWsServerOptions {
   maxSubscriptionsPerSocket: number;
   live: {
     streams: AwbStreams;
-    readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>;
+    readAfter: (awb: string, position: number, limit: number) => Promise<LiveMilestone[]>;
     maxQueuedEvents: number;
   };
 }
 
 export interface GraphQLWsServer {
-  /** graphql-ws's protocol core, configured with our rules; a transport calls its `opened` per socket. */
-  readonly protocol: Server<SocketExtra>;
+  /** The graphql-transport-ws protocol with our rules; a transport hands it each socket's events. */
+  readonly protocol: Protocol;
   /** Live subscriptions (feeds) running. */
   readonly subscriptionCount: () => number;
   /** Executions of live subscription operations so far: one per (event, operation), however many subscribers. */
@@ -72,11 +67,11 @@ export interface GraphQLWsServer {
 }
 
 /**
- * graphql-ws's protocol core (`makeServer`) with the gateway's rules: `connection_init` authorised
- * and counted under its key's cap, every operation admitted as over HTTP (operation-admission.ts)
- * with its document parsed and validated once per cached text (document-cache.ts), queries and
- * mutations run compiled within the time limit, live subscriptions started as LiveFeeds that share
- * one rendering per (event, operation) (live-operations.ts).
+ * The graphql-transport-ws protocol (graphql-ws-protocol.ts) with the gateway's rules:
+ * `connection_init` authorised and counted under its key's cap, every operation admitted as over HTTP
+ * (operation-admission.ts) with its document parsed and validated once per cached text
+ * (document-cache.ts), queries and mutations run compiled within the time limit, live subscriptions
+ * started as LiveFeeds that share one rendering per (event, operation) (live-operations.ts).
  */
 export function createGraphQLWsServer(options: GraphQLWsServerOptions): GraphQLWsServer {
   const { schema, policy, log, createContext, authorize, connections, maxSubscriptionsPerSocket, live } = options;
@@ -93,89 +88,113 @@ export function createGraphQLWsServer(options: GraphQLWsServerOptions): GraphQLW
   const documents = createDocumentCache({ schema, policy });
   // The same compiled queries as over HTTP; compiling also puts the time limit's deadline check on every field.
   const compiled = compiledExecutorFor(schema);
+  /** What every feed reads from: one object for all of them. */
+  const feedSource: FeedSource = {
+    streams: live.streams,
+    readAfter: live.readAfter,
+    maxQueuedEvents: live.maxQueuedEvents,
+    log,
+  };
   let subscriptions = 0;
 
-  const protocol = makeServer<Record<string, unknown> | undefined, SocketExtra>({
-    schema,
-    connectionInitWaitTimeout: CONNECTION_INIT_WAIT_TIMEOUT_MS,
-    onConnect: async (ctx) => {
-      const { socket, state } = ctx.extra;
-      const verdict = await authorize(ctx.connectionParams?.authorization, state.address);
-      // Closed while the key was looked up: its close handler has run and must not be followed by a count.
-      if (socket.readyState !== socket.OPEN) return false;
-      if (!verdict.ok) {
-        socket.close(verdict.code, verdict.reason);
-        return false;
-      }
-      const slot = await connections.acquire(verdict.keyId);
-      if ("refused" in slot) {
-        socket.close(
-          ERROR_TABLE.RATE_LIMITED.close,
-          `This API key already has ${slot.refused.open} open websockets (at most ${connections.max})`,
-        );
-        return false;
-      }
-      // Closed while the slot was taken: its close handler has run, so the slot goes back here.
-      if (socket.readyState !== socket.OPEN) {
-        slot.release();
-        return false;
-      }
-      state.releaseSlot = slot.release;
-      state.keyId = verdict.keyId;
-      return true;
-    },
-    // Returning the execution arguments skips graphql-ws's own parse and validate: admission did them.
-    onSubscribe: (ctx, id, payload) => {
-      const running = Object.keys(ctx.subscriptions).filter((other) => other !== id).length;
-      const overLimit = refuseOperationOverLimit(running, maxSubscriptionsPerSocket);
-      if (overLimit) return [overLimit];
-      const admitted = admitOperation(payload, { schema, policy, documents });
-      if ("errors" in admitted) return [...admitted.errors];
-      return {
-        schema,
-        document: admitted.document,
-        operationName: payload.operationName,
-        variableValues: payload.variables,
-        contextValue: createContext(ctx.extra.socket, ctx.connectionParams, id),
-      };
-    },
-    subscribe: async (args: ExecutionArgs) => {
+  const sendErrors = (socket: ProtocolSocket, id: string, errors: readonly GraphQLError[]) =>
+    sendFrame(
+      socket,
+      JSON.stringify({ id, type: "error", payload: formatErrors(errors, "graphql-ws operation failed") }),
+    );
+  const sendComplete = (socket: ProtocolSocket, id: string) =>
+    sendFrame(socket, `{"id":${JSON.stringify(id)},"type":"complete"}`);
+
+  async function connect(socket: ProtocolSocket, state: SocketState): Promise<boolean> {
+    const verdict = await authorize(state.connectionParams?.authorization, state.address);
+    // Closed while the key was looked up: its close handler has run and must not be followed by a count.
+    if (socket.readyState !== OPEN) return false;
+    if (!verdict.ok) {
+      socket.close(verdict.code, verdict.reason);
+      return false;
+    }
+    const slot = await connections.acquire(verdict.keyId);
+    if ("refused" in slot) {
+      socket.close(
+        ERROR_TABLE.RATE_LIMITED.close,
+        `This API key already has ${slot.refused.open} open websockets (at most ${connections.max})`,
+      );
+      return false;
+    }
+    // Closed while the slot was taken: its close handler has run, so the slot goes back here.
+    if (socket.readyState !== OPEN) {
+      slot.release();
+      return false;
+    }
+    state.releaseSlot = slot.release;
+    state.keyId = verdict.keyId;
+    return true;
+  }
+
+  /** Starts a subscription's feed, unless the client completed it (or left) while it was set up. */
+  function startFeed(socket: ProtocolSocket, state: SocketState, id: string, feed: LiveFeed, args: ExecutionArgs) {
+    if (!stillWanted(state, id)) return void feed.return();
+    // Shared by text, not by node: a text dropped from the cache and parsed again still shares it.
+    const operation = operations.acquire({ ...args, query: documents.queryOf(args.document) });
+    subscriptions++;
+    state.operations!.set(id, feed);
+    feed.start(feedSource, {
+      socket,
+      id,
+      operation,
+      onEnd: (failure) => {
+        subscriptions--;
+        operation.release();
+        // Ended by itself, not by the client's complete or its socket closing: the client is told.
+        if (state.operations?.get(id) !== feed) return;
+        state.operations.delete(id);
+        if (failure === undefined) sendComplete(socket, id);
+        else sendErrors(socket, id, [subscriptionFailure(failure)]);
+      },
+    });
+  }
+
+  async function subscribe(socket: ProtocolSocket, state: SocketState, id: string, payload: SubscribePayload) {
+    const overLimit = refuseOperationOverLimit(state.operations!.size - 1, maxSubscriptionsPerSocket);
+    if (overLimit) return sendErrors(socket, id, [overLimit]);
+    const admitted = admitOperation(payload, { schema, policy, documents });
+    if ("errors" in admitted) return sendErrors(socket, id, admitted.errors);
+    const operationAST = getOperationAST(admitted.document, payload.operationName);
+    if (!operationAST) return sendErrors(socket, id, [new GraphQLError("Unable to identify operation")]);
+    const args: ExecutionArgs = {
+      schema,
+      document: admitted.document,
+      operationName: payload.operationName,
+      variableValues: payload.variables,
+      contextValue: createContext(socket as WebSocket, state.connectionParams, id),
+    };
+    let result: ExecutionResult;
+    if (operationAST.operation === OperationTypeNode.SUBSCRIPTION) {
       const source = await createSourceEventStream(args);
-      if (!(source instanceof LiveFeed)) {
-        // Every subscription field of this schema returns a LiveFeed; anything else is an error result.
-        return Symbol.asyncIterator in source
-          ? { errors: [new GraphQLError("Unsupported subscription source")] }
-          : source;
-      }
-      const context = args.contextValue as GraphQLContext;
-      // Shared by text, not by node: a text dropped from the cache and parsed again still shares it.
-      const operation = operations.acquire({ ...args, query: documents.queryOf(args.document) });
-      subscriptions++;
-      source.start({
-        streams: live.streams,
-        readAfter: (awb, position, limit) => live.readAfter(awb, position, limit),
-        socket: context.websocket!.socket,
-        id: context.websocket!.subscriptionId,
-        operation,
-        maxQueuedEvents: live.maxQueuedEvents,
-        log,
-        onEnd: () => {
-          subscriptions--;
-          operation.release();
-        },
-      });
-      return source;
-    },
-    // The policy's time limit, as over HTTP (graphql/limits-plugin.ts).
-    execute: (args: ExecutionArgs) =>
-      executeWithinTimeLimit(args, policy.timeLimitMs, (a) => compiled.execute(a, documents.queryOf(a.document))),
-    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result),
-    onError: (_ctx, _id, _payload, errors) => formatErrors(errors, "graphql-ws operation failed"),
-  });
+      if (source instanceof LiveFeed) return startFeed(socket, state, id, source, args);
+      // Every subscription field of this schema returns a LiveFeed; anything else is an error result.
+      result =
+        Symbol.asyncIterator in source ? { errors: [new GraphQLError("Unsupported subscription source")] } : source;
+    } else {
+      // The policy's time limit, as over HTTP (graphql/limits-plugin.ts).
+      result = await executeWithinTimeLimit(args, policy.timeLimitMs, (a) =>
+        compiled.execute(a, documents.queryOf(a.document)),
+      );
+    }
+    if (!stillWanted(state, id)) return;
+    sendFrame(socket, JSON.stringify({ id, type: "next", payload: formatResult(result) }));
+    sendComplete(socket, id);
+  }
 
   return {
-    protocol,
+    protocol: createProtocol({ connect, subscribe }, { connectionInitWaitTimeoutMs: CONNECTION_INIT_WAIT_TIMEOUT_MS }),
     subscriptionCount: () => subscriptions,
     liveExecutions: () => operations.executions(),
   };
+}
+
+/** A feed's failure as its operation's error: a GraphQLError without a path, its cause kept for the error table. */
+function subscriptionFailure(failure: unknown): GraphQLError {
+  const originalError = failure instanceof Error ? failure : new Error(String(failure));
+  return new GraphQLError(originalError.message, { originalError });
 }

@@ -20,19 +20,24 @@ export interface FeedSpec {
   readonly after: ReadonlyMap<string, number>;
 }
 
-export interface FeedWiring {
+/** What every feed reads from, shared by all of them. */
+export interface FeedSource {
   streams: AwbStreams;
   /** One AWB's stored events after a position, oldest first. */
   readAfter(awb: string, position: number, limit: number): Promise<LiveMilestone[]>;
+  /** How many frames may wait in the socket's send buffer (or in a catch-up) before the consumer counts as slow. */
+  maxQueuedEvents: number;
+  log: Logger;
+}
+
+/** What one feed writes to. */
+export interface FeedWiring {
   socket: Pick<WebSocket, "send" | "close" | "readyState" | "bufferedAmount">;
   /** The graphql-ws subscription id the frames carry. */
   id: string;
   operation: LiveOperation;
-  /** How many frames may wait in the socket's send buffer (or in a catch-up) before the consumer counts as slow. */
-  maxQueuedEvents: number;
-  log: Logger;
-  /** Called once when the feed ends, however it ends. */
-  onEnd(): void;
+  /** Called once when the feed ends, however it ends: with its failure, if it failed. */
+  onEnd(failure: unknown): void;
 }
 
 const DONE: IteratorResult<never> = { done: true, value: undefined };
@@ -51,6 +56,7 @@ const OPEN = 1;
  * for a quiet AWB is never.
  */
 export class LiveFeed implements AsyncIterableIterator<never> {
+  private source: FeedSource | undefined;
   private wiring: FeedWiring | undefined;
   private readonly leaves: Array<() => void> = [];
   private ended = false;
@@ -64,13 +70,14 @@ export class LiveFeed implements AsyncIterableIterator<never> {
   constructor(readonly spec: FeedSpec) {}
 
   /** Joins the AWBs' streams and, where `after` was given, replays from storage first. */
-  start(wiring: FeedWiring): void {
+  start(source: FeedSource, wiring: FeedWiring): void {
     if (this.ended) return;
+    this.source = source;
     this.wiring = wiring;
     this.prefix = `{"id":${JSON.stringify(wiring.id)},"type":"next","payload":`;
     for (const awb of this.spec.awbs) {
       const member = new FeedMember(this, awb, this.spec.after.get(awb));
-      this.leaves.push(wiring.streams.join(awb, member));
+      this.leaves.push(source.streams.join(awb, member));
     }
   }
 
@@ -102,7 +109,7 @@ export class LiveFeed implements AsyncIterableIterator<never> {
     if (this.ended || !wiring || wiring.socket.readyState !== OPEN) return;
     const frame = `${this.prefix}${payload}}`;
     // bufferedAmount counts bytes not yet handed to the kernel: this many frames of this size.
-    if (wiring.socket.bufferedAmount > wiring.maxQueuedEvents * frame.length) return this.tooSlow();
+    if (wiring.socket.bufferedAmount > this.source!.maxQueuedEvents * frame.length) return this.tooSlow();
     wiring.socket.send(frame);
   }
 
@@ -132,16 +139,18 @@ export class LiveFeed implements AsyncIterableIterator<never> {
     this.pendingNext = this.rejectNext = undefined;
     if (this.failure !== undefined && reject) reject(this.failure);
     else resolve?.(DONE);
-    this.wiring?.onEnd();
+    this.wiring?.onEnd(this.failure);
     this.wiring = undefined;
+    this.source = undefined;
   }
 
   get isEnded(): boolean {
     return this.ended;
   }
 
-  get catchUp(): Pick<FeedWiring, "streams" | "readAfter" | "maxQueuedEvents" | "log"> | undefined {
-    return this.wiring;
+  /** What a member catching up reads from; undefined once the feed has ended. */
+  get catchUp(): FeedSource | undefined {
+    return this.source;
   }
 
   next(): Promise<IteratorResult<never>> {
