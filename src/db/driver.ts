@@ -1,0 +1,17 @@
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { SqlExecutor } from "./sql-executor";
+
+/**
+ * One database's connections as the rest of db/ uses them. Each kind lives in a module of its own
+ * (postgres-driver.ts, pglite-driver.ts), loaded only when that kind is opened: the embedded default
+ * never loads `pg`, a server deployment never loads PGlite.
+ */
+export interface Driver {
+  /** What Prisma's client runs on. */
+  readonly factory: SqlMigrationAwareDriverAdapterFactory;
+  /** What the schema engine migrates through (PostgreSQL: a short-lived pool of its own). */
+  readonly migrationFactory: SqlMigrationAwareDriverAdapterFactory;
+  readonly sql: SqlExecutor;
+  /** Ends the connections (PostgreSQL) or stops the embedded database. */
+  close(): Promise<void>;
+}

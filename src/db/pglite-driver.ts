@@ -1,0 +1,31 @@
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { Driver } from "./driver";
+
+/**
+ * PostgreSQL's own cache inside the embedded database's WebAssembly memory (PGlite's default is
+ * 128MB, all of it resident once touched). The gateway's working set is small and the data files are
+ * cached by the operating system anyway.
+ */
+const PGLITE_SHARED_BUFFERS = "16MB";
+
+/** The embedded database in `dataDir` ("memory://": in memory; `dump`: its starting contents). */
+export function openPGliteDriver(dataDir: string, dump: Blob | undefined): Driver {
+  const pglite = new PGlite(dataDir, {
+    ...(dump ? { loadDataDir: dump } : {}),
+    // As a start parameter: PGlite's `postgresqlconf` option would rewrite DATA_DIR/postgresql.conf.
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+  });
+  const factory = new PrismaPGlite(pglite);
+  return {
+    factory,
+    migrationFactory: factory,
+    // PGlite runs one query at a time (its own queue): these statements take turns with Prisma's.
+    sql: {
+      query: async <T>(text: string, params: readonly unknown[]) =>
+        (await pglite.query<T>(text, params as unknown[])).rows,
+      script: async (text: string) => (await pglite.exec(text)).map((result) => result.rows),
+    },
+    close: () => pglite.close(),
+  };
+}
