@@ -141,6 +141,37 @@ describe("live subscriptions over the gateway (pglite)", () => {
     await until(async () => (await metric(url, "gateway_live_subscriptions")) === running, { what: "both released" });
   }, 120_000);
 
+  it("runs one operation per id when a client completes an id and sends it again at once, and releases it on close", async () => {
+    const awb = nextAwb();
+    const running = await metric(url, "gateway_live_subscriptions");
+    const client = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
+    disposers.add(() => client.close());
+    const frames: Array<{ id?: string; type: string }> = [];
+    client.socket.on("message", (data: Buffer) => frames.push(JSON.parse(data.toString("utf8"))));
+    // One burst: the first subscribe is still being set up when its id is completed and reused.
+    client.subscribe("a", AWB_QUERY, { awb });
+    client.complete("a");
+    client.subscribe("a", AWB_QUERY, { awb });
+    // A query completed while it runs, then its id reused by a subscription: only the subscription answers.
+    client.subscribe("b", `{ stationCodes }`, {});
+    client.complete("b");
+    client.subscribe("b", AWB_QUERY, { awb });
+    await until(async () => (await metric(url, "gateway_live_subscriptions")) === running + 2, {
+      what: "two subscriptions running",
+    });
+    await ingest({ awb, state: "RCS" });
+    await until(() => client.received.length >= 2, { what: "the event on both ids" });
+    await ingest({ awb, state: "MAN" });
+    await until(() => client.received.length >= 4, { what: "the second event on both ids" });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // room for a duplicate or a late answer to arrive
+    expect(frames.map((f) => `${f.id} ${f.type}`).sort()).toEqual(["a next", "a next", "b next", "b next"]);
+    expect(await metric(url, "gateway_live_subscriptions")).toBe(running + 2);
+    client.close();
+    await until(async () => (await metric(url, "gateway_live_subscriptions")) === running, {
+      what: "both released on close",
+    });
+  }, 60_000);
+
   it("shares one operation per query text, even after more than 500 other documents came in between", async () => {
     expect.assertions(3);
     const awb = nextAwb();

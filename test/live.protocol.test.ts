@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from "graphql-ws";
 import WebSocket, { WebSocketServer } from "ws";
-import { createProtocol, newSocketState, type ProtocolHooks, sendFrame } from "../src/live/graphql-ws-protocol";
+import { createProtocol, holds, newSocketState, type ProtocolHooks, sendFrame } from "../src/live/graphql-ws-protocol";
 
 /**
  * The graphql-transport-ws protocol core (live/graphql-ws-protocol.ts) over real sockets, with hooks
@@ -22,8 +22,9 @@ describe("the graphql-transport-ws protocol core", () => {
       await Promise.resolve();
       return admit;
     },
-    subscribe: async (socket, state, id) => {
-      subscribed.push({ id, reserved: state.operations?.get(id) === null });
+    subscribe: async (socket, state, reservation) => {
+      const id = reservation.id;
+      subscribed.push({ id, reserved: holds(state, reservation) });
       // "hold" ids wait for the test to let them go, so that a second subscribe meets a running one.
       if (id.startsWith("hold")) await new Promise<void>((resolve) => (releaseSubscribe = resolve));
       sendFrame(socket, JSON.stringify({ id, type: "complete" }));
@@ -136,5 +137,17 @@ describe("the graphql-transport-ws protocol core", () => {
       { id: "again", reserved: true },
       { id: "hold-1", reserved: true },
     ]);
+  });
+
+  it("keeps the 4409 close reason within 123 bytes however long the id", async () => {
+    const { send, closed } = await acknowledged();
+    const id = `hold-${"é".repeat(200)}`;
+    send({ id, type: "subscribe", payload: { query: "{ a }" } });
+    while (subscribed.length < 1) await new Promise((resolve) => setImmediate(resolve));
+    send({ id, type: "subscribe", payload: { query: "{ a }" } });
+    const { code, reason } = await closed;
+    expect(code).toBe(CloseCode.SubscriberAlreadyExists);
+    expect(Buffer.byteLength(reason)).toBeLessThanOrEqual(123);
+    expect(reason).toMatch(/^Subscriber for hold-é+…$/);
   });
 });

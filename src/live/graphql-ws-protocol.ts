@@ -6,9 +6,9 @@ import type { LiveFeed } from "./live-feed";
 export type ProtocolSocket = Pick<WebSocket, "protocol" | "readyState" | "send" | "close" | "bufferedAmount">;
 
 /**
- * One socket's state: ours (address, key, slot) and the protocol's. A plain object per socket and a
- * map entry per operation is all an idle subscriber costs here; no closure, promise or suspended
- * function is kept per socket or per operation.
+ * One socket's state: ours (address, key, slot) and the protocol's. Per socket the protocol keeps
+ * this plain object and per operation a map entry (a running subscription's feed keeps its own
+ * wiring, live-feed.ts); no suspended async function waits per socket or per operation.
  */
 export interface SocketState {
   /** The client's address, for the per-address budget of failed authentications. */
@@ -23,8 +23,17 @@ export interface SocketState {
   connectionParams: Record<string, unknown> | undefined;
   /** Closes the socket unless `connection_init` comes in time; cleared (and dropped) when it comes. */
   initWait: NodeJS.Timeout | undefined;
-  /** Operations by id: null while one is being set up or executed, its feed once a subscription runs. */
-  operations: Map<string, LiveFeed | null> | undefined;
+  /**
+   * Operations by id: the subscribe's Reservation while it is set up or executed, its feed once a
+   * subscription runs. A client may complete an id and send it again at once: each subscribe holds its
+   * own Reservation, so only the subscribe whose Reservation is still there may answer or start a feed.
+   */
+  operations: Map<string, LiveFeed | Reservation> | undefined;
+}
+
+/** One `subscribe`'s claim on its id: the id is this subscribe's while `state.operations` holds this very object. */
+export class Reservation {
+  constructor(readonly id: string) {}
 }
 
 export function newSocketState(address: string | undefined): SocketState {
@@ -44,11 +53,15 @@ export interface ProtocolHooks {
   /** `connection_init`: true acknowledges it; false means the hook refused and closed the socket. */
   connect(socket: ProtocolSocket, state: SocketState): Promise<boolean>;
   /**
-   * A `subscribe` whose id the protocol has reserved: runs the operation and sends its frames. A
-   * subscription's feed is put in `state.operations` under its id only while the id is still
-   * reserved (the client may have completed it meanwhile).
+   * A `subscribe` whose id the protocol has reserved: runs the operation and sends its frames, only
+   * while `holds(state, reservation)` (the client may have completed the id, or sent it again, meanwhile).
    */
-  subscribe(socket: ProtocolSocket, state: SocketState, id: string, payload: SubscribePayload): Promise<void>;
+  subscribe(
+    socket: ProtocolSocket,
+    state: SocketState,
+    reservation: Reservation,
+    payload: SubscribePayload,
+  ): Promise<void>;
 }
 
 const OPEN = 1;
@@ -57,9 +70,20 @@ export function sendFrame(socket: ProtocolSocket, frame: string): void {
   if (socket.readyState === OPEN) socket.send(frame);
 }
 
-/** Whether `id` is still wanted by the client (not completed, socket not closed). */
-export function stillWanted(state: SocketState, id: string): boolean {
-  return state.operations?.has(id) ?? false;
+/** Whether the subscribe holding `reservation` is still wanted (its id not completed or reused, the socket open). */
+export function holds(state: SocketState, reservation: Reservation): boolean {
+  return state.operations?.get(reservation.id) === reservation;
+}
+
+/** A close reason within the protocol's 123 bytes, whatever the client's id held. */
+function closeReason(text: string): string {
+  const bytes = Buffer.from(text);
+  return bytes.length <= 123
+    ? text
+    : `${bytes
+        .subarray(0, 120)
+        .toString("utf8")
+        .replace(/\uFFFD+$/, "")}…`;
 }
 
 /**
@@ -87,8 +111,8 @@ export function createProtocol(
 
     /** One text message; rejects only on a failure of the gateway's own (the transport closes with 4500). */
     async message(socket: ProtocolSocket, state: SocketState, text: string): Promise<void> {
-      // A socket refused by `opened` is closing: what it still sends is not read.
-      if (socket.protocol !== GRAPHQL_TRANSPORT_WS_PROTOCOL) return;
+      // A socket refused by `opened`, or closing for any reason: what it still sends is not read.
+      if (socket.protocol !== GRAPHQL_TRANSPORT_WS_PROTOCOL || socket.readyState !== OPEN) return;
       let message: ReturnType<typeof parseMessage>;
       try {
         message = parseMessage(text);
@@ -121,20 +145,21 @@ export function createProtocol(
           const { id, payload } = message;
           const operations = (state.operations ??= new Map());
           if (operations.has(id))
-            return socket.close(CloseCode.SubscriberAlreadyExists, `Subscriber for ${id} already exists`);
-          operations.set(id, null);
+            return socket.close(CloseCode.SubscriberAlreadyExists, closeReason(`Subscriber for ${id} already exists`));
+          const reservation = new Reservation(id);
+          operations.set(id, reservation);
           try {
-            await hooks.subscribe(socket, state, id, payload);
+            await hooks.subscribe(socket, state, reservation, payload);
           } finally {
-            // Still reserved: the operation is over (a subscription that runs holds its feed here).
-            if (operations.get(id) === null) operations.delete(id);
+            // Still this subscribe's: the operation is over (a subscription that runs holds its feed here).
+            if (holds(state, reservation)) state.operations?.delete(id);
           }
           return;
         }
         case MessageType.Complete: {
-          const feed = state.operations?.get(message.id);
+          const held = state.operations?.get(message.id);
           state.operations?.delete(message.id);
-          await feed?.return();
+          if (held !== undefined && !(held instanceof Reservation)) await held.return();
           return;
         }
         default:
@@ -148,7 +173,7 @@ export function createProtocol(
       state.initWait = undefined;
       const operations = state.operations;
       state.operations = undefined;
-      for (const feed of operations?.values() ?? []) void feed?.return();
+      for (const held of operations?.values() ?? []) if (!(held instanceof Reservation)) void held.return();
     },
   };
 }

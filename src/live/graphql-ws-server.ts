@@ -22,10 +22,11 @@ import { createDocumentCache } from "./document-cache";
 import {
   createProtocol,
   type Protocol,
+  holds,
   type ProtocolSocket,
+  type Reservation,
   type SocketState,
   sendFrame,
-  stillWanted,
 } from "./graphql-ws-protocol";
 import type { KeyVerdict } from "./key-recheck";
 import type { LiveMilestone } from "./live-events";
@@ -132,8 +133,15 @@ export function createGraphQLWsServer(options: GraphQLWsServerOptions): GraphQLW
   }
 
   /** Starts a subscription's feed, unless the client completed it (or left) while it was set up. */
-  function startFeed(socket: ProtocolSocket, state: SocketState, id: string, feed: LiveFeed, args: ExecutionArgs) {
-    if (!stillWanted(state, id)) return void feed.return();
+  function startFeed(
+    socket: ProtocolSocket,
+    state: SocketState,
+    reservation: Reservation,
+    feed: LiveFeed,
+    args: ExecutionArgs,
+  ) {
+    if (!holds(state, reservation)) return void feed.return();
+    const id = reservation.id;
     // Shared by text, not by node: a text dropped from the cache and parsed again still shares it.
     const operation = operations.acquire({ ...args, query: documents.queryOf(args.document) });
     subscriptions++;
@@ -154,7 +162,13 @@ export function createGraphQLWsServer(options: GraphQLWsServerOptions): GraphQLW
     });
   }
 
-  async function subscribe(socket: ProtocolSocket, state: SocketState, id: string, payload: SubscribePayload) {
+  async function subscribe(
+    socket: ProtocolSocket,
+    state: SocketState,
+    reservation: Reservation,
+    payload: SubscribePayload,
+  ) {
+    const id = reservation.id;
     const overLimit = refuseOperationOverLimit(state.operations!.size - 1, maxSubscriptionsPerSocket);
     if (overLimit) return sendErrors(socket, id, [overLimit]);
     const admitted = admitOperation(payload, { schema, policy, documents });
@@ -171,7 +185,7 @@ export function createGraphQLWsServer(options: GraphQLWsServerOptions): GraphQLW
     let result: ExecutionResult;
     if (operationAST.operation === OperationTypeNode.SUBSCRIPTION) {
       const source = await createSourceEventStream(args);
-      if (source instanceof LiveFeed) return startFeed(socket, state, id, source, args);
+      if (source instanceof LiveFeed) return startFeed(socket, state, reservation, source, args);
       // Every subscription field of this schema returns a LiveFeed; anything else is an error result.
       result =
         Symbol.asyncIterator in source ? { errors: [new GraphQLError("Unsupported subscription source")] } : source;
@@ -181,7 +195,7 @@ export function createGraphQLWsServer(options: GraphQLWsServerOptions): GraphQLW
         compiled.execute(a, documents.queryOf(a.document)),
       );
     }
-    if (!stillWanted(state, id)) return;
+    if (!holds(state, reservation)) return;
     sendFrame(socket, JSON.stringify({ id, type: "next", payload: formatResult(result) }));
     sendComplete(socket, id);
   }

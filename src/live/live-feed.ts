@@ -33,7 +33,7 @@ export interface FeedSource {
 /** What one feed writes to. */
 export interface FeedWiring {
   socket: Pick<WebSocket, "send" | "close" | "readyState" | "bufferedAmount">;
-  /** The graphql-ws subscription id the frames carry. */
+  /** The subscription id the frames carry. */
   id: string;
   operation: LiveOperation;
   /** Called once when the feed ends, however it ends: with its failure, if it failed. */
@@ -41,14 +41,14 @@ export interface FeedWiring {
 }
 
 const DONE: IteratorResult<never> = { done: true, value: undefined };
-/** What graphql-ws would make of a non-Error rejection anyway (it wraps it in an Error). */
+/** A non-Error rejection as an Error, as the operation's `error` frame reports it. */
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 const OPEN = 1;
 
 /**
- * A live subscription as graphql-ws sees it: an async iterator that never yields. Frames do not pass
- * through graphql-ws's per-socket execute-and-stringify loop; the feed writes them to the socket
- * itself, each being `{"id":…,"type":"next","payload":…}` around a payload rendered once per
+ * A live subscription as GraphQL's `subscribe` resolvers return it: an async iterator that never
+ * yields (the protocol, graphql-ws-server.ts, recognises it and starts it). Frames do not pass through
+ * a per-socket execute-and-stringify loop; the feed writes them to the socket itself, each being `{"id":…,"type":"next","payload":…}` around a payload rendered once per
  * (event, operation) and shared by every feed of that operation (live-operations.ts).
  *
  * `return()` (the client's `complete`, or its socket closing) ends the feed at once and leaves every
@@ -122,7 +122,7 @@ export class LiveFeed implements AsyncIterableIterator<never> {
     this.end();
   }
 
-  /** Ends the feed with an error, which graphql-ws sends to the client as this operation's `error`. */
+  /** Ends the feed with an error, which the protocol sends to the client as this operation's `error`. */
   fail(error: unknown): void {
     if (this.ended) return;
     this.failure = error;

@@ -5,16 +5,16 @@ import { graphqlErrorOf } from "../graphql-core/policy";
 /** The largest message a socket may send; `ws` closes the socket (1009) on a larger one. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 
-/** Why a socket closes instead of handing its message to graphql-ws. */
+/** Why a socket closes instead of handing its message to the protocol (graphql-ws-protocol.ts). */
 export interface MessageRefusal {
   readonly code: number;
   readonly reason: string;
 }
 
 /**
- * Checks a socket's message before graphql-ws sees it: after the handshake (`keyId` known) every
+ * Checks a socket's message before the protocol sees it: after the handshake (`keyId` known) every
  * message takes one of its key's rate-limit tokens, the budget of its HTTP requests; and a message
- * of a server-only type is the client's error (graphql-ws would treat it as its own, 4500).
+ * of a server-only type is the client's error (4400, not the protocol's own failure, 4500).
  */
 export function refuseMessage(
   text: string,
@@ -59,6 +59,6 @@ function isServerOnlyMessage(text: string): boolean {
     const type = (JSON.parse(text) as { type?: unknown } | null)?.type;
     return type === "connection_ack" || type === "next" || type === "error";
   } catch {
-    return false; // not JSON: graphql-ws answers that itself (4400)
+    return false; // not JSON: the protocol answers that itself (4400)
   }
 }
