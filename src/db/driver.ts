@@ -2,9 +2,10 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import type { SqlExecutor } from "./sql-executor";
 
 /**
- * One database's connections as the rest of db/ uses them. Each kind lives in a module of its own
- * (postgres-driver.ts, pglite-driver.ts), loaded only when that kind is opened: the embedded default
- * never loads `pg`, a server deployment never loads PGlite.
+ * One database's connections as the rest of db/ uses them. Each kind's setup lives in a module of its
+ * own (postgres-driver.ts, pglite-driver.ts), loaded when that kind is opened: the embedded default
+ * does not load Prisma's `pg` adapter. (Both client libraries are still loaded by other modules: `pg`
+ * for PostgreSQL's notifications, PGlite by the migrations and the embedded template.)
  */
 export interface Driver {
   /** What Prisma's client runs on. */

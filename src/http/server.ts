@@ -50,14 +50,7 @@ export function createHttpServer(
   const lane = new FastLane(fastAccessLog(logger, trustProxy));
   const app = Fastify({
     loggerInstance,
-    serverFactory: serverFactory(
-      tracing
-        ? tracing.wrap
-        : // At debug every request logs its arrival, which only Fastify's path writes: no lane then.
-          logger.isLevelEnabled("debug")
-          ? (handler) => handler
-          : (handler) => laneFirst(lane, handler),
-    ),
+    ...(tracing ? { serverFactory: tracedServerFactory(tracing) } : {}),
     // request.ip: the peer, or the client a trusted proxy names (client-address.ts, TRUST_PROXY).
     ...(trustProxy ? { trustProxy } : {}),
     logController: new AccessLog(logger),
@@ -95,6 +88,14 @@ export function createHttpServer(
     parseJsonBytesInto(body as Buffer, done),
   );
 
+  // The lane goes in front of Fastify's own handler on the server Fastify made (a server factory would
+  // make Fastify bind one address only, e.g. for HOST=localhost). Not while tracing, so that every
+  // request runs in its span, nor at debug, where every arrival is logged by Fastify's path.
+  if (!tracing && !logger.isLevelEnabled("debug")) {
+    const [handler] = app.server.listeners("request") as RequestListener[];
+    app.server.removeListener("request", handler!);
+    app.server.on("request", laneFirst(lane, handler!));
+  }
   setFastLane(app, lane);
   // Fastify answers 503 once closing; the lane leaves every request to it from then on.
   app.addHook("preClose", (done) => {
@@ -144,16 +145,16 @@ export function createHttpServer(
 }
 
 /**
- * The HTTP/1.1 server Fastify would make, with its request handler wrapped: run inside the request's
- * span (tracing on), or after the fast lane. (With a server factory Fastify binds one address only:
- * HOST=localhost listens on the first address the name resolves to.)
+ * The HTTP/1.1 server Fastify would make, with its request handler run inside the request's span.
+ * (With a server factory Fastify binds one address only: HOST=localhost listens on the first address
+ * the name resolves to.)
  */
-function serverFactory(wrap: (handler: RequestListener) => RequestListener): FastifyServerFactory<Server> {
+function tracedServerFactory(tracing: RequestTracing): FastifyServerFactory<Server> {
   return (handler, options) => {
     const timeouts = options as Required<
       Pick<FastifyServerOptions, "keepAliveTimeout" | "requestTimeout" | "connectionTimeout" | "maxRequestsPerSocket">
     >;
-    const server = createServer(wrap(handler));
+    const server = createServer(tracing.wrap(handler));
     server.keepAliveTimeout = timeouts.keepAliveTimeout;
     server.requestTimeout = timeouts.requestTimeout;
     server.setTimeout(timeouts.connectionTimeout);
