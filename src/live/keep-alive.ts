@@ -26,13 +26,18 @@ export function startKeepAlive(intervalMs = KEEP_ALIVE_MS): KeepAlive {
     }
   }, intervalMs);
   timer.unref();
+  // One pair of listeners for every socket (`this` is the socket): a socket holds no closures of its own.
+  function onPong(this: WebSocket): void {
+    if (answered.has(this)) answered.set(this, true);
+  }
+  function onClose(this: WebSocket): void {
+    answered.delete(this);
+  }
   return {
     watch(socket) {
       answered.set(socket, true);
-      socket.on("pong", () => {
-        if (answered.has(socket)) answered.set(socket, true);
-      });
-      socket.once("close", () => answered.delete(socket));
+      socket.on("pong", onPong);
+      socket.on("close", onClose);
     },
     get size() {
       return answered.size;
