@@ -26,8 +26,8 @@ describe("the access log", () => {
   const disposers = new Disposers();
   afterEach(() => disposers.disposeAll());
 
-  async function start(level: "info" | "debug") {
-    const environment = await testEnvironment("pglite", {});
+  async function start(level: "info" | "debug", env: Record<string, string> = {}) {
+    const environment = await testEnvironment("pglite", env);
     disposers.add(environment.cleanup);
     const { log, lines } = capturedLogger(level);
     const app = await createApp(loadConfig(environment.env), log);
@@ -76,6 +76,24 @@ describe("the access log", () => {
       expect(typeof line.responseTime).toBe("number");
       expect(typeof line.time).toBe("string");
     });
+  });
+
+  it("names the forwarded client behind a trusted proxy, for a station read answered before routing as for a routed request", async () => {
+    const { url, lines } = await start("info", { TRUST_PROXY: "127.0.0.1" });
+    lines.length = 0;
+    const headers = { "x-forwarded-for": "203.0.113.7" };
+    // The first is answered by the fast lane (http/fast-lane.ts), the second by Fastify's route (404).
+    for (const [path, status] of [
+      ["/carrier/stations/station/FRA", 200],
+      ["/carrier/stations/station/QQQ", 404],
+    ] as const)
+      expect((await fetch(`${url}${path}`, { headers })).status).toBe(status);
+    await new Promise((resolve) => setImmediate(resolve));
+    const requestLines = lines.filter((line) => line.reqId !== undefined);
+    expect(requestLines.map((line) => (line.req as { remoteAddress?: string }).remoteAddress)).toEqual([
+      "203.0.113.7",
+      "203.0.113.7",
+    ]);
   });
 
   it("writes a line that is valid JSON whatever the URL and request id hold", async () => {

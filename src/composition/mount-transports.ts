@@ -80,7 +80,7 @@ export async function mountTransports(
 
   await beforeStep("http");
   const clientAddress = clientAddressReader(config.trustProxy);
-  const http = createHttpServer(log, { trustProxy: clientAddress.trust, tracing: requestTracing() });
+  const http = createHttpServer(log, { clientAddress, tracing: requestTracing() });
   stack.defer("http", () => http.close());
   const authenticateRequest = (request: { headers: { authorization?: string }; ip: string }) =>
     authenticateHeader(request.headers.authorization, request.ip);

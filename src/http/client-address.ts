@@ -9,10 +9,13 @@ export type ProxyTrust = (address: string, hop: number) => boolean;
  * X-Forwarded-For entry not added by one of them. HTTP (through Fastify's `request.ip`) and websocket
  * upgrades read it the same way, so the per-address budgets count the same clients on both.
  */
-export function clientAddressReader(trusted: readonly string[]): {
+export interface ClientAddress {
+  /** Fastify's `trustProxy`; undefined when no proxy is trusted. */
   trust: ProxyTrust | undefined;
   addressOf: (request: IncomingMessage) => string | undefined;
-} {
+}
+
+export function clientAddressReader(trusted: readonly string[]): ClientAddress {
   if (trusted.length === 0) return { trust: undefined, addressOf: (request) => request.socket.remoteAddress };
   const trust = proxyAddr.compile([...trusted]);
   return { trust, addressOf: (request) => proxyAddr(request, trust) };

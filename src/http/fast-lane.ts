@@ -20,7 +20,8 @@ export type FastAccessLog = (
   line: { id: string; route: string; statusCode: number; elapsedMs: number },
 ) => void;
 
-const JSON_TYPE = "application/json; charset=utf-8";
+/** The content type of a JSON answer, the lane's and the routes' whose answers it gives. */
+export const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * Answers the hottest reads (a GET of one immutable resource, found by the last segment of its path)

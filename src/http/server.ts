@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http";
-import proxyAddr from "@fastify/proxy-addr";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -16,7 +15,7 @@ import { requestIdOf, securityHeaders } from "./request-id";
 import { asAppError, rawProblemResponse, sendProblem } from "./problem";
 import { buildSerializer, buildValidator } from "./compilers";
 import type { RequestTracing } from "../tracing/http-server";
-import type { ProxyTrust } from "./client-address";
+import type { ClientAddress } from "./client-address";
 import { parseJsonBytesInto } from "./json-body";
 import { isSchemaRefusal, refusal } from "./validation";
 
@@ -44,15 +43,15 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
  */
 export function createHttpServer(
   logger: Logger,
-  { trustProxy, tracing }: { trustProxy?: ProxyTrust; tracing?: RequestTracing } = {},
+  { clientAddress, tracing }: { clientAddress?: ClientAddress; tracing?: RequestTracing } = {},
 ): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = logger;
-  const lane = new FastLane(fastAccessLog(logger, trustProxy));
+  const lane = new FastLane(fastAccessLog(logger, clientAddress?.addressOf));
   const app = Fastify({
     loggerInstance,
     ...(tracing ? { serverFactory: tracedServerFactory(tracing) } : {}),
     // request.ip: the peer, or the client a trusted proxy names (client-address.ts, TRUST_PROXY).
-    ...(trustProxy ? { trustProxy } : {}),
+    ...(clientAddress?.trust ? { trustProxy: clientAddress.trust } : {}),
     logController: new AccessLog(logger),
     childLoggerFactory: (parent, bindings, options) => lazyRequestLogger(parent as Logger, bindings, options),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -182,19 +181,20 @@ function laneFirst(lane: FastLane, handler: RequestListener): RequestListener {
 }
 
 /** The access line of a fast-lane answer, with the client address Fastify's `request.ip` would give. */
-function fastAccessLog(logger: Logger, trustProxy: ProxyTrust | undefined): FastAccessLog | undefined {
+function fastAccessLog(
+  logger: Logger,
+  addressOf: ((request: IncomingMessage) => string | undefined) | undefined,
+): FastAccessLog | undefined {
   const write = accessLineWriter(logger);
   if (!write) return undefined;
-  const addressOf = trustProxy
-    ? (request: IncomingMessage) => proxyAddr(request, trustProxy)
-    : (request: IncomingMessage) => request.socket.remoteAddress;
+  const ipOf = addressOf ?? ((request: IncomingMessage) => request.socket.remoteAddress);
   return (request, { id, route, statusCode, elapsedMs }) =>
     write(request, {
       id,
       method: request.method!,
       url: request.url!,
       route,
-      ip: addressOf(request),
+      ip: ipOf(request),
       statusCode,
       elapsedMs,
     });

@@ -64,7 +64,8 @@ export interface ProtocolHooks {
   ): Promise<void>;
 }
 
-const OPEN = 1;
+/** `WebSocket.OPEN`: a socket that may be written to. */
+export const OPEN = 1;
 
 export function sendFrame(socket: ProtocolSocket, frame: string): void {
   if (socket.readyState === OPEN) socket.send(frame);

@@ -23,6 +23,7 @@ import {
   createProtocol,
   type Protocol,
   holds,
+  OPEN,
   type ProtocolSocket,
   type Reservation,
   type SocketState,
@@ -36,7 +37,6 @@ import { admitOperation } from "./operation-admission";
 import { refuseOperationOverLimit } from "./socket-limits";
 
 const CONNECTION_INIT_WAIT_TIMEOUT_MS = 3_000;
-const OPEN = 1;
 
 export interface GraphQLWsServerOptions {
   schema: GraphQLSchema;

@@ -2,11 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Checker } from "../domain/checker";
 import { validationError } from "../errors";
 import { addSchemas, ALWAYS, problems, ref, WITH_BODY } from "../http/schema";
-import { fastLaneOf } from "../http/fast-lane";
+import { fastLaneOf, JSON_TYPE } from "../http/fast-lane";
 import type { StationService } from "./station.service";
 import { iataParams, stationCodesBody, stationSchema, temperatureProductsSchema } from "./station.schemas";
 
-const JSON_TYPE = "application/json; charset=utf-8";
 const tags: readonly string[] = ["stations"];
 
 /** REST routes 4.5–4.8. Station reads need no key. Answers are pre-serialised bytes from the snapshot. */
