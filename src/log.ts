@@ -76,6 +76,25 @@ export function destinationOf(log: Logger): DestinationStream {
   return (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
 }
 
+/**
+ * Resolves once every line logged so far has been written to stdout, or after `withinMs` (a stdout
+ * nobody reads must not hold the exit). The process calls it before exiting: pino's own exit flush is
+ * synchronous and skips a chunk whose asynchronous write is waiting to retry after EAGAIN (a pipe full
+ * because its reader is slow), so those lines would be lost. Ending the stream waits for that write.
+ */
+export function endLog(log: Logger, withinMs: number): Promise<void> {
+  const destination = destinationOf(log) as DestinationStream & NodeJS.EventEmitter & { end?: () => void };
+  if (typeof destination.end !== "function") return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, withinMs);
+    destination.once("finish", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    destination.end!();
+  });
+}
+
 // Under load many lines share a millisecond; formatting the date once per millisecond is enough.
 let lastMs = 0;
 let lastTime = "";

@@ -3,8 +3,12 @@ import { type App, createApp } from "./app";
 import { loadConfigOrExit, printFirstStart } from "./cli";
 import { CliError } from "./errors";
 import type { Config } from "./config";
-import { createLogger, SERVICE } from "./log";
+import type { Logger } from "pino";
+import { createLogger, endLog, SERVICE } from "./log";
 import { inspectorOpen, STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
+
+/** How long an exit waits for stdout to take the log's last lines. */
+const LOG_END_MS = 2_000;
 
 /**
  * `npm start` (through `exec`, so this process is the one a supervisor signals): starts the gateway,
@@ -18,7 +22,7 @@ async function main(): Promise<void> {
   // process.exit, so that the log's buffer is written out; a clean stop needs a started app.
   const exitWhileStarting = (signal: NodeJS.Signals) => {
     log.warn({ signal }, "stopped while starting");
-    process.exit(1);
+    void exitAfterLog(log, 1);
   };
   process.once("SIGTERM", exitWhileStarting);
   process.once("SIGINT", exitWhileStarting);
@@ -75,11 +79,11 @@ async function main(): Promise<void> {
     app.stop().then(
       () => {
         log.info("stopped");
-        process.exit(0);
+        void exitAfterLog(log, 0);
       },
       (error: unknown) => {
         log.error({ err: error }, "unclean stop");
-        process.exit(1);
+        void exitAfterLog(log, 1);
       },
     );
   };
@@ -87,6 +91,12 @@ async function main(): Promise<void> {
   process.off("SIGINT", exitWhileStarting);
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+/** Exits once the log's lines are written out (at most LOG_END_MS: a stdout nobody reads must not hold it). */
+async function exitAfterLog(log: Logger, code: number): Promise<never> {
+  await endLog(log, LOG_END_MS);
+  process.exit(code);
 }
 
 /** A listening URL only this machine reaches: its URIs are a developer's, not partners'. */
