@@ -2,7 +2,9 @@
 // npm test: the import-direction check, then Jest in two phases, with the static checks beside the first.
 // - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
-// - Phase 1: every test file but the fault and browser tests, two Jest workers. Beside it, one check at
+// - Phase 1: every test file but the fault and browser tests, two Jest workers, in shards
+//   (test/shards/plan.cjs): files that run one after another in one Jest module registry, so the
+//   gateway's modules load once per shard, not once per file. Beside it, one check at
 //   a time: type-checks of test/ and web/ (src/ and scripts/ were type-checked by the build that
 //   `pretest` ran), ESLint and Prettier — the same as `npm run check` — at a lower priority (nice 10),
 //   so the tests beside them, some with time bounds, have the cores first.
@@ -16,6 +18,7 @@ const os = require("node:os");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..");
+const { ISOLATED, SERIAL } = require("../test/shards/plan.cjs");
 const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const jest = [
   "--experimental-vm-modules",
@@ -77,14 +80,19 @@ async function main() {
   const args = process.argv.slice(2);
   if (args.length > 0) return node([...jest, ...args]);
 
-  const serial = "\\.(faults|browser)\\.test\\.ts$";
+  const phaseOne = [
+    `--maxWorkers=${process.env.TEST_WORKERS ?? 2}`,
+    "--testMatch",
+    "**/test/shards/*.shard.ts",
+    ...ISOLATED.map((file) => `**/${file}`),
+  ];
   let started = Date.now();
-  const [first, failedChecks] = await Promise.all([node([...jest, "--testPathIgnorePatterns", serial]), runChecks()]);
+  const [first, failedChecks] = await Promise.all([node([...jest, ...phaseOne]), runChecks()]);
   console.log(`npm test: phase 1 (tests and static checks) took ${seconds(started)}`);
   started = Date.now();
   // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
   // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
-  const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", serial]);
+  const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", SERIAL.source]);
   console.log(`npm test: phase 2 (fault and browser tests, one at a time) took ${seconds(started)}`);
   for (const what of failedChecks) console.error(`npm test: ${what} failed (its output is above).`);
   return first || second || (failedChecks.length > 0 ? 1 : 0);

@@ -2,6 +2,11 @@
 import { type Config, ConfigError, loadConfig } from "./config";
 import type { BootstrapOutcome } from "./clients/bootstrap-client";
 import type { AppError } from "./errors";
+import type { Logger } from "pino";
+import { endLog } from "./log";
+
+/** How long an exit waits for stdout to take the log's last lines. */
+const LOG_END_MS = 2_000;
 
 type CreatedBootstrap = Extract<BootstrapOutcome, { created: true }>;
 
@@ -22,6 +27,12 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv): Config {
 export function printProblems(error: AppError, prefix = `${error.code}: `): void {
   console.error(`${prefix}${error.message}`);
   for (const problem of error.errors ?? []) console.error(`  ${problem.field}: ${problem.message}`);
+}
+
+/** Exits once the log's lines are written out (at most LOG_END_MS: a stdout nobody reads must not hold it). */
+export async function exitAfterLog(log: Logger, code: number): Promise<never> {
+  await endLog(log, LOG_END_MS);
+  process.exit(code);
 }
 
 /** Runs a command-line entry point and exits with its code (1 and the message on a failure). */

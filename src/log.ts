@@ -18,7 +18,8 @@ let droppedLines = 0;
 /**
  * Structured JSON logs; secrets in headers never reach them. Lines are written to stdout
  * asynchronously (the request that logs does not wait for the write), several per write under load;
- * what is buffered is written out synchronously when the process exits, SIGTERM's stop included.
+ * the entry points end the stream before they exit (cli.ts, exitAfterLog), and pino writes out
+ * synchronously whatever is still buffered when a process exits otherwise.
  * `traceIds` (tracing on): a line written while a sampled span is active carries its `traceId` and
  * `spanId`; without it no line looks for a span.
  */

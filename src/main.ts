@@ -1,14 +1,10 @@
 import "reflect-metadata";
 import { type App, createApp } from "./app";
-import { loadConfigOrExit, printFirstStart } from "./cli";
+import { exitAfterLog, loadConfigOrExit, printFirstStart } from "./cli";
 import { CliError } from "./errors";
 import type { Config } from "./config";
-import type { Logger } from "pino";
-import { createLogger, endLog, SERVICE } from "./log";
+import { createLogger, SERVICE } from "./log";
 import { inspectorOpen, STOP_DEADLINE_MS, startProcessWatchdog } from "./process-watchdog";
-
-/** How long an exit waits for stdout to take the log's last lines. */
-const LOG_END_MS = 2_000;
 
 /**
  * `npm start` (through `exec`, so this process is the one a supervisor signals): starts the gateway,
@@ -91,12 +87,6 @@ async function main(): Promise<void> {
   process.off("SIGINT", exitWhileStarting);
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
-}
-
-/** Exits once the log's lines are written out (at most LOG_END_MS: a stdout nobody reads must not hold it). */
-async function exitAfterLog(log: Logger, code: number): Promise<never> {
-  await endLog(log, LOG_END_MS);
-  process.exit(code);
 }
 
 /** A listening URL only this machine reaches: its URIs are a developer's, not partners'. */

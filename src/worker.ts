@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createSecretBox, loadSecretsKey } from "./clients/secret-box";
 import { prepareSecrets } from "./clients/prepare-secrets";
 import { createSigningSecretStore } from "./clients/signing-secret-store";
-import { loadConfigOrExit } from "./cli";
+import { exitAfterLog, loadConfigOrExit } from "./cli";
 import { openDatabase } from "./db/database";
 import { registerInstance } from "./db/instance-registry";
 import { sharedSettings, WORKER_ROLE } from "./composition/shared-settings";
@@ -139,8 +139,8 @@ async function main(): Promise<void> {
       process.exit(1);
     });
     await stack.dispose().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => exitAfterLog(log, 0),
+      () => exitAfterLog(log, 1),
     );
   };
   process.once("SIGTERM", () => void stop());

@@ -1,0 +1,49 @@
+// The full run's shards (scripts/test.js): test files that run one after another in one Jest module
+// registry, so the gateway's modules load, and V8 compiles them and PGlite's WebAssembly, once per shard
+// instead of once per file. Each file keeps its own top-level describe, hooks and resources.
+"use strict";
+const { readdirSync } = require("node:fs");
+const path = require("node:path");
+
+const root = path.join(__dirname, "..", "..");
+/** Phase 2 of the full run, one file at a time with nothing beside it: never in a shard. */
+const SERIAL = /\.(faults|browser)\.test\.ts$/;
+/**
+ * Files that change the module registry for everything loaded after them (`jest.mock`): they run as
+ * files of their own. test/shards.test.ts fails on a test file that calls jest.mock and is not here.
+ */
+const ISOLATED = ["test/migrations.fast-path.test.ts"];
+/** How many shards: a few per Jest worker, so a worker that finishes early takes the next one. */
+const SHARDS = 6;
+
+/** Every test file, relative to the repository, in a stable order. */
+function testFiles() {
+  return readdirSync(path.join(root, "test"), { recursive: true })
+    .map((file) => path.posix.join("test", file.split(path.sep).join("/")))
+    .filter((file) => file.endsWith(".test.ts"))
+    .sort();
+}
+
+/**
+ * The files of each shard: the ones neither serial nor isolated, spread by their recorded CPU seconds
+ * (durations.json, `npm run test:durations`; a file not recorded yet counts as the median) — the
+ * heaviest first, each into the lightest shard so far.
+ */
+function shards() {
+  const durations = require("./durations.json");
+  const recorded = Object.values(durations).sort((a, b) => a - b);
+  const median = recorded.length > 0 ? recorded[Math.floor(recorded.length / 2)] : 1;
+  const files = testFiles()
+    .filter((file) => !SERIAL.test(file) && !ISOLATED.includes(file))
+    .map((file) => ({ file, weight: durations[file] ?? median }))
+    .sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file));
+  const plan = Array.from({ length: SHARDS }, () => ({ weight: 0, files: [] }));
+  for (const { file, weight } of files) {
+    const lightest = plan.reduce((best, shard) => (shard.weight < best.weight ? shard : best));
+    lightest.weight += weight;
+    lightest.files.push(file);
+  }
+  return plan.map((shard) => shard.files);
+}
+
+module.exports = { root, SERIAL, ISOLATED, SHARDS, testFiles, shards };
