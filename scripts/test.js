@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-// npm test: the import-direction check, then Jest in two phases, with the static checks beside the first.
+// npm test: the import-direction check, then Jest in two phases, with the static checks beside them.
 // - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
-// - Phase 1: every test file but the fault and browser tests, two Jest workers, in shards
+// - Phase 1: every test file but the fault and browser tests, three Jest workers, in shards
 //   (test/shards/plan.cjs): files that run one after another in one Jest module registry, so the
-//   gateway's modules load once per shard, not once per file. Beside it, one check at
-//   a time: type-checks of test/ and web/ (src/ and scripts/ were type-checked by the build that
-//   `pretest` ran), ESLint and Prettier — the same as `npm run check` — at a lower priority (nice 10),
-//   so the tests beside them, some with time bounds, have the cores first.
+//   gateway's modules load once per shard, not once per file. Three workers, not two: the tests wait
+//   on sockets, processes and timers for about a quarter of their time, and a third worker fills it.
 // - Phase 2: the fault tests (test/*.faults.test.ts) compare delivery rates over real processes and the
 //   browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium using a core of its
-//   own: they run after the rest, one file at a time, with nothing beside them.
+//   own: they run after the rest, one file at a time, with no other test beside them.
+// - The static checks run from the start to the end, one at a time: type-checks of test/ and web/
+//   (src/ and scripts/ were type-checked by the build that `pretest` ran), ESLint and Prettier — the
+//   same as `npm run check` — at the lowest priority (nice 19), so they take only CPU the tests leave.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check.
 "use strict";
 const { spawn, spawnSync } = require("node:child_process");
@@ -45,7 +46,7 @@ function node(args, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: root, stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit" });
     // The checks yield the cores to the tests beside them, some of which hold time bounds.
-    if (quiet) os.setPriority(child.pid, 10);
+    if (quiet) os.setPriority(child.pid, 19);
     let output = "";
     if (quiet) {
       child.stdout.on("data", (chunk) => (output += chunk));
@@ -80,20 +81,25 @@ async function main() {
   const args = process.argv.slice(2);
   if (args.length > 0) return node([...jest, ...args]);
 
+  const checks = runChecks();
   const phaseOne = [
-    `--maxWorkers=${process.env.TEST_WORKERS ?? 2}`,
+    "--maxWorkers=3",
     "--testMatch",
     "**/test/shards/*.shard.ts",
     ...ISOLATED.map((file) => `**/${file}`),
   ];
   let started = Date.now();
-  const [first, failedChecks] = await Promise.all([node([...jest, ...phaseOne]), runChecks()]);
-  console.log(`npm test: phase 1 (tests and static checks) took ${seconds(started)}`);
+  const first = await node([...jest, ...phaseOne]);
+  console.log(`npm test: phase 1 (all but the fault and browser tests) took ${seconds(started)}`);
   started = Date.now();
   // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
   // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
   const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", SERIAL.source]);
   console.log(`npm test: phase 2 (fault and browser tests, one at a time) took ${seconds(started)}`);
+  started = Date.now();
+  const failedChecks = await checks;
+  if (Date.now() - started >= 1_000)
+    console.log(`npm test: the static checks went on for ${seconds(started)} after phase 2`);
   for (const what of failedChecks) console.error(`npm test: ${what} failed (its output is above).`);
   return first || second || (failedChecks.length > 0 ? 1 : 0);
 }

@@ -14,7 +14,7 @@ const SERIAL = /\.(faults|browser)\.test\.ts$/;
  */
 const ISOLATED = ["test/migrations.fast-path.test.ts"];
 /** How many shards: a few per Jest worker, so a worker that finishes early takes the next one. */
-const SHARDS = 6;
+const SHARDS = 9;
 
 /** Every test file, relative to the repository, in a stable order. */
 function testFiles() {
