@@ -15,11 +15,10 @@
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check.
 "use strict";
 const { spawn, spawnSync } = require("node:child_process");
-const os = require("node:os");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..");
-const { ISOLATED, SERIAL } = require("../test/shards/plan.cjs");
+const { PHASE_ONE, PLAN_ENV, SERIAL, shards } = require("../test/shards/plan.cjs");
 const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const jest = [
   "--experimental-vm-modules",
@@ -41,17 +40,27 @@ const staticChecks = [
   ["formatting (npm run format:check; npm run format fixes it)", [bin("prettier", "bin/prettier.cjs"), "--check", "."]],
 ];
 
-/** Runs node with `args`; resolves its exit status. `quiet`: output kept and printed only on failure. */
-function node(args, { quiet = false } = {}) {
+/**
+ * Runs node with `args`; resolves its exit status. `quiet` (the static checks): output kept and printed
+ * only on failure, and at the lowest priority (nice 19), so the tests beside them, some with time
+ * bounds, have the cores first.
+ */
+function node(args, { quiet = false, env = process.env } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit" });
-    // The checks yield the cores to the tests beside them, some of which hold time bounds.
-    if (quiet) os.setPriority(child.pid, 19);
+    const [command, commandArgs] = quiet ? ["nice", ["-n", "19", process.execPath, ...args]] : [process.execPath, args];
+    const child = spawn(command, commandArgs, {
+      cwd: root,
+      env,
+      stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit",
+    });
     let output = "";
     if (quiet) {
       child.stdout.on("data", (chunk) => (output += chunk));
       child.stderr.on("data", (chunk) => (output += chunk));
     }
+    child.on("error", (error) => {
+      output += `${error.message}\n`;
+    });
     child.on("close", (status) => {
       if (quiet && status !== 0) process.stderr.write(output);
       resolve(status ?? 1);
@@ -82,14 +91,11 @@ async function main() {
   if (args.length > 0) return node([...jest, ...args]);
 
   const checks = runChecks();
-  const phaseOne = [
-    "--maxWorkers=3",
-    "--testMatch",
-    "**/test/shards/*.shard.ts",
-    ...ISOLATED.map((file) => `**/${file}`),
-  ];
   let started = Date.now();
-  const first = await node([...jest, ...phaseOne]);
+  // The plan is made once, here: every worker's shards then hold the same files.
+  const first = await node([...jest, "--maxWorkers=3", ...PHASE_ONE], {
+    env: { ...process.env, [PLAN_ENV]: JSON.stringify(shards()) },
+  });
   console.log(`npm test: phase 1 (all but the fault and browser tests) took ${seconds(started)}`);
   started = Date.now();
   // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;

@@ -5,9 +5,6 @@ import type { AppError } from "./errors";
 import type { Logger } from "pino";
 import { endLog } from "./log";
 
-/** How long an exit waits for stdout to take the log's last lines. */
-const LOG_END_MS = 2_000;
-
 type CreatedBootstrap = Extract<BootstrapOutcome, { created: true }>;
 
 /** The configuration, or exit code 2 with the message naming the bad variable. */
@@ -29,11 +26,17 @@ export function printProblems(error: AppError, prefix = `${error.code}: `): void
   for (const problem of error.errors ?? []) console.error(`  ${problem.field}: ${problem.message}`);
 }
 
-/** Exits once the log's lines are written out (at most LOG_END_MS: a stdout nobody reads must not hold it). */
-export async function exitAfterLog(log: Logger, code: number): Promise<never> {
-  await endLog(log, LOG_END_MS);
+/**
+ * Exits once the log's lines are written out, waiting for stdout at most until `deadline` (a time from
+ * Date.now(), the stop's) less a margin to exit in: past it, the lines left are dropped.
+ */
+export async function exitAfterLog(log: Logger, code: number, deadline: number): Promise<never> {
+  await endLog(log, Math.max(0, deadline - EXIT_MARGIN_MS - Date.now()));
   process.exit(code);
 }
+
+/** What a stop keeps of its deadline to exit in, after waiting for the log. */
+const EXIT_MARGIN_MS = 500;
 
 /** Runs a command-line entry point and exits with its code (1 and the message on a failure). */
 export function runCli(main: () => Promise<number>): void {

@@ -78,21 +78,32 @@ export function destinationOf(log: Logger): DestinationStream {
 }
 
 /**
- * Resolves once every line logged so far has been written to stdout, or after `withinMs` (a stdout
- * nobody reads must not hold the exit). The process calls it before exiting: pino's own exit flush is
- * synchronous and skips a chunk whose asynchronous write is waiting to retry after EAGAIN (a pipe full
- * because its reader is slow), so those lines would be lost. Ending the stream waits for that write.
+ * Resolves once every line logged so far has been written to stdout, or after `withinMs`: then what is
+ * left is dropped (the stream destroyed), so that a stdout nobody reads cannot hold the exit either.
+ * The entry points call it before exiting (cli.ts, exitAfterLog): pino's own exit flush is synchronous
+ * and skips a chunk whose asynchronous write is waiting to retry after EAGAIN (a pipe full because its
+ * reader is slow), so those lines would be lost; ending the stream waits for that write.
  */
 export function endLog(log: Logger, withinMs: number): Promise<void> {
-  const destination = destinationOf(log) as DestinationStream & NodeJS.EventEmitter & { end?: () => void };
-  if (typeof destination.end !== "function") return Promise.resolve();
+  const destination = destinationOf(log) as DestinationStream &
+    Partial<NodeJS.EventEmitter> & { end?: () => void; destroy?: () => void; destroyed?: boolean };
+  if (typeof destination.end !== "function" || typeof destination.once !== "function" || destination.destroyed)
+    return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, withinMs);
-    destination.once("finish", () => {
+    const timer = setTimeout(() => {
+      destination.destroy?.();
+      resolve();
+    }, withinMs);
+    const done = () => {
       clearTimeout(timer);
       resolve();
-    });
-    destination.end!();
+    };
+    for (const event of ["finish", "close", "error"]) destination.once!(event, done);
+    try {
+      destination.end!();
+    } catch {
+      done(); // already ended: nothing left to wait for
+    }
   });
 }
 

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   // process.exit, so that the log's buffer is written out; a clean stop needs a started app.
   const exitWhileStarting = (signal: NodeJS.Signals) => {
     log.warn({ signal }, "stopped while starting");
-    void exitAfterLog(log, 1);
+    process.exit(1);
   };
   process.once("SIGTERM", exitWhileStarting);
   process.once("SIGINT", exitWhileStarting);
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     if (signalled) return;
     signalled = true;
     log.info({ signal }, "stopping: draining requests and websockets");
+    const deadline = Date.now() + STOP_DEADLINE_MS;
     // A supervisor expects a stop within seconds; a receiver that does not answer could hold a send
     // for its whole 10 s. Past the deadline, exit: what was not recorded is sent again later.
     // The watchdog enforces it even should the stop leave the event loop no turn to run a timer.
@@ -75,11 +76,11 @@ async function main(): Promise<void> {
     app.stop().then(
       () => {
         log.info("stopped");
-        void exitAfterLog(log, 0);
+        void exitAfterLog(log, 0, deadline);
       },
       (error: unknown) => {
         log.error({ err: error }, "unclean stop");
-        void exitAfterLog(log, 1);
+        void exitAfterLog(log, 1, deadline);
       },
     );
   };

@@ -133,14 +133,15 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info("stopping: finishing the sends in flight");
+    const deadline = Date.now() + STOP_DEADLINE_MS;
     // A receiver that does not answer could hold a send for its whole 10 s: what was not recorded is sent again later.
     watchdog.stopWithin(STOP_DEADLINE_MS, () => {
       log.error({ afterMs: STOP_DEADLINE_MS }, "stopping took too long; exiting without waiting for the rest");
       process.exit(1);
     });
     await stack.dispose().then(
-      () => exitAfterLog(log, 0),
-      () => exitAfterLog(log, 1),
+      () => exitAfterLog(log, 0, deadline),
+      () => exitAfterLog(log, 1, deadline),
     );
   };
   process.once("SIGTERM", () => void stop());

@@ -232,6 +232,28 @@ describe("the log's buffer", () => {
     }
   }, 150_000);
 
+  it("does not hold the exit for a stdout nobody reads: the stop exits 0, dropping the lines left", async () => {
+    const environment = await testEnvironment("pglite", {});
+    try {
+      const server = await spawnServer({ ...environment.env, LOG_LEVEL: "info" }, 90_000);
+      server.child.stdout!.pause(); // never read again while the process lives
+      const ids = Array.from({ length: 1_500 }, (_, i) => `unread-${i}-`.padEnd(128, "x"));
+      for (let at = 0; at < ids.length; at += 100)
+        await Promise.all(
+          ids
+            .slice(at, at + 100)
+            .map((id) => fetch(`${server.url}/carrier/stations/station/FRA`, { headers: { "x-request-id": id } })),
+        );
+      server.child.kill("SIGTERM");
+      // 0: the stop finished and the exit gave up on stdout before the stop deadline (the watchdog's
+      // exit is 1, and an exit that kept retrying the full pipe would never come).
+      expect(await server.exited).toBe(0);
+      server.child.stdout!.resume();
+    } finally {
+      await environment.cleanup();
+    }
+  }, 60_000);
+
   it("is bounded: with stdout not read, lines past the bound are dropped and counted, and the process goes on", async () => {
     // A process logging through the gateway's stdout destination with a 64 KiB bound, whose stdout
     // nobody reads: the pipe fills, the buffer reaches its bound, later lines are dropped.

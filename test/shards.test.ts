@@ -11,49 +11,81 @@ const plan = require("./shards/plan.cjs") as {
   SERIAL: RegExp;
   ISOLATED: string[];
   SHARDS: number;
+  PLAN_ENV: string;
+  PHASE_ONE: string[];
   testFiles(): string[];
   shards(): string[][];
 };
 
+const jestBin = path.join(plan.root, "node_modules", "jest", "bin", "jest.js");
+/** The files Jest selects with `args` (its own discovery, as the run uses it), relative and sorted. */
+async function listTests(args: string[]): Promise<string[]> {
+  const env = { ...process.env };
+  delete env[plan.PLAN_ENV];
+  const { stdout } = await promisify(execFile)(process.execPath, [jestBin, "--listTests", ...args], {
+    cwd: plan.root,
+    env,
+  });
+  return stdout
+    .split("\n")
+    .filter((line) => line.startsWith("/"))
+    .map((file) => path.relative(plan.root, file).split(path.sep).join("/"))
+    .sort();
+}
+const source = (file: string) => readFileSync(path.join(plan.root, file), "utf8");
+const supportFiles = () =>
+  readdirSync(path.join(plan.root, "test", "support")).map((name) => path.posix.join("test", "support", name));
+
 describe("the full run's shards (test/shards/plan.cjs)", () => {
-  it("hold every test file but the serial and isolated ones, each exactly once", () => {
+  it("hold every file Jest finds but the serial and isolated ones, each exactly once, and phase 1 runs every shard", async () => {
     const sharded = plan.shards().flat();
-    const expected = plan.testFiles().filter((file) => !plan.SERIAL.test(file) && !plan.ISOLATED.includes(file));
-    expect([...sharded].sort()).toEqual(expected);
     expect(new Set(sharded).size).toBe(sharded.length);
-    expect(expected.length).toBeGreaterThan(100);
-  });
+    const everyFile = await listTests([]);
+    expect(everyFile.length).toBeGreaterThan(100);
+    expect([...sharded, ...plan.ISOLATED, ...everyFile.filter((file) => plan.SERIAL.test(file))].sort()).toEqual(
+      everyFile,
+    );
+    const entries = Array.from({ length: plan.SHARDS }, (_, index) => `test/shards/${index + 1}.shard.ts`);
+    expect(await listTests(plan.PHASE_ONE)).toEqual([...entries, ...plan.ISOLATED].sort());
+    for (const [index, entry] of entries.entries()) expect(source(entry)).toContain(`defineShard(${index});`);
+  }, 60_000);
 
-  it("each has one entry file that Jest runs, defining it", () => {
-    const entries = readdirSync(path.join(plan.root, "test", "shards"))
-      .filter((name) => name.endsWith(".shard.ts"))
-      .sort((a, b) => parseInt(a) - parseInt(b));
-    expect(
-      entries.map(
-        (name) => readFileSync(path.join(plan.root, "test", "shards", name), "utf8").match(/defineShard\((\d+)\)/)?.[1],
+  it("share no registry with a file that replaces modules, picks its own environment or is imported by another", () => {
+    const files = plan.testFiles().filter((file) => !plan.SERIAL.test(file));
+    const replacing = files.filter((file) =>
+      /\bjest\s*\.\s*(mock|unstable_mockModule|doMock|setMock|enableAutomock|resetModules|isolateModules(Async)?)\b/.test(
+        source(file),
       ),
-    ).toEqual(Array.from({ length: plan.SHARDS }, (_, index) => String(index)));
+    );
+    expect(replacing.sort()).toEqual([...plan.ISOLATED].sort());
+    // The helpers every shard shares must not replace modules either.
+    expect(
+      supportFiles().filter((file) => /\bjest\s*\.\s*(mock|doMock|setMock|unstable_mockModule)\b/.test(source(file))),
+    ).toEqual([]);
+    // A docblock environment is ignored in a shard (its entry's environment counts).
+    expect(files.filter((file) => /^\s*\/\*\*(?:(?!\*\/)[\s\S])*@jest-environment/.test(source(file)))).toEqual([]);
+    // A test file imported by another would have its tests registered under the importer.
+    expect(
+      files.filter((file) => /from\s+["'][^"']*\.test["']|require\(["'][^"']*\.test["']\)/.test(source(file))),
+    ).toEqual([]);
   });
 
-  it("share no registry with a file that replaces modules for everything loaded after it", () => {
-    const replacing = plan
-      .testFiles()
-      .filter((file) =>
-        /\bjest\.(mock|doMock|resetModules|isolateModules)\(/.test(readFileSync(path.join(plan.root, file), "utf8")),
-      );
-    expect(replacing.filter((file) => !plan.SERIAL.test(file)).sort()).toEqual([...plan.ISOLATED].sort());
+  it("hold no focused test: in a shard, `.only` would skip the other files' tests and the run would still pass", () => {
+    const focused = [...plan.testFiles(), ...supportFiles()].filter((file) =>
+      /\b(it|test|describe)\s*\.\s*only\s*\(|\b(fit|fdescribe)\s*\(/.test(source(file)),
+    );
+    expect(focused).toEqual([]);
   });
 
-  it("run their files in one registry, each under its own describe, and a file that fails to load fails alone", async () => {
+  it("run their files in one registry, each under its own describe; a file that fails to load fails alone", async () => {
     const scratch = await mkdtemp(path.join(os.tmpdir(), "gw-shard-"));
     try {
       const report = path.join(scratch, "report.json");
-      const jest = path.join(plan.root, "node_modules", "jest", "bin", "jest.js");
       await promisify(execFile)(
         process.execPath,
-        [jest, "--testMatch", "**/test/fixtures/shards/*.shard.ts", "--json", "--outputFile", report],
+        [jestBin, "--testMatch", "**/test/fixtures/shards/*.shard.ts", "--json", "--outputFile", report],
         { cwd: plan.root },
-      ).catch(() => {}); // it exits 1: the broken fixture fails
+      ).catch(() => {}); // it exits 1: the broken fixtures fail
       const { testResults } = JSON.parse(await readFile(report, "utf8")) as {
         testResults: Array<{
           assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }>;
@@ -63,9 +95,11 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
       expect(results.map(({ fullName, status }) => [fullName, status])).toEqual([
         ["test/fixtures/shards/first.ts runs", "passed"],
         ["test/fixtures/shards/broken.ts loads", "failed"],
+        ["test/fixtures/shards/broken-inside.ts loads", "failed"],
         ["test/fixtures/shards/second.ts shares the first file's modules, after its afterAll", "passed"],
       ]);
       expect(results[1]!.failureMessages.join("")).toContain("this fixture fails while it loads");
+      expect(results[2]!.failureMessages.join("")).toContain("this fixture fails inside one of its describes");
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }

@@ -1,20 +1,22 @@
 // The full run's shards (scripts/test.js): test files that run one after another in one Jest module
-// registry, so the gateway's modules load, and V8 compiles them and PGlite's WebAssembly, once per shard
-// instead of once per file. Each file keeps its own top-level describe, hooks and resources.
+// registry, so the gateway's modules load, and V8 compiles them, once per shard instead of once per
+// file. Each file keeps its own top-level describe, hooks and resources (shard.ts).
 "use strict";
 const { readdirSync } = require("node:fs");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..", "..");
-/** Phase 2 of the full run, one file at a time with nothing beside it: never in a shard. */
+/** Phase 2 of the full run, one file at a time with no other test beside it: never in a shard. */
 const SERIAL = /\.(faults|browser)\.test\.ts$/;
 /**
- * Files that change the module registry for everything loaded after them (`jest.mock`): they run as
- * files of their own. test/shards.test.ts fails on a test file that calls jest.mock and is not here.
+ * Files that change the module registry for everything loaded after them (`jest.mock` and its kin):
+ * they run as files of their own. test/shards.test.ts fails on a test file that does and is not here.
  */
 const ISOLATED = ["test/migrations.fast-path.test.ts"];
 /** How many shards: a few per Jest worker, so a worker that finishes early takes the next one. */
 const SHARDS = 9;
+/** Where scripts/test.js hands the plan it made to the shards (made once: every worker sees the same). */
+const PLAN_ENV = "TEST_SHARD_PLAN";
 
 /** Every test file, relative to the repository, in a stable order. */
 function testFiles() {
@@ -25,11 +27,12 @@ function testFiles() {
 }
 
 /**
- * The files of each shard: the ones neither serial nor isolated, spread by their recorded CPU seconds
- * (durations.json, `npm run test:durations`; a file not recorded yet counts as the median) — the
- * heaviest first, each into the lightest shard so far.
+ * The files of each shard: the ones neither serial nor isolated, spread by their recorded wall-clock
+ * seconds (durations.json, scripts/test-durations.js; a file not recorded counts as the median) — the
+ * heaviest first, each into the lightest shard so far. The plan scripts/test.js handed down, if any.
  */
 function shards() {
+  if (process.env[PLAN_ENV]) return JSON.parse(process.env[PLAN_ENV]);
   const durations = require("./durations.json");
   const recorded = Object.values(durations).sort((a, b) => a - b);
   const median = recorded.length > 0 ? recorded[Math.floor(recorded.length / 2)] : 1;
@@ -46,4 +49,7 @@ function shards() {
   return plan.map((shard) => shard.files);
 }
 
-module.exports = { root, SERIAL, ISOLATED, SHARDS, testFiles, shards };
+/** Jest's arguments that select phase 1: the shards' entry files and the isolated files. */
+const PHASE_ONE = ["--testMatch", "**/test/shards/*.shard.ts", ...ISOLATED.map((file) => `**/${file}`)];
+
+module.exports = { root, SERIAL, ISOLATED, SHARDS, PLAN_ENV, PHASE_ONE, testFiles, shards };

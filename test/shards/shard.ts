@@ -11,23 +11,39 @@ export function defineShard(index: number): void {
 }
 
 /**
- * Registers test files (relative to the repository), each under a describe named by its path. The files
- * are required while Jest collects, so their describes, tests and hooks nest under it and run as they
- * would alone: hooks stay within their file, and each file's afterAll releases what it started before the
- * next file's tests begin. They share this registry: a module they both import loads once.
+ * Registers test files (relative to the repository), each under a describe named by its path, all in
+ * this one module registry: a module they both import loads once. The files are required while Jest
+ * collects, so every file's top-level code runs before the first file's tests; their describes, tests
+ * and hooks nest under their own describe, so hooks stay within their file, and each file's afterAll
+ * releases what it started before the next file's tests begin.
  */
 export function registerFiles(files: string[]): void {
   for (const file of files) {
     describe(file, () => {
+      const state = circusState();
+      const own = state?.currentDescribeBlock;
       try {
         // eslint-disable-next-line @typescript-eslint/no-require-imports -- collected in this registry, under this describe
         require(path.join(plan.root, file));
       } catch (error) {
-        // A file that fails to load fails as one test of its own; the shard's other files still run.
+        // A throw inside one of the file's own describes leaves Jest collecting into that block: the
+        // next files would nest under it and run its hooks. Back to the file's own block, the file
+        // fails as one test of its own and the shard's other files run as they would alone. Without
+        // Jest's state (another Jest), the whole shard fails instead.
+        if (state === undefined || own === undefined) throw error;
+        state.currentDescribeBlock = own;
         it("loads", () => {
           throw error;
         });
       }
     });
   }
+}
+
+/** jest-circus's collection state (which describe block new tests and hooks go into). */
+function circusState(): { currentDescribeBlock: unknown } | undefined {
+  const symbol = Object.getOwnPropertySymbols(globalThis).find((s) => s.description === "JEST_STATE_SYMBOL");
+  return symbol === undefined
+    ? undefined
+    : (globalThis as unknown as Record<symbol, { currentDescribeBlock: unknown }>)[symbol];
 }

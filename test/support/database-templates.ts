@@ -125,7 +125,7 @@ export async function migratedPostgresTemplate(adminUrl: string): Promise<string
   return name;
 }
 
-/** The migrated embedded database's dump, read once per test file. */
+/** The migrated embedded database's dump, read once per module registry (a test file run alone, or a shard). */
 let dump: Blob | undefined;
 export function pgliteDump(): Blob | undefined {
   const file = process.env[PGLITE_DUMP_ENV];

@@ -49,7 +49,7 @@ interface Shapes {
   classHierarchy: Quad[];
 }
 
-/** Parsed once per test file: the validator holds the shapes graph (about 11,000 triples) and is reusable. */
+/** Parsed once per module registry (a test file run alone, or a shard): the validator holds the shapes graph (about 11,000 triples) and is reusable. */
 let shapes: Promise<Shapes> | undefined;
 
 function loadShapes(): Promise<Shapes> {
