@@ -18,7 +18,7 @@ const { spawn, spawnSync } = require("node:child_process");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..");
-const { PHASE_ONE, PLAN_ENV, SERIAL, shards } = require("../test/shards/plan.cjs");
+const { PHASE_ONE, PLAN_ENV, SERIAL, makeShards } = require("../test/shards/plan.cjs");
 const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const jest = [
   "--experimental-vm-modules",
@@ -92,9 +92,9 @@ async function main() {
 
   const checks = runChecks();
   let started = Date.now();
-  // The plan is made once, here: every worker's shards then hold the same files.
+  // The plan is made once, here (never one left in the environment): every worker's shards hold the same files.
   const first = await node([...jest, "--maxWorkers=3", ...PHASE_ONE], {
-    env: { ...process.env, [PLAN_ENV]: JSON.stringify(shards()) },
+    env: { ...process.env, [PLAN_ENV]: JSON.stringify(makeShards()) },
   });
   console.log(`npm test: phase 1 (all but the fault and browser tests) took ${seconds(started)}`);
   started = Date.now();

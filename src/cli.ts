@@ -31,7 +31,8 @@ export function printProblems(error: AppError, prefix = `${error.code}: `): void
  * Date.now(), the stop's) less a margin to exit in: past it, the lines left are dropped.
  */
 export async function exitAfterLog(log: Logger, code: number, deadline: number): Promise<never> {
-  await endLog(log, Math.max(0, deadline - EXIT_MARGIN_MS - Date.now()));
+  // At least a moment even past the deadline: a healthy stdout still gets the last line ("stopped").
+  await endLog(log, Math.max(100, deadline - EXIT_MARGIN_MS - Date.now()));
   process.exit(code);
 }
 

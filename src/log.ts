@@ -87,7 +87,13 @@ export function destinationOf(log: Logger): DestinationStream {
 export function endLog(log: Logger, withinMs: number): Promise<void> {
   const destination = destinationOf(log) as DestinationStream &
     Partial<NodeJS.EventEmitter> & { end?: () => void; destroy?: () => void; destroyed?: boolean };
-  if (typeof destination.end !== "function" || typeof destination.once !== "function" || destination.destroyed)
+  // An own `end`: pino replaced the stream's methods with no-ops after EPIPE (stdout's reader is gone).
+  if (
+    typeof destination.end !== "function" ||
+    typeof destination.once !== "function" ||
+    destination.destroyed ||
+    Object.hasOwn(destination, "end")
+  )
     return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => {

@@ -144,8 +144,9 @@ async function main(): Promise<void> {
       () => exitAfterLog(log, 1, deadline),
     );
   };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
+  // `on`, not `once`: a second signal while the stop goes on (or waits for the log) must not kill the process.
+  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", () => void stop());
 }
 
 main().catch((error: unknown) => {

@@ -234,8 +234,11 @@ describe("the log's buffer", () => {
 
   it("does not hold the exit for a stdout nobody reads: the stop exits 0, dropping the lines left", async () => {
     const environment = await testEnvironment("pglite", {});
+    const disposers = new Disposers();
     try {
-      const server = await spawnServer({ ...environment.env, LOG_LEVEL: "info" }, 90_000);
+      const server = await spawnServer({ ...environment.env, LOG_LEVEL: "info" }, 40_000);
+      disposers.add(() => void server.child.kill("SIGKILL"));
+      const closed = new Promise((resolve) => server.child.on("close", resolve));
       server.child.stdout!.pause(); // never read again while the process lives
       const ids = Array.from({ length: 1_500 }, (_, i) => `unread-${i}-`.padEnd(128, "x"));
       for (let at = 0; at < ids.length; at += 100)
@@ -249,7 +252,11 @@ describe("the log's buffer", () => {
       // exit is 1, and an exit that kept retrying the full pipe would never come).
       expect(await server.exited).toBe(0);
       server.child.stdout!.resume();
+      await closed;
+      // What the full pipe did not take was dropped: the last line ("stopped") never came.
+      expect(server.logs.some((line) => line.msg === "stopped")).toBe(false);
     } finally {
+      await disposers.disposeAll();
       await environment.cleanup();
     }
   }, 60_000);

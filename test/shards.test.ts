@@ -14,7 +14,7 @@ const plan = require("./shards/plan.cjs") as {
   PLAN_ENV: string;
   PHASE_ONE: string[];
   testFiles(): string[];
-  shards(): string[][];
+  makeShards(): string[][];
 };
 
 const jestBin = path.join(plan.root, "node_modules", "jest", "bin", "jest.js");
@@ -32,13 +32,21 @@ async function listTests(args: string[]): Promise<string[]> {
     .map((file) => path.relative(plan.root, file).split(path.sep).join("/"))
     .sort();
 }
+/** Any call that changes which module a later import gets (a shard's files share one registry). */
+const MODULE_REPLACEMENT =
+  /\bjest\s*\.\s*(mock|unmock|doMock|dontMock|deepUnmock|setMock|unstable_mockModule|enableAutomock|resetModules|isolateModules(Async)?)\b/;
 const source = (file: string) => readFileSync(path.join(plan.root, file), "utf8");
 const supportFiles = () =>
-  readdirSync(path.join(plan.root, "test", "support")).map((name) => path.posix.join("test", "support", name));
+  readdirSync(path.join(plan.root, "test", "support"), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) =>
+      path.posix.join("test", path.relative(path.join(plan.root, "test"), path.join(entry.parentPath, entry.name))),
+    );
 
 describe("the full run's shards (test/shards/plan.cjs)", () => {
   it("hold every file Jest finds but the serial and isolated ones, each exactly once, and phase 1 runs every shard", async () => {
-    const sharded = plan.shards().flat();
+    expect(plan.makeShards()).toHaveLength(plan.SHARDS);
+    const sharded = plan.makeShards().flat();
     expect(new Set(sharded).size).toBe(sharded.length);
     const everyFile = await listTests([]);
     expect(everyFile.length).toBeGreaterThan(100);
@@ -52,27 +60,23 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
 
   it("share no registry with a file that replaces modules, picks its own environment or is imported by another", () => {
     const files = plan.testFiles().filter((file) => !plan.SERIAL.test(file));
-    const replacing = files.filter((file) =>
-      /\bjest\s*\.\s*(mock|unstable_mockModule|doMock|setMock|enableAutomock|resetModules|isolateModules(Async)?)\b/.test(
-        source(file),
-      ),
-    );
+    const replacing = files.filter((file) => MODULE_REPLACEMENT.test(source(file)));
     expect(replacing.sort()).toEqual([...plan.ISOLATED].sort());
     // The helpers every shard shares must not replace modules either.
-    expect(
-      supportFiles().filter((file) => /\bjest\s*\.\s*(mock|doMock|setMock|unstable_mockModule)\b/.test(source(file))),
-    ).toEqual([]);
+    expect(supportFiles().filter((file) => MODULE_REPLACEMENT.test(source(file)))).toEqual([]);
     // A docblock environment is ignored in a shard (its entry's environment counts).
-    expect(files.filter((file) => /^\s*\/\*\*(?:(?!\*\/)[\s\S])*@jest-environment/.test(source(file)))).toEqual([]);
+    expect(files.filter((file) => /^\s*\/\*\*?(?:(?!\*\/)[\s\S])*@jest-environment/.test(source(file)))).toEqual([]);
     // A test file imported by another would have its tests registered under the importer.
     expect(
-      files.filter((file) => /from\s+["'][^"']*\.test["']|require\(["'][^"']*\.test["']\)/.test(source(file))),
+      files.filter((file) =>
+        /(?:from\s+|import\s*\(?\s*|require\(\s*)["'][^"']*\.test(?:\.ts)?["']/.test(source(file)),
+      ),
     ).toEqual([]);
   });
 
   it("hold no focused test: in a shard, `.only` would skip the other files' tests and the run would still pass", () => {
     const focused = [...plan.testFiles(), ...supportFiles()].filter((file) =>
-      /\b(it|test|describe)\s*\.\s*only\s*\(|\b(fit|fdescribe)\s*\(/.test(source(file)),
+      /\b(?:it|test|describe)\b(?:\s*\.\s*\w+)*\s*\.\s*only\b|\b(?:fit|fdescribe)\s*[.(]/.test(source(file)),
     );
     expect(focused).toEqual([]);
   });

@@ -29,10 +29,9 @@ function testFiles() {
 /**
  * The files of each shard: the ones neither serial nor isolated, spread by their recorded wall-clock
  * seconds (durations.json, scripts/test-durations.js; a file not recorded counts as the median) — the
- * heaviest first, each into the lightest shard so far. The plan scripts/test.js handed down, if any.
+ * heaviest first, each into the lightest shard so far.
  */
-function shards() {
-  if (process.env[PLAN_ENV]) return JSON.parse(process.env[PLAN_ENV]);
+function makeShards() {
   const durations = require("./durations.json");
   const recorded = Object.values(durations).sort((a, b) => a - b);
   const median = recorded.length > 0 ? recorded[Math.floor(recorded.length / 2)] : 1;
@@ -49,7 +48,12 @@ function shards() {
   return plan.map((shard) => shard.files);
 }
 
+/** The plan scripts/test.js handed down (made once for every worker), or a new one. */
+function shards() {
+  return process.env[PLAN_ENV] ? JSON.parse(process.env[PLAN_ENV]) : makeShards();
+}
+
 /** Jest's arguments that select phase 1: the shards' entry files and the isolated files. */
 const PHASE_ONE = ["--testMatch", "**/test/shards/*.shard.ts", ...ISOLATED.map((file) => `**/${file}`)];
 
-module.exports = { root, SERIAL, ISOLATED, SHARDS, PLAN_ENV, PHASE_ONE, testFiles, shards };
+module.exports = { root, SERIAL, ISOLATED, SHARDS, PLAN_ENV, PHASE_ONE, testFiles, makeShards, shards };

@@ -22,6 +22,7 @@ export function registerFiles(files: string[]): void {
     describe(file, () => {
       const state = circusState();
       const own = state?.currentDescribeBlock;
+      const focused = state?.hasFocusedTests;
       try {
         // eslint-disable-next-line @typescript-eslint/no-require-imports -- collected in this registry, under this describe
         require(path.join(plan.root, file));
@@ -31,7 +32,12 @@ export function registerFiles(files: string[]): void {
         // fails as one test of its own and the shard's other files run as they would alone. Without
         // Jest's state (another Jest), the whole shard fails instead.
         if (state === undefined || own === undefined) throw error;
+        // What the file registered before the throw is dropped: run alone, none of it would run (a
+        // beforeAll that started a server, its afterAll never registered, would leak into the shard).
         state.currentDescribeBlock = own;
+        state.hasFocusedTests = focused;
+        own.children.length = 0;
+        own.hooks.length = 0;
         it("loads", () => {
           throw error;
         });
@@ -40,10 +46,13 @@ export function registerFiles(files: string[]): void {
   }
 }
 
-/** jest-circus's collection state (which describe block new tests and hooks go into). */
-function circusState(): { currentDescribeBlock: unknown } | undefined {
+/** The part of jest-circus's collection state this needs: where new tests and hooks go. */
+interface CircusState {
+  currentDescribeBlock: { children: unknown[]; hooks: unknown[] };
+  hasFocusedTests: boolean | undefined;
+}
+
+function circusState(): CircusState | undefined {
   const symbol = Object.getOwnPropertySymbols(globalThis).find((s) => s.description === "JEST_STATE_SYMBOL");
-  return symbol === undefined
-    ? undefined
-    : (globalThis as unknown as Record<symbol, { currentDescribeBlock: unknown }>)[symbol];
+  return symbol === undefined ? undefined : (globalThis as unknown as Record<symbol, CircusState>)[symbol];
 }
