@@ -63,6 +63,7 @@ function node(args, { quiet = false, env = process.env } = {}) {
     });
     child.on("close", (status) => {
       if (quiet && status !== 0) process.stderr.write(output);
+      else if (!quiet && output !== "") process.stderr.write(output); // the spawn itself failed
       resolve(status ?? 1);
     });
   });

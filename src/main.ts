@@ -65,11 +65,10 @@ async function main(): Promise<void> {
     if (signalled) return;
     signalled = true;
     log.info({ signal }, "stopping: draining requests and websockets");
-    const deadline = Date.now() + STOP_DEADLINE_MS;
     // A supervisor expects a stop within seconds; a receiver that does not answer could hold a send
     // for its whole 10 s. Past the deadline, exit: what was not recorded is sent again later.
     // The watchdog enforces it even should the stop leave the event loop no turn to run a timer.
-    watchdog.stopWithin(STOP_DEADLINE_MS, () => {
+    const deadline = watchdog.stopWithin(STOP_DEADLINE_MS, () => {
       log.error({ afterMs: STOP_DEADLINE_MS }, "stopping took too long; exiting without waiting for the rest");
       process.exit(1);
     });

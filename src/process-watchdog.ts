@@ -39,9 +39,9 @@ export interface ProcessWatchdog {
   /**
    * From now, the process has `ms` to end. Past it, `late` runs if the event loop turns (to log and
    * exit), and a second later the watchdog thread ends the process with exit code 1 however busy
-   * that loop is.
+   * that loop is. Answers the deadline (a Date.now() time), for what the stop still waits on.
    */
-  stopWithin(ms: number, late?: () => void): void;
+  stopWithin(ms: number, late?: () => void): number;
   /** Stops the heartbeat and the thread. */
   close(): Promise<void>;
 }
@@ -77,8 +77,10 @@ export function startProcessWatchdog({
   thread.on("error", (error) => onError?.(error));
   return {
     stopWithin(ms, late) {
+      const deadline = Date.now() + ms;
       if (late) setTimeout(late, ms).unref();
       thread.postMessage({ stopWithinMs: ms } satisfies StopWithinMessage);
+      return deadline;
     },
     async close() {
       clearInterval(heartbeat);

@@ -133,9 +133,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info("stopping: finishing the sends in flight");
-    const deadline = Date.now() + STOP_DEADLINE_MS;
     // A receiver that does not answer could hold a send for its whole 10 s: what was not recorded is sent again later.
-    watchdog.stopWithin(STOP_DEADLINE_MS, () => {
+    const deadline = watchdog.stopWithin(STOP_DEADLINE_MS, () => {
       log.error({ afterMs: STOP_DEADLINE_MS }, "stopping took too long; exiting without waiting for the rest");
       process.exit(1);
     });
