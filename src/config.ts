@@ -21,6 +21,8 @@ export interface Config {
   /** Unset: the embedded PostgreSQL (PGlite) under `dataDir` (or in memory for "memory://"). */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** The embedded database only: vacuum its busy tables after this many changed rows (0: never; db/embedded-upkeep.ts). */
+  readonly embeddedVacuumRows: number;
   /** Unset: live events fan out inside the process only. */
   readonly redisUrl: string | undefined;
   /** The RabbitMQ consumer of carrier messages (docs/INGESTION.md "Message broker"); unset without AMQP_URL. */
@@ -451,6 +453,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     host: text(env, "HOST") ?? "127.0.0.1",
     databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
     dataDir: dataDir(text(env, "DATA_DIR") ?? "./data", cwd),
+    embeddedVacuumRows: integer(env, "EMBEDDED_VACUUM_ROWS", 20_000, 0, 10_000_000),
     redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
     amqp: amqp(env),
     carrierSegment,

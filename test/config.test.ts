@@ -51,6 +51,7 @@ describe("configuration", () => {
       liveKeyRecheckMs: 5_000,
       liveMaxSubscriptionsPerSocket: 100,
       deliveryWorker: true,
+      embeddedVacuumRows: 20_000,
       delivery: {
         concurrency: 64,
         perOrigin: 8,
@@ -153,6 +154,7 @@ describe("configuration", () => {
     ["DELIVERY_PER_ORIGIN", "65", /DELIVERY_PER_ORIGIN is 65, more than DELIVERY_CONCURRENCY \(64\)/],
     ["LIVE_KEY_RECHECK_MS", "50", /LIVE_KEY_RECHECK_MS must be between 100/],
     ["AUTH_FAILURE_LIMIT_BURST", "0", /AUTH_FAILURE_LIMIT_BURST must be between 1/],
+    ["EMBEDDED_VACUUM_ROWS", "10000001", /EMBEDDED_VACUUM_ROWS must be between 0 and 10000000/],
   ])("fails fast naming %s when it is %p", (variable, value, message) => {
     let thrown: unknown;
     try {

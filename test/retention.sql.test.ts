@@ -18,7 +18,7 @@ import {
 } from "../src/retention/sql/prune-onerecord.sql";
 import { prunedThrough } from "../src/retention/sql/pruned-through.sql";
 import { tableSizes } from "../src/retention/sql/table-sizes.sql";
-import { vacuum } from "../src/retention/sql/vacuum.sql";
+import { vacuum } from "../src/db/sql/vacuum.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { emptyOneRecordOutbox, oneRecordSubscription, queueOneRecordNotification } from "./support/onerecord-outbox";
 import { emptyTables, fixtures, openTestDatabase } from "./support/test-database";

@@ -5,7 +5,9 @@ import { createClientService } from "../clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
 import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
+import { createTableUpkeep } from "../db/embedded-upkeep";
 import { registerInstance } from "../db/instance-registry";
+import { vacuum } from "../db/sql/vacuum.sql";
 import { createDeliveryMetrics, type DeliveryMetrics } from "../delivery/delivery.metrics";
 import { createOneRecordTokens, startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
 import { createDeliveryService } from "../delivery/delivery.service";
@@ -37,6 +39,12 @@ import { verifyCallback } from "../subscriptions/callback-verifier";
 import { createSubscriptionService } from "../subscriptions/subscription.service";
 import type { DisposerStack } from "./disposer-stack";
 import { gatewayRole, sharedSettings } from "./shared-settings";
+
+/**
+ * After a vacuum of the embedded database's busy tables, the next waits at least four times its
+ * duration, so upkeep takes at most a fifth of the gateway's thread (db/embedded-upkeep.ts).
+ */
+const EMBEDDED_VACUUM_REST_FACTOR = 4;
 
 /** The named steps of a start, in order (a failure at any of them closes what the earlier ones opened). */
 export const START_STEPS = [
@@ -140,6 +148,18 @@ export async function buildServices(
 
   const deliveryStore = createDeliveryStore(database.sql);
   const metrics = createDeliveryMetrics(deliveryStore);
+  // The embedded database runs no autovacuum: the tables every milestone and delivery write to are
+  // vacuumed and analysed as they change (embedded-upkeep.ts). A server's autovacuum does this itself.
+  const upkeep =
+    database.kind === "pglite" && config.embeddedVacuumRows > 0
+      ? createTableUpkeep({
+          threshold: config.embeddedVacuumRows,
+          restFactor: EMBEDDED_VACUUM_REST_FACTOR,
+          vacuum: () => vacuum(["status_event", "delivery", "delivery_attempt"]).affectedRows(database.prisma, {}),
+          log,
+        })
+      : undefined;
+  if (upkeep) stack.defer("embedded-upkeep", () => upkeep.stop());
   let worker: RunningDeliveryWorker | undefined;
   // ONE Record producers (docs/ONE-RECORD.md "What is notified"): ingestion queues its milestones'
   // notifications. Their URIs' base: ONE_RECORD_BASE_URL, or the routes' once HTTP listens.
@@ -160,11 +180,15 @@ export async function buildServices(
       ? {
           leaseMs: config.delivery.leaseMs,
           room: (origin) => worker?.handoff.room(origin) ?? 0,
-          take: (deliveries, startedAt) => worker?.handoff.take(deliveries, startedAt),
+          take: (deliveries, startedAt) => {
+            upkeep?.changed(deliveries.length); // inserted as well, only not left for a claim
+            worker?.handoff.take(deliveries, startedAt);
+          },
         }
       : undefined,
     onCommitted: (events, deliveryCount) => {
       metrics.recordEvents(events.length);
+      upkeep?.changed(events.length + deliveryCount); // the deliveries handed off are counted in `take`
       if (deliveryCount > 0) worker?.wake();
       // After the commit only: a live subscriber never sees an event that could still roll back.
       // On the next turn, so the ingestion's answer is not held up by a large local fan-out.
@@ -211,6 +235,8 @@ export async function buildServices(
       log,
       tokens: oneRecordTokens,
       partnerOf: (url) => oneRecordPartnerServers.partnerOf(url),
+      // Each recorded outcome updated its delivery twice (claim, outcome) and added an attempt.
+      onRecorded: (outcomes) => upkeep?.changed(3 * outcomes),
     });
     const started = worker;
     stack.defer("delivery-worker", () => started.stop());

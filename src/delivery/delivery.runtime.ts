@@ -32,15 +32,17 @@ export function startDeliveryWorker(deps: {
   tokens: TokenClient | undefined;
   /** The registered partner a ONE Record notification's endpoint is on: it is sent only to one, with its audience's token. */
   partnerOf: PartnerOfUrl;
+  /** After outcomes were recorded (each changed its delivery's row and added an attempt's). */
+  onRecorded?: (outcomes: number) => void;
 }): RunningDeliveryWorker {
-  const { config, store, clients, dispatcher, metrics, log, tokens, partnerOf } = deps;
+  const { config, store, clients, dispatcher, metrics, log, tokens, partnerOf, onRecorded } = deps;
   const outbound = { dispatcher, allowPrivate: config.allowPrivateCallbacks };
   const worker = createDeliveryWorker({
     claim: (options) => store.claimDue(options),
     release: (held) => store.release(held),
     defer: (origin, byMs, limit) => store.deferOrigin(origin, byMs, limit),
-    record: (outcomes) =>
-      store.recordOutcomes(outcomes, {
+    record: async (outcomes) => {
+      const recorded = await store.recordOutcomes(outcomes, {
         disableAfterHours: config.delivery.disableAfterHours,
         onDisabled: (subscriptions) => {
           for (const s of subscriptions) {
@@ -55,7 +57,10 @@ export function startDeliveryWorker(deps: {
         },
         onParkingFailed: (error) =>
           log.warn({ err: error }, "parking a disabled subscription's deliveries failed; claims park them when due"),
-      }),
+      });
+      onRecorded?.(recorded);
+      return recorded;
+    },
     send: async (delivery, startBy) => {
       // Its whole attempt, token requests included, ends within DELIVERY_TIMEOUT_MS: it fits the send budget.
       if (delivery.kind === "ONE_RECORD")

@@ -16,7 +16,7 @@ import {
 } from "./sql/prune-onerecord.sql";
 import { prunedThrough } from "./sql/pruned-through.sql";
 import { tableSizes } from "./sql/table-sizes.sql";
-import { vacuum } from "./sql/vacuum.sql";
+import { vacuum } from "../db/sql/vacuum.sql";
 
 export type { RetentionKind } from "../domain/retention";
 

@@ -1,5 +1,5 @@
-import { sqlIdentifier } from "../../db/sql-literal";
-import { type SqlStatement, sqlText, statement } from "../../db/sql-statement";
+import { sqlIdentifier } from "../sql-literal";
+import { type SqlStatement, sqlText, statement } from "../sql-statement";
 
 /**
  * VACUUM (ANALYZE) of `tables`: their dead rows' space is reused and their row estimates are fresh.
@@ -7,5 +7,5 @@ import { type SqlStatement, sqlText, statement } from "../../db/sql-statement";
  * the tables, each quoted whole.
  */
 export function vacuum(tables: readonly string[]): SqlStatement<Record<never, never>, never> {
-  return statement("retention/vacuum", sqlText(`VACUUM (ANALYZE) ${tables.map(sqlIdentifier).join(", ")}`));
+  return statement("db/vacuum", sqlText(`VACUUM (ANALYZE) ${tables.map(sqlIdentifier).join(", ")}`));
 }

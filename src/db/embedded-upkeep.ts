@@ -1,0 +1,82 @@
+import type { Logger } from "pino";
+
+/**
+ * For the embedded database, what autovacuum does on a server. PGlite is PostgreSQL in single-user
+ * mode: it has no autovacuum and no statistics collector, so a busy table is never analysed (the
+ * planner guesses its size) and its dead rows are never reclaimed. The delivery claim then slows with
+ * every row queued and delivered, until delivery falls behind for good (BENCHMARKS.md "Sustained
+ * delivery").
+ *
+ * Writers report the rows they change; once `threshold` have changed since the last run, one
+ * `vacuum()` runs. Never two at once, and none sooner after the last one ended than `restFactor`
+ * times that one's duration: PGlite runs it on the gateway's own thread, so vacuuming takes at most
+ * 1 / (1 + restFactor) of that thread's time, however large the tables grow.
+ */
+export interface TableUpkeep {
+  /** `rows` rows of the kept tables were inserted, updated or deleted (an estimate is enough). */
+  changed(rows: number): void;
+  /** No run starts after this; resolves once a run in progress has ended. */
+  stop(): Promise<void>;
+}
+
+export interface TableUpkeepOptions {
+  /** Rows changed since the last run that start the next one. */
+  threshold: number;
+  /** After a run, rest at least this many times its duration before the next. */
+  restFactor: number;
+  vacuum: () => Promise<unknown>;
+  log: Logger;
+  /** Milliseconds, monotonic. */
+  now?: () => number;
+}
+
+export function createTableUpkeep(options: TableUpkeepOptions): TableUpkeep {
+  const { threshold, restFactor, vacuum, log } = options;
+  const now = options.now ?? (() => performance.now());
+  let changedSinceRun = 0;
+  let running: Promise<void> | undefined;
+  let restUntil = 0;
+  let restTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  function runIfDue(): void {
+    if (stopped || running !== undefined || restTimer !== undefined || changedSinceRun < threshold) return;
+    const rest = restUntil - now();
+    if (rest > 0) {
+      restTimer = setTimeout(() => {
+        restTimer = undefined;
+        runIfDue();
+      }, rest);
+      // A rest in progress does not keep the process alive: stop() ends it.
+      restTimer.unref();
+      return;
+    }
+    const rows = changedSinceRun;
+    changedSinceRun = 0;
+    const started = now();
+    running = vacuum().then(
+      () => log.debug({ rows, ms: Math.round(now() - started) }, "embedded database vacuumed and analysed"),
+      // Not retried at once: the next run waits for another `threshold` rows (a closed database, say).
+      (error: unknown) => log.warn({ err: error }, "vacuuming the embedded database failed"),
+    );
+    void running.then(() => {
+      restUntil = now() + (now() - started) * restFactor;
+      running = undefined;
+      runIfDue();
+    });
+  }
+
+  return {
+    changed(rows) {
+      if (stopped || rows <= 0) return;
+      changedSinceRun += rows;
+      runIfDue();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(restTimer);
+      restTimer = undefined;
+      await running;
+    },
+  };
+}

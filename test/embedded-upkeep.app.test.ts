@@ -1,0 +1,72 @@
+/**
+ * The embedded database's upkeep in the real gateway: the rows ingestion writes and the outcomes the
+ * worker records are counted, and once EMBEDDED_VACUUM_ROWS have changed, the milestone and delivery
+ * tables are vacuumed and analysed. Seen through `pg_class.reltuples`, which is -1 until a table is
+ * first vacuumed or analysed (PGlite never does either by itself).
+ */
+import type { App } from "../src/app";
+import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
+import { startReceiver } from "./support/receiver";
+import { until } from "./support/webhooks";
+
+const SHIPMENT = "/carrier/handling/shipment";
+const UNWATCHED_AWB = "020-12345675";
+const WATCHED_AWB = "020-12345686";
+
+describe("the embedded database's upkeep in the gateway", () => {
+  const disposers = new Disposers();
+  let app: App;
+  let url: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const headers = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    disposers.add(() => receiver.close());
+    ({ app, url } = await startApp("pglite", disposers, {
+      EMBEDDED_VACUUM_ROWS: "25",
+      RETENTION_INTERVAL_MS: "0",
+      DELIVERY_POLL_MS: "50",
+    }));
+  }, 120_000);
+  afterAll(() => disposers.disposeAll());
+
+  /** The planner's row estimate of each table (-1: never vacuumed or analysed). */
+  const estimates = async (): Promise<Record<string, number>> => {
+    const rows = await app.database.prisma.$queryRawUnsafe<Array<{ table: string; rows: number }>>(
+      `SELECT relname AS table, reltuples::float8 AS rows FROM pg_class
+       WHERE relname IN ('status_event', 'delivery', 'delivery_attempt') AND relkind = 'r'`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.table, Number(r.rows)]));
+  };
+  const ingest = async (awb: string, states: string[]) => {
+    const answer = await fetch(`${url}${SHIPMENT}/events`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(states.map((state) => ({ awb, state }))),
+    });
+    expect(answer.status).toBe(202);
+  };
+
+  it("vacuums and analyses the busy tables once the rows written and recorded reach the threshold", async () => {
+    expect(await estimates()).toEqual({ status_event: -1, delivery: -1, delivery_attempt: -1 });
+
+    // 10 milestones nobody subscribed to: 10 rows changed.
+    await ingest(UNWATCHED_AWB, ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD", "DLV", "DDL", "RCT", "TFD"]);
+    // PGlite runs statements in turn: a vacuum started at that commit would have ended before this read.
+    expect((await estimates()).status_event).toBe(-1);
+    const created = await fetch(`${url}${SHIPMENT}/subscribe`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ awb: WATCHED_AWB, callback: `${receiver.url}/ok/upkeep`, states: "*" }),
+    });
+    expect(created.status).toBe(201);
+    // 3 milestones and their 3 deliveries: 16 rows changed. Only the last of their recorded outcomes
+    // (3 rows each: claimed, recorded, attempt added) takes the count to 25, however they are batched.
+    await ingest(WATCHED_AWB, ["RCS", "MAN", "DEP"]);
+    await until(() => receiver.posts.length === 3, { what: "the three callbacks" });
+
+    await until(async () => (await estimates()).delivery >= 0, { what: "the delivery table analysed" });
+    expect(await estimates()).toEqual({ status_event: 13, delivery: 3, delivery_attempt: 3 });
+  });
+});
