@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Client } from "pg";
 import type { Database } from "../src/db/database";
 import { advisoryXactLock, LOCK_KEYS } from "../src/db/sql/advisory-xact-lock.sql";
+import { checkpoint } from "../src/db/sql/checkpoint.sql";
 import { instanceHeartbeat } from "../src/db/sql/instance-heartbeat.sql";
 import { listen } from "../src/db/sql/listen.sql";
 import { registerInstance } from "../src/db/sql/register-instance.sql";
@@ -95,6 +96,19 @@ describe.each(BACKENDS)("database statements on %s", (backend) => {
       await removeInstance.rows(db.sql, { id });
       expect(await db.sql.query("SELECT 1 FROM gateway_instance", [])).toEqual([]);
       expect(await instanceHeartbeat.rows(db.sql, { id })).toEqual([]);
+    });
+
+    it("checkpoint makes a checkpoint (an explicit one even when nothing was written since the last)", async () => {
+      const lsn = async () => {
+        const [row] = await db.sql.query<{ lsn: string }>(
+          "SELECT checkpoint_lsn::text AS lsn FROM pg_control_checkpoint()",
+          [],
+        );
+        return row!.lsn;
+      };
+      const before = await lsn();
+      await checkpoint.affectedRows(db.prisma, {});
+      expect(await lsn()).not.toBe(before);
     });
 
     it("listen subscribes to the channel of exactly its name", async () => {

@@ -1,8 +1,9 @@
 /**
  * The embedded database's upkeep in the real gateway: the rows ingestion writes and the outcomes the
  * worker records are counted, and once EMBEDDED_VACUUM_ROWS have changed, the milestone and delivery
- * tables are vacuumed and analysed. Seen through `pg_class.reltuples`, which is -1 until a table is
- * first vacuumed or analysed (PGlite never does either by itself).
+ * tables are vacuumed and analysed and the log checkpointed. Seen through `pg_class.reltuples`, which
+ * is -1 until a table is first vacuumed or analysed, and the last checkpoint's position (PGlite does
+ * none of these by itself).
  */
 import type { App } from "../src/app";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
@@ -39,6 +40,12 @@ describe("the embedded database's upkeep in the gateway", () => {
     );
     return Object.fromEntries(rows.map((r) => [r.table, Number(r.rows)]));
   };
+  const lastCheckpoint = async (): Promise<string> => {
+    const [row] = await app.database.prisma.$queryRawUnsafe<Array<{ lsn: string }>>(
+      "SELECT checkpoint_lsn::text AS lsn FROM pg_control_checkpoint()",
+    );
+    return row!.lsn;
+  };
   const ingest = async (awb: string, states: string[]) => {
     const answer = await fetch(`${url}${SHIPMENT}/events`, {
       method: "POST",
@@ -48,13 +55,15 @@ describe("the embedded database's upkeep in the gateway", () => {
     expect(answer.status).toBe(202);
   };
 
-  it("vacuums and analyses the busy tables once the rows written and recorded reach the threshold", async () => {
+  it("vacuums and analyses the busy tables, and checkpoints, once the rows written and recorded reach the threshold", async () => {
     expect(await estimates()).toEqual({ status_event: -1, delivery: -1, delivery_attempt: -1 });
+    const checkpointAtStart = await lastCheckpoint();
 
     // 10 milestones nobody subscribed to: 10 rows changed.
     await ingest(UNWATCHED_AWB, ["RCS", "MAN", "DEP", "ARR", "RCF", "NFD", "DLV", "DDL", "RCT", "TFD"]);
     // PGlite runs statements in turn: a vacuum started at that commit would have ended before this read.
     expect((await estimates()).status_event).toBe(-1);
+    expect(await lastCheckpoint()).toBe(checkpointAtStart);
     const created = await fetch(`${url}${SHIPMENT}/subscribe`, {
       method: "POST",
       headers,
@@ -68,5 +77,6 @@ describe("the embedded database's upkeep in the gateway", () => {
 
     await until(async () => (await estimates()).delivery >= 0, { what: "the delivery table analysed" });
     expect(await estimates()).toEqual({ status_event: 13, delivery: 3, delivery_attempt: 3 });
+    await until(async () => (await lastCheckpoint()) !== checkpointAtStart, { what: "a checkpoint" });
   });
 });

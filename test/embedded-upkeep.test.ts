@@ -16,7 +16,7 @@ function upkeepOver(threshold: number, restFactor: number) {
     restFactor,
     log,
     now: () => clock,
-    vacuum: () =>
+    run: () =>
       new Promise<void>((resolve, reject) => {
         runs.push({ end: resolve, fail: reject });
         onRun?.();
@@ -85,7 +85,7 @@ describe("the embedded database's upkeep", () => {
     runs[0]!.fail(new Error("database closed"));
     await settle();
     await settle();
-    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(["vacuuming the embedded database failed"]);
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(["the embedded database's upkeep failed"]);
     upkeep.changed(99);
     await settle();
     expect(runs).toHaveLength(1);

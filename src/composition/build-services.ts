@@ -7,6 +7,7 @@ import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
 import { createTableUpkeep } from "../db/embedded-upkeep";
 import { registerInstance } from "../db/instance-registry";
+import { checkpoint } from "../db/sql/checkpoint.sql";
 import { vacuum } from "../db/sql/vacuum.sql";
 import { createDeliveryMetrics, type DeliveryMetrics } from "../delivery/delivery.metrics";
 import { createOneRecordTokens, startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
@@ -148,14 +149,18 @@ export async function buildServices(
 
   const deliveryStore = createDeliveryStore(database.sql);
   const metrics = createDeliveryMetrics(deliveryStore);
-  // The embedded database runs no autovacuum: the tables every milestone and delivery write to are
-  // vacuumed and analysed as they change (embedded-upkeep.ts). A server's autovacuum does this itself.
+  // The embedded database runs no autovacuum and no checkpointer: the tables every milestone and
+  // delivery write to are vacuumed and analysed, and its log checkpointed, as they change
+  // (embedded-upkeep.ts). A server does this itself.
   const upkeep =
     database.kind === "pglite" && config.embeddedVacuumRows > 0
       ? createTableUpkeep({
           threshold: config.embeddedVacuumRows,
           restFactor: EMBEDDED_VACUUM_REST_FACTOR,
-          vacuum: () => vacuum(["status_event", "delivery", "delivery_attempt"]).affectedRows(database.prisma, {}),
+          run: async () => {
+            await vacuum(["status_event", "delivery", "delivery_attempt"]).affectedRows(database.prisma, {});
+            await checkpoint.affectedRows(database.prisma, {});
+          },
           log,
         })
       : undefined;

@@ -1,16 +1,18 @@
 import type { Logger } from "pino";
 
 /**
- * For the embedded database, what autovacuum does on a server. PGlite is PostgreSQL in single-user
- * mode: it has no autovacuum and no statistics collector, so a busy table is never analysed (the
- * planner guesses its size) and its dead rows are never reclaimed. The delivery claim then slows with
- * every row queued and delivered, until delivery falls behind for good (BENCHMARKS.md "Sustained
- * delivery").
+ * For the embedded database, what autovacuum and the checkpointer do on a server. PGlite is
+ * PostgreSQL in single-user mode, without either and without a statistics collector: a busy table is
+ * never analysed (the planner guesses its size), its dead rows are never reclaimed, and its
+ * write-ahead log is never recycled. The delivery claim then slows with every row queued and
+ * delivered until delivery falls behind for good, and `pg_wal` grows by gigabytes (BENCHMARKS.md
+ * "Sustained delivery").
  *
- * Writers report the rows they change; once `threshold` have changed since the last run, one
- * `vacuum()` runs. Never two at once, and none sooner after the last one ended than `restFactor`
- * times that one's duration: PGlite runs it on the gateway's own thread, so vacuuming takes at most
- * 1 / (1 + restFactor) of that thread's time, however large the tables grow.
+ * Writers report the rows they change; once `threshold` have changed since the last run, one `run()`
+ * (a VACUUM (ANALYZE) and a CHECKPOINT, build-services.ts) starts. Never two at once, and none sooner
+ * after the last one ended than `restFactor` times that one's duration: PGlite runs it on the
+ * gateway's own thread, so upkeep takes at most 1 / (1 + restFactor) of that thread's time, however
+ * large the tables grow.
  */
 export interface TableUpkeep {
   /** `rows` rows of the kept tables were inserted, updated or deleted (an estimate is enough). */
@@ -24,14 +26,15 @@ export interface TableUpkeepOptions {
   threshold: number;
   /** After a run, rest at least this many times its duration before the next. */
   restFactor: number;
-  vacuum: () => Promise<unknown>;
+  /** One round of upkeep. */
+  run: () => Promise<unknown>;
   log: Logger;
   /** Milliseconds, monotonic. */
   now?: () => number;
 }
 
 export function createTableUpkeep(options: TableUpkeepOptions): TableUpkeep {
-  const { threshold, restFactor, vacuum, log } = options;
+  const { threshold, restFactor, run, log } = options;
   const now = options.now ?? (() => performance.now());
   let changedSinceRun = 0;
   let running: Promise<void> | undefined;
@@ -54,10 +57,11 @@ export function createTableUpkeep(options: TableUpkeepOptions): TableUpkeep {
     const rows = changedSinceRun;
     changedSinceRun = 0;
     const started = now();
-    running = vacuum().then(
-      () => log.debug({ rows, ms: Math.round(now() - started) }, "embedded database vacuumed and analysed"),
+    running = run().then(
+      () =>
+        log.debug({ rows, ms: Math.round(now() - started) }, "embedded database vacuumed, analysed and checkpointed"),
       // Not retried at once: the next run waits for another `threshold` rows (a closed database, say).
-      (error: unknown) => log.warn({ err: error }, "vacuuming the embedded database failed"),
+      (error: unknown) => log.warn({ err: error }, "the embedded database's upkeep failed"),
     );
     void running.then(() => {
       restUntil = now() + (now() - started) * restFactor;
