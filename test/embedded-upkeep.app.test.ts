@@ -75,7 +75,7 @@ describe("the embedded database's upkeep in the gateway", () => {
     await ingest(WATCHED_AWB, ["RCS", "MAN", "DEP"]);
     await until(() => receiver.posts.length === 3, { what: "the three callbacks" });
 
-    await until(async () => (await estimates()).delivery >= 0, { what: "the delivery table analysed" });
+    await until(async () => ((await estimates()).delivery ?? -1) >= 0, { what: "the delivery table analysed" });
     expect(await estimates()).toEqual({ status_event: 13, delivery: 3, delivery_attempt: 3 });
     await until(async () => (await lastCheckpoint()) !== checkpointAtStart, { what: "a checkpoint" });
   });
