@@ -47,7 +47,6 @@ describe.each(BACKENDS)("the outbox's statements on ONE Record notifications on 
     const claim = (leaseToken = randomUUID()) =>
       claimDue.rows(db.sql, {
         excludeOrigins: [],
-        frontLimit: 50,
         scanLimit: 50,
         perOrigin: 10,
         leaseMs: 30_000,

@@ -103,7 +103,6 @@ describe.each(BACKENDS)("delivery statements on %s", (backend) => {
       const claim = (limit: number) =>
         claimDue.rows(db.sql, {
           excludeOrigins: ["http://c.test"],
-          frontLimit: 20,
           scanLimit: 20,
           perOrigin: 2,
           leaseMs: 30_000,
@@ -128,29 +127,6 @@ describe.each(BACKENDS)("delivery statements on %s", (backend) => {
       }
       expect(await fx.deliveryRow(ofDisabled)).toMatchObject({ status: "PARKED", leaseToken: null });
       expect(await fx.deliveryRow(ofExpired)).toMatchObject({ status: "PENDING", leaseToken: null });
-    });
-
-    it("claim-due looks only at the frontLimit oldest due, unheld rows, so an excluded origin's backlog bounds its work", async () => {
-      const clientId = await fx.client();
-      const subscriptionId = await fx.subscription(clientId);
-      const at = (origin: string, msAgo: number, more: object = {}) =>
-        fx.delivery({ subscriptionId, clientId, origin, nextAttemptAt: ago(msAgo), ...more });
-      // Oldest first: a held row (not counted in the front), then four rows of the excluded origin.
-      await at("http://b.test", 10_000, leased(randomUUID()));
-      for (const msAgo of [9_000, 8_000, 7_000, 6_000]) await at("http://slow.test", msAgo);
-      const behind = await at("http://a.test", 5_000);
-      const claim = (frontLimit: number) =>
-        claimDue.rows(db.sql, {
-          excludeOrigins: ["http://slow.test"],
-          frontLimit,
-          scanLimit: 10,
-          perOrigin: 10,
-          leaseMs: 30_000,
-          limit: 10,
-          leaseToken: randomUUID(),
-        });
-      expect(await claim(4)).toEqual([]);
-      expect((await claim(5)).map((row) => row.id)).toEqual([behind]);
     });
 
     it("defer-origin moves the origin's oldest due, unheld deliveries, up to limit, byMs ahead", async () => {

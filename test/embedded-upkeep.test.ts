@@ -109,6 +109,18 @@ describe("the embedded database's upkeep", () => {
     expect(runs).toHaveLength(1);
   });
 
+  it("starts no run after stop for rows counted during the run that stop waited for", async () => {
+    const { upkeep, runs } = upkeepOver(100, 0);
+    upkeep.changed(100);
+    upkeep.changed(500); // due as soon as this run ends
+    const stopping = upkeep.stop();
+    runs[0]!.end();
+    await stopping;
+    await settle();
+    await settle();
+    expect(runs).toHaveLength(1);
+  });
+
   it("stop ends a rest in progress: no run starts after it", async () => {
     const { upkeep, runs, advance } = upkeepOver(100, 50);
     upkeep.changed(100);
@@ -118,7 +130,7 @@ describe("the embedded database's upkeep", () => {
     upkeep.changed(100); // due, but resting for 50 ms
     await upkeep.stop();
     advance(10_000);
-    await new Promise((r) => setTimeout(r, 120)); // past the rest's timer, had stop not cleared it
+    await new Promise((r) => setTimeout(r, 120)); // past the rest's timer
     expect(runs).toHaveLength(1);
   });
 });

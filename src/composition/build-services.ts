@@ -164,7 +164,6 @@ export async function buildServices(
           log,
         })
       : undefined;
-  if (upkeep) stack.defer("embedded-upkeep", () => upkeep.stop());
   let worker: RunningDeliveryWorker | undefined;
   // ONE Record producers (docs/ONE-RECORD.md "What is notified"): ingestion queues its milestones'
   // notifications. Their URIs' base: ONE_RECORD_BASE_URL, or the routes' once HTTP listens.
@@ -246,6 +245,9 @@ export async function buildServices(
     const started = worker;
     stack.defer("delivery-worker", () => started.stop());
   }
+  // Deferred after the worker so that it stops first (the stack runs last in, first out): the
+  // outcomes a stopping worker records must not start a vacuum that the stop then waits for.
+  if (upkeep) stack.defer("embedded-upkeep", () => upkeep.stop());
 
   await beforeStep("broker");
   if (config.amqp) {

@@ -10,13 +10,6 @@ import { releaseClaims } from "./sql/release-claims.sql";
 
 export { DELIVERY_CHANNEL } from "./sql/queue-deliveries.sql";
 
-/**
- * The oldest due rows a claim looks at (claim-due.sql.ts): enough to find other origins' rows behind
- * a few thousand of an excluded one, few enough that a claim stays in the milliseconds on the
- * embedded database whatever the backlog.
- */
-const CLAIM_FRONT_ROWS = 2_000;
-
 export interface ClaimedDelivery {
   id: string;
   /** The claim holding this delivery's lease; every write about this attempt names it. */
@@ -159,7 +152,6 @@ export function createDeliveryStore(sql: SqlExecutor) {
       const leaseToken = randomUUID();
       const rows = await claimDue.rows(sql, {
         excludeOrigins,
-        frontLimit: Math.max(CLAIM_FRONT_ROWS, limit * 2),
         scanLimit: limit * 2,
         perOrigin,
         leaseMs,

@@ -4,19 +4,13 @@ import { ANY_SUBSCRIPTION_DISABLED } from "./subscription-disabled";
 /**
  * Leases up to `limit` due deliveries to `leaseToken` for `leaseMs`, at most `perOrigin` of any one
  * origin, none of `excludeOrigins`, none of an expired or disabled subscription, none of a ONE Record
- * subscription that is not accepted (revoked, say). Only the `frontLimit` oldest due, unheld rows are
- * looked at, and of those at most `scanLimit` taken as candidates: a claim's cost is bounded however
- * long the queue, even when every origin at its front is excluded (a claim that searched past them
- * stepped over the whole backlog — seconds on the embedded database, on the gateway's thread). An
- * excluded origin's backlog thus holds back the rows behind it until it drains or is deferred
- * (defer-origin). A due delivery of a disabled subscription is parked on the way, decided again under
- * the key-share lock (one whose enable committed meanwhile stays due). SKIP LOCKED: concurrent claims
- * take disjoint sets without waiting on each other.
+ * subscription that is not accepted (revoked, say); `scanLimit` due rows are considered. A due delivery of a disabled subscription is parked on the way, decided again under
+ * the key-share lock (one whose enable committed meanwhile stays due). SKIP LOCKED: concurrent
+ * claims take disjoint sets without waiting on each other.
  */
 export const claimDue = statement<
   {
     excludeOrigins: string[];
-    frontLimit: number;
     scanLimit: number;
     perOrigin: number;
     leaseMs: number;
@@ -36,17 +30,10 @@ export const claimDue = statement<
   }
 >(
   "delivery/claim-due",
-  sql`WITH front AS (
-       SELECT id FROM delivery
-       WHERE status = 'PENDING' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-       ORDER BY next_attempt_at
-       LIMIT ${param("frontLimit")}
-     ), candidates AS (
+  sql`WITH candidates AS (
        SELECT d.id, d.origin, d.next_attempt_at, s.disabled_at IS NOT NULL OR o.disabled_at IS NOT NULL AS disabled
-       FROM front JOIN delivery d ON d.id = front.id
-         LEFT JOIN subscription s ON s.id = d.subscription_id
+       FROM delivery d LEFT JOIN subscription s ON s.id = d.subscription_id
          LEFT JOIN onerecord_subscription o ON o.id = d.onerecord_subscription_id
-       -- Again on the row as locked: another claim may have leased it since front read it.
        WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
          AND (d.lease_until IS NULL OR d.lease_until < now())
          AND NOT (d.origin = ANY(${param("excludeOrigins")}::text[]))
