@@ -128,6 +128,42 @@ describe("the delivery worker's policy", () => {
     expect(seen.released).toEqual([second.id]);
   });
 
+  it("after a claim that excluded full origins found nothing, tries that again only once a poll interval has passed", async () => {
+    let clock = 0;
+    const hang = deferred<SendResult>();
+    const excluded: string[][] = [];
+    const busy = [delivery("http://a:80"), delivery("http://a:80")]; // perOrigin 2: origin a is then full
+    const { worker } = harness({
+      options: { ...OPTIONS, pollMs: 60_000 },
+      now: () => clock,
+      claim: ({ excludeOrigins }) => {
+        excluded.push([...excludeOrigins]);
+        return Promise.resolve(excluded.length === 1 ? busy : []);
+      },
+      send: () => hang.promise,
+    });
+    try {
+      worker.start();
+      await until(() => excluded.length === 1, "the first claim");
+      await new Promise((r) => setImmediate(r)); // its two sends started: origin a is full
+      worker.wake();
+      await until(() => excluded.length === 2, "the claim that excludes the full origin");
+      expect(excluded[1]).toEqual(["http://a:80"]);
+      for (let i = 0; i < 5; i++) {
+        worker.wake();
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(excluded).toHaveLength(2);
+      clock = 60_000;
+      worker.wake();
+      await until(() => excluded.length === 3, "the claim after a poll interval");
+      expect(excluded[2]).toEqual(["http://a:80"]);
+    } finally {
+      hang.resolve(ok());
+      await worker.stop();
+    }
+  });
+
   it("gives back a delivery whose send declined to start (its secret came too late)", async () => {
     const late = delivery();
     const { worker, seen } = harness({ batches: [[late]], send: () => Promise.resolve(null) });
@@ -237,9 +273,10 @@ describe("the delivery worker's policy", () => {
         pending.set(d.id, d);
       const excluded: string[][] = [];
       const { worker, seen } = harness({
-        // One send at a time to an origin, so the fourth is decided after the third has failed.
-        options: { ...OPTIONS, perOrigin: 1, circuit },
-        now: () => 0,
+        // One send at a time to an origin, so the fourth is decided after the third has failed. The
+        // clock is real (claims that find nothing are repeated once per poll, pollMs of it) and the
+        // circuit stays open far longer than the test.
+        options: { ...OPTIONS, perOrigin: 1, circuit: { ...circuit, openMs: 600_000, maxOpenMs: 600_000 } },
         claim: (args) => {
           excluded.push(args.excludeOrigins);
           const out = [...pending.values()]

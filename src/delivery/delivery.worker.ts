@@ -192,6 +192,15 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     } else log.info({ origin }, "callback origin answered its probe: circuit closed, sends resumed");
   }
 
+  /**
+   * The last claim, if it excluded origins and found nothing: when it started and what it excluded.
+   * Such a claim steps over the excluded origins' whole due backlog in the database (on the embedded
+   * database, on the gateway's own thread). While at least the same origins are excluded, it is not
+   * tried again before a poll interval has passed — new work for other origins waits at most that
+   * long — instead of on every wake-up, which under load comes with every ingestion.
+   */
+  let fruitless: { at: number; excluded: readonly string[] } | undefined;
+
   /** One round of the claim loop: true when claiming again at once may find more. */
   async function claimOnce(): Promise<boolean> {
     const capacity = spareClaims();
@@ -203,12 +212,19 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     await deferSaturated(full);
     full.push(...breakers.closedTo());
     const claimStartedAt = now();
+    if (
+      fruitless &&
+      claimStartedAt - fruitless.at < options.pollMs &&
+      fruitless.excluded.every((origin) => full.includes(origin))
+    )
+      return false;
     const claimed = await claim({
       limit: capacity,
       perOrigin: options.perOrigin * PREFETCH_FACTOR,
       excludeOrigins: full,
       leaseMs: options.leaseMs,
     });
+    fruitless = claimed.length === 0 && full.length > 0 ? { at: claimStartedAt, excluded: full } : undefined;
     enqueue(claimed, claimStartedAt);
     pump();
     // Claim again at once only if there may be more to take for an origin with room: a claim that
