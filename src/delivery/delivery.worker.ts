@@ -34,8 +34,13 @@ export interface WorkerOptions {
 const CLAIM_AHEAD = 4;
 /** Outcomes not yet recorded above which the worker stops claiming (the database is behind). */
 const MAX_UNRECORDED = 5_000;
-/** Most deliveries one deferral statement pushes back. */
-const DEFER_LIMIT = 10_000;
+/**
+ * Most deliveries one deferral statement pushes back. Each is a non-HOT update of a row with several
+ * indexes, and on the embedded database the whole statement runs on the gateway's thread: 10,000 at
+ * about 200,000 pending ran past the watchdog's 8 s and ended the process (BENCHMARKS.md "Sustained
+ * delivery").
+ */
+const DEFER_LIMIT = 1_000;
 
 export interface WorkerDeps {
   claim: (args: {
