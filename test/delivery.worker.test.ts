@@ -56,6 +56,7 @@ function harness(overrides: Partial<WorkerDeps> & { batches?: ClaimedDelivery[][
     released: [] as string[],
     recorded: [] as AttemptOutcome[],
     deferred: [] as string[],
+    deferLimits: [] as number[],
   };
   const deps: WorkerDeps = {
     claim: () => {
@@ -66,8 +67,9 @@ function harness(overrides: Partial<WorkerDeps> & { batches?: ClaimedDelivery[][
       seen.released.push(...claims.map((c) => c.id));
       return Promise.resolve();
     },
-    defer: (origin) => {
+    defer: (origin, _byMs, limit) => {
       seen.deferred.push(origin);
+      seen.deferLimits.push(limit);
       return Promise.resolve(0);
     },
     send: (d) => {
@@ -128,7 +130,7 @@ describe("the delivery worker's policy", () => {
     expect(seen.released).toEqual([second.id]);
   });
 
-  it("after a claim that excluded full origins found nothing, tries that again only once a poll interval has passed", async () => {
+  it("after a claim that excluded full origins found nothing, local commits do not repeat it before a poll interval; any-origin wakes do", async () => {
     let clock = 0;
     const hang = deferred<SendResult>();
     const excluded: string[][] = [];
@@ -150,14 +152,52 @@ describe("the delivery worker's policy", () => {
       await until(() => excluded.length === 2, "the claim that excludes the full origin");
       expect(excluded[1]).toEqual(["http://a:80"]);
       for (let i = 0; i < 5; i++) {
-        worker.wake();
+        worker.wakeAfterLocalCommit();
         await new Promise((r) => setImmediate(r));
       }
       expect(excluded).toHaveLength(2);
+      worker.wake(); // committed elsewhere, requeued: may be for any origin
+      await until(() => excluded.length === 3, "the claim on an any-origin wake");
+      worker.wakeAfterLocalCommit();
+      await new Promise((r) => setImmediate(r));
+      expect(excluded).toHaveLength(3);
       clock = 60_000;
+      worker.wakeAfterLocalCommit();
+      await until(() => excluded.length === 4, "the claim after a poll interval");
+      expect(excluded[3]).toEqual(["http://a:80"]);
+    } finally {
+      hang.resolve(ok());
+      await worker.stop();
+    }
+  });
+
+  it("repeats a fruitless claim once its poll interval has passed, with no wake-up after the one it skipped", async () => {
+    let clock = 0;
+    const hang = deferred<SendResult>();
+    const excluded: string[][] = [];
+    const busy = [delivery("http://a:80"), delivery("http://a:80")];
+    const { worker } = harness({
+      // The loop's own poll (a real 60 s) never comes within the test: only the skip's timer can.
+      options: { ...OPTIONS, pollMs: 60_000 },
+      now: () => clock,
+      claim: ({ excludeOrigins }) => {
+        excluded.push([...excludeOrigins]);
+        return Promise.resolve(excluded.length === 1 ? busy : []);
+      },
+      send: () => hang.promise,
+    });
+    try {
+      worker.start();
+      await until(() => excluded.length === 1, "the first claim");
+      await new Promise((r) => setImmediate(r));
       worker.wake();
-      await until(() => excluded.length === 3, "the claim after a poll interval");
-      expect(excluded[2]).toEqual(["http://a:80"]);
+      await until(() => excluded.length === 2, "the fruitless claim");
+      clock = 59_950;
+      worker.wakeAfterLocalCommit(); // skipped: 50 ms of the interval are left
+      await new Promise((r) => setImmediate(r));
+      expect(excluded).toHaveLength(2);
+      clock = 60_000;
+      await until(() => excluded.length === 3, "the claim when the interval since the fruitless one ends");
     } finally {
       hang.resolve(ok());
       await worker.stop();
@@ -203,6 +243,8 @@ describe("the delivery worker's policy", () => {
     gate.resolve();
     await worker.stop();
     expect(new Set(seen.deferred)).toEqual(new Set([slow]));
+    // A slow origin's backlog goes back 1,000 at a time: one statement of 10,000 ran past the watchdog.
+    expect(new Set(seen.deferLimits)).toEqual(new Set([1_000]));
   });
 
   it("retries a failed recording until it succeeds, and records each outcome once", async () => {
@@ -313,6 +355,7 @@ describe("the delivery worker's policy", () => {
       expect(seen.sent.filter((o) => o === "http://bad:80")).toHaveLength(3);
       expect(seen.sent.filter((o) => o === "http://good:80")).toHaveLength(3);
       expect(seen.deferred).toEqual(["http://bad:80"]);
+      expect(seen.deferLimits).toEqual([10_000]); // once per opening: its whole due backlog, up to 10,000
       expect(pending.size).toBe(6);
     });
 

@@ -193,7 +193,7 @@ export async function buildServices(
     onCommitted: (events, deliveryCount) => {
       metrics.recordEvents(events.length);
       upkeep?.changed(events.length + deliveryCount); // the deliveries handed off are counted in `take`
-      if (deliveryCount > 0) worker?.wake();
+      if (deliveryCount > 0) worker?.wakeAfterLocalCommit();
       // After the commit only: a live subscriber never sees an event that could still roll back.
       // On the next turn, so the ingestion's answer is not held up by a large local fan-out.
       const views = events.map(milestoneView);

@@ -34,13 +34,16 @@ export interface WorkerOptions {
 const CLAIM_AHEAD = 4;
 /** Outcomes not yet recorded above which the worker stops claiming (the database is behind). */
 const MAX_UNRECORDED = 5_000;
+/** Most deliveries of an origin whose circuit just opened one statement pushes back (once per opening). */
+const CIRCUIT_DEFER_LIMIT = 10_000;
 /**
- * Most deliveries one deferral statement pushes back. Each is a non-HOT update of a row with several
- * indexes, and on the embedded database the whole statement runs on the gateway's thread: 10,000 at
- * about 200,000 pending ran past the watchdog's 8 s and ended the process (BENCHMARKS.md "Sustained
- * delivery").
+ * Most deliveries of a saturated slow origin one statement pushes back (up to once a second). Each is
+ * a non-HOT update of a row with several indexes, and on the embedded database the whole statement
+ * runs on the gateway's thread: under sustained overload 10,000 at about 200,000 pending ran past the
+ * watchdog's 8 s and ended the process (BENCHMARKS.md "Sustained delivery"). Fewer rows also push
+ * back less of a deep backlog: claims for other origins may still step over the rest.
  */
-const DEFER_LIMIT = 1_000;
+const SATURATED_DEFER_LIMIT = 1_000;
 
 export interface WorkerDeps {
   claim: (args: {
@@ -111,7 +114,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     release: deps.release,
     onReleased: () => {
       // Claimable again, by this worker too (no NOTIFY for them).
-      if (state === "running") claimLoop.wake();
+      if (state === "running") wakeForAnyOrigin();
     },
     log,
   });
@@ -120,6 +123,11 @@ export function createDeliveryWorker(deps: WorkerDeps) {
 
   const spareClaims = () => options.concurrency * CLAIM_AHEAD - queues.inFlight - queues.queued;
   const hasRoom = (origin: string) => queues.held(origin) < pacing.prefetchFor(origin);
+
+  function wakeForAnyOrigin(): void {
+    fruitless = undefined;
+    claimLoop.wake();
+  }
 
   function notifyIfIdle(): void {
     if (queues.inFlight > 0 || recorder.busy) return;
@@ -191,7 +199,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     if (change.change === "opened") {
       log.warn({ origin, openMs: change.forMs }, "callback origin keeps failing: circuit open, sends paused");
       // Every instance then leaves it alone for that long, not only this one (whose claims skip it).
-      void defer(origin, change.forMs!, DEFER_LIMIT).catch((error: unknown) =>
+      void defer(origin, change.forMs!, CIRCUIT_DEFER_LIMIT).catch((error: unknown) =>
         log.warn({ err: error, origin }, "pushing back a failing origin's deliveries failed"),
       );
     } else log.info({ origin }, "callback origin answered its probe: circuit closed, sends resumed");
@@ -200,11 +208,14 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   /**
    * The last claim, if it excluded origins and found nothing: when it started and what it excluded.
    * Such a claim steps over the excluded origins' whole due backlog in the database (on the embedded
-   * database, on the gateway's own thread). While at least the same origins are excluded, it is not
-   * tried again before a poll interval has passed — new work for other origins waits at most that
-   * long — instead of on every wake-up, which under load comes with every ingestion.
+   * database, on the gateway's own thread). While at least the same origins are excluded it is not
+   * repeated on the wake-ups of this process's own ingestions, which come with every commit under
+   * load and whose deliveries for origins with room were handed over already; it runs again once a
+   * poll interval has passed since it (a timer sees to that), or at once on a wake-up that may mean
+   * work for other origins (`wake`: another process's commit, a requeue, a give-back).
    */
   let fruitless: { at: number; excluded: readonly string[] } | undefined;
+  let fruitlessTimer: NodeJS.Timeout | undefined;
 
   /** One round of the claim loop: true when claiming again at once may find more. */
   async function claimOnce(): Promise<boolean> {
@@ -217,12 +228,16 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     await deferSaturated(full);
     full.push(...breakers.closedTo());
     const claimStartedAt = now();
-    if (
-      fruitless &&
-      claimStartedAt - fruitless.at < options.pollMs &&
-      fruitless.excluded.every((origin) => full.includes(origin))
-    )
-      return false;
+    if (fruitless) {
+      const excludedNow = new Set(full);
+      const waitMs = fruitless.at + options.pollMs - claimStartedAt;
+      if (waitMs > 0 && fruitless.excluded.every((origin) => excludedNow.has(origin))) {
+        // The loop's own poll starts afresh from now: wake it when the interval since `fruitless` ends.
+        clearTimeout(fruitlessTimer);
+        fruitlessTimer = setTimeout(() => claimLoop.wake(), waitMs).unref();
+        return false;
+      }
+    }
     const claimed = await claim({
       limit: capacity,
       perOrigin: options.perOrigin * PREFETCH_FACTOR,
@@ -242,7 +257,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     const t = now();
     for (const origin of full)
       if (pacing.takeDeferral(origin, queues.inFlightTo(origin), t))
-        await defer(origin, SATURATED_DEFER_MS, DEFER_LIMIT);
+        await defer(origin, SATURATED_DEFER_MS, SATURATED_DEFER_LIMIT);
     pacing.forgetDeferralsUnless((origin) => queues.inFlightTo(origin) > 0);
   }
 
@@ -284,13 +299,19 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       recorder.mode = "live";
       claimLoop.start();
     },
-    /** New deliveries were committed: look now instead of at the next poll. */
-    wake: (): void => claimLoop.wake(),
+    /** Deliveries may be due for any origin (committed elsewhere, requeued): look now instead of at the next poll. */
+    wake: (): void => wakeForAnyOrigin(),
+    /**
+     * This process's ingestion committed deliveries it could not hand over: look now, unless the last
+     * claim found nothing with at least the origins excluded that are still full (see `fruitless`).
+     */
+    wakeAfterLocalCommit: (): void => claimLoop.wake(),
     /** Stops claiming, gives back what was queued, waits for sends in flight, their recording and the give-backs. Safe to call twice. */
     stop(): Promise<void> {
       if (state === "stopped") return Promise.resolve();
       stopping ??= (async () => {
         state = "stopping";
+        clearTimeout(fruitlessTimer);
         recorder.mode = "closing";
         await claimLoop.stop();
         for (const { delivery } of queues.takeAll()) giveBacks.add(delivery);
