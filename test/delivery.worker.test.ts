@@ -92,6 +92,42 @@ async function until(predicate: () => boolean, what: string): Promise<void> {
   if (!predicate()) throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * A worker whose first claim filled origin a (perOrigin 2, its sends hanging) and whose second, woken
+ * at once and excluding a, found nothing. Its clock is the test's; its own poll (a real 60 s) never
+ * comes within a test, so only wake-ups and the fruitless claim's timer can start a claim.
+ */
+async function afterAFruitlessClaim() {
+  let clock = 0;
+  const hang = deferred<SendResult>();
+  const excluded: string[][] = [];
+  const busy = [delivery("http://a:80"), delivery("http://a:80")];
+  const { worker } = harness({
+    options: { ...OPTIONS, pollMs: 60_000 },
+    now: () => clock,
+    claim: ({ excludeOrigins }) => {
+      excluded.push([...excludeOrigins]);
+      return Promise.resolve(excluded.length === 1 ? busy : []);
+    },
+    send: () => hang.promise,
+  });
+  const release = async () => {
+    hang.resolve(ok());
+    await worker.stop();
+  };
+  try {
+    worker.start();
+    await until(() => excluded.length === 1, "the first claim");
+    await new Promise((r) => setImmediate(r)); // its two sends started: origin a is full
+    worker.wake();
+    await until(() => excluded.length === 2, "the claim that excludes the full origin");
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  return { worker, excluded, setClock: (ms: number) => void (clock = ms), release };
+}
+
 describe("the delivery worker's policy", () => {
   it("sends what it claims and records each outcome with the claim's lease token", async () => {
     const batch = [delivery(), delivery()];
@@ -131,25 +167,8 @@ describe("the delivery worker's policy", () => {
   });
 
   it("after a claim that excluded full origins found nothing, local commits do not repeat it before a poll interval; any-origin wakes do", async () => {
-    let clock = 0;
-    const hang = deferred<SendResult>();
-    const excluded: string[][] = [];
-    const busy = [delivery("http://a:80"), delivery("http://a:80")]; // perOrigin 2: origin a is then full
-    const { worker } = harness({
-      options: { ...OPTIONS, pollMs: 60_000 },
-      now: () => clock,
-      claim: ({ excludeOrigins }) => {
-        excluded.push([...excludeOrigins]);
-        return Promise.resolve(excluded.length === 1 ? busy : []);
-      },
-      send: () => hang.promise,
-    });
+    const { worker, excluded, setClock, release } = await afterAFruitlessClaim();
     try {
-      worker.start();
-      await until(() => excluded.length === 1, "the first claim");
-      await new Promise((r) => setImmediate(r)); // its two sends started: origin a is full
-      worker.wake();
-      await until(() => excluded.length === 2, "the claim that excludes the full origin");
       expect(excluded[1]).toEqual(["http://a:80"]);
       for (let i = 0; i < 5; i++) {
         worker.wakeAfterLocalCommit();
@@ -161,46 +180,26 @@ describe("the delivery worker's policy", () => {
       worker.wakeAfterLocalCommit();
       await new Promise((r) => setImmediate(r));
       expect(excluded).toHaveLength(3);
-      clock = 60_000;
+      setClock(60_000);
       worker.wakeAfterLocalCommit();
       await until(() => excluded.length === 4, "the claim after a poll interval");
       expect(excluded[3]).toEqual(["http://a:80"]);
     } finally {
-      hang.resolve(ok());
-      await worker.stop();
+      await release();
     }
   });
 
   it("repeats a fruitless claim once its poll interval has passed, with no wake-up after the one it skipped", async () => {
-    let clock = 0;
-    const hang = deferred<SendResult>();
-    const excluded: string[][] = [];
-    const busy = [delivery("http://a:80"), delivery("http://a:80")];
-    const { worker } = harness({
-      // The loop's own poll (a real 60 s) never comes within the test: only the skip's timer can.
-      options: { ...OPTIONS, pollMs: 60_000 },
-      now: () => clock,
-      claim: ({ excludeOrigins }) => {
-        excluded.push([...excludeOrigins]);
-        return Promise.resolve(excluded.length === 1 ? busy : []);
-      },
-      send: () => hang.promise,
-    });
+    const { worker, excluded, setClock, release } = await afterAFruitlessClaim();
     try {
-      worker.start();
-      await until(() => excluded.length === 1, "the first claim");
-      await new Promise((r) => setImmediate(r));
-      worker.wake();
-      await until(() => excluded.length === 2, "the fruitless claim");
-      clock = 59_950;
+      setClock(59_950);
       worker.wakeAfterLocalCommit(); // skipped: 50 ms of the interval are left
       await new Promise((r) => setImmediate(r));
       expect(excluded).toHaveLength(2);
-      clock = 60_000;
+      setClock(60_000);
       await until(() => excluded.length === 3, "the claim when the interval since the fruitless one ends");
     } finally {
-      hang.resolve(ok());
-      await worker.stop();
+      await release();
     }
   });
 

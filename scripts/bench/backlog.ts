@@ -16,7 +16,14 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
 import { request } from "undici";
-import { startGateway, startProcess } from "./harness";
+import {
+  awbWithCheckDigit,
+  freshPostgresDatabase,
+  receivedPosts,
+  startGateway,
+  startProcess,
+  subscribeEach,
+} from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const RECEIVER = path.resolve(__dirname, "receiver.js");
@@ -29,16 +36,8 @@ const AWBS = 50;
 const KEY = "cgw_bench-backlog-key-00000000001";
 const DB_NAME = "gw_bench_backlog";
 
-const awbOf = (i: number) => {
-  const serial = 6_000_000 + i;
-  return `020-${serial}${serial % 7}`;
-};
+const awbOf = (i: number) => awbWithCheckDigit(6_000_000 + i);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function receivedPosts(receiverUrl: string): Promise<number> {
-  const res = await request(`${receiverUrl}/count`);
-  return ((await res.body.json()) as { posts: number }).posts;
-}
 
 async function stop(gateway: Awaited<ReturnType<typeof startGateway>>): Promise<void> {
   const exited = new Promise((r) => gateway.child.once("exit", r));
@@ -52,11 +51,7 @@ async function freshDatabase(database: string, admin: Client): Promise<{ env: Re
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-backlog-"));
     return { env: { DATA_DIR: dataDir }, drop: () => rmSync(dataDir, { recursive: true, force: true }) };
   }
-  await admin.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${DB_NAME}"`);
-  const url = new URL(ADMIN);
-  url.pathname = `/${DB_NAME}`;
-  return { env: { DATABASE_URL: url.toString() }, drop: () => {} };
+  return { env: { DATABASE_URL: await freshPostgresDatabase(admin, ADMIN, DB_NAME) }, drop: () => {} };
 }
 
 /** Deliveries per second over the first MEASURED of `pending` queued deliveries. */
@@ -79,15 +74,12 @@ async function drainRate(
     const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
     const filling = await startGateway(GATEWAY, { ...env, DELIVERY_WORKER: "false" });
     try {
-      for (let i = 0; i < AWBS; i++) {
-        const res = await request(`${filling.url}/carrier/handling/shipment/subscribe`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ awb: awbOf(i), callback: `${receiverUrl}/hook`, states: "*" }),
-        });
-        if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${await res.body.text()}`);
-        await res.body.dump();
-      }
+      await subscribeEach(
+        filling.url,
+        KEY,
+        Array.from({ length: AWBS }, (_, i) => awbOf(i)),
+        `${receiverUrl}/hook`,
+      );
       for (let sent = 0; sent < pending; sent += BATCH) {
         const events = Array.from({ length: Math.min(BATCH, pending - sent) }, (_, k) => ({
           eventId: `backlog-${sent + k}`,

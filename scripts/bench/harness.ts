@@ -121,3 +121,38 @@ export async function metricsOf(url: string): Promise<Map<string, number>> {
       .map((l) => [l.slice(0, l.lastIndexOf(" ")), Number(l.slice(l.lastIndexOf(" ") + 1))]),
   );
 }
+
+/** An AWB number with a valid check digit (serial mod 7), from a seven-digit serial. */
+export const awbWithCheckDigit = (serial: number): string => `020-${serial}${serial % 7}`;
+
+/** The POSTs the bench receiver (receiver.ts) has counted so far. */
+export async function receivedPosts(receiverUrl: string): Promise<number> {
+  const res = await fetch(`${receiverUrl}/count`);
+  return ((await res.json()) as { posts: number }).posts;
+}
+
+/** One subscription per AWB (states `*`) to `callback`, through the gateway's REST route. */
+export async function subscribeEach(gatewayUrl: string, key: string, awbs: string[], callback: string): Promise<void> {
+  for (const awb of awbs) {
+    const res = await fetch(`${gatewayUrl}/carrier/handling/shipment/subscribe`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ awb, callback, states: "*" }),
+    });
+    if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  }
+}
+
+/** A new, empty database `name` on the server `admin` is connected to (dropped first if there); its URL. */
+export async function freshPostgresDatabase(
+  admin: { query: (text: string) => Promise<unknown> },
+  adminUrl: string,
+  name: string,
+): Promise<string> {
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

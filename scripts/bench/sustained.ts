@@ -13,7 +13,15 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
 import { request } from "undici";
-import { metricsOf, startGateway, startProcess } from "./harness";
+import {
+  awbWithCheckDigit,
+  freshPostgresDatabase,
+  metricsOf,
+  receivedPosts,
+  startGateway,
+  startProcess,
+  subscribeEach,
+} from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const RECEIVER = path.resolve(__dirname, "receiver.js");
@@ -29,24 +37,12 @@ const AWBS = 50;
 const KEY = "cgw_bench-sustained-key-0000000001";
 const DB_NAME = "gw_bench_sustained";
 
-const awbOf = (i: number) => {
-  const serial = 7_000_000 + i;
-  return `020-${serial}${serial % 7}`;
-};
+const awbOf = (i: number) => awbWithCheckDigit(7_000_000 + i);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function receivedPosts(receiverUrl: string): Promise<number> {
-  const res = await request(`${receiverUrl}/count`);
-  return ((await res.body.json()) as { posts: number }).posts;
-}
 
 async function databaseEnv(admin: Client | undefined, dataDir: string): Promise<Record<string, string>> {
   if (!admin) return { DATA_DIR: dataDir };
-  await admin.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${DB_NAME}"`);
-  const url = new URL(ADMIN);
-  url.pathname = `/${DB_NAME}`;
-  return { DATABASE_URL: url.toString() };
+  return { DATABASE_URL: await freshPostgresDatabase(admin, ADMIN, DB_NAME) };
 }
 
 async function main(): Promise<void> {
@@ -64,15 +60,12 @@ async function main(): Promise<void> {
   });
   const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
   try {
-    for (let i = 0; i < AWBS; i++) {
-      const res = await request(`${gateway.url}/carrier/handling/shipment/subscribe`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ awb: awbOf(i), callback: `${receiver.url}/hook`, states: "*" }),
-      });
-      if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${await res.body.text()}`);
-      await res.body.dump();
-    }
+    await subscribeEach(
+      gateway.url,
+      KEY,
+      Array.from({ length: AWBS }, (_, i) => awbOf(i)),
+      `${receiver.url}/hook`,
+    );
     console.log(
       `bench:sustained — ${RATE} events/s (${perBatch} every ${TICK_MS} ms over ${AWBS} AWBs, one subscription each) for ${DURATION_S} s on ${DATABASE}`,
     );

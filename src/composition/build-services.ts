@@ -43,7 +43,7 @@ import { gatewayRole, sharedSettings } from "./shared-settings";
 
 /**
  * After a vacuum of the embedded database's busy tables, the next waits at least four times its
- * duration, so upkeep takes at most a fifth of the gateway's thread (db/embedded-upkeep.ts).
+ * duration, so upkeep takes at most a fifth of the gateway's thread over time (db/embedded-upkeep.ts).
  */
 const EMBEDDED_VACUUM_REST_FACTOR = 4;
 

@@ -11,8 +11,8 @@ import type { Logger } from "pino";
  * Writers report the rows they change; once `threshold` have changed since the last run, one `run()`
  * (a VACUUM (ANALYZE) and a CHECKPOINT, build-services.ts) starts. Never two at once, and none sooner
  * after the last one ended than `restFactor` times that one's duration: PGlite runs it on the
- * gateway's own thread, so upkeep takes at most 1 / (1 + restFactor) of that thread's time, however
- * large the tables grow.
+ * gateway's own thread, so over time upkeep takes at most 1 / (1 + restFactor) of that thread's time
+ * however large the tables grow; each run, though, is one pause of that thread, longer as they grow.
  */
 export interface TableUpkeep {
   /** `rows` rows of the kept tables were inserted, updated or deleted (an estimate is enough). */

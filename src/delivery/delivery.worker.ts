@@ -5,6 +5,7 @@ import { type CircuitChange, type CircuitOptions, createCircuitBreakers, originA
 import { ClaimLoop } from "./claim-loop";
 import type { DeliveryOutcome } from "./delivery.metrics";
 import type { AttemptOutcome, ClaimedDelivery } from "./delivery.store";
+import { FruitlessClaims } from "./fruitless-claims";
 import { GiveBacks } from "./give-backs";
 import { OriginPacing, PREFETCH_FACTOR, SATURATED_DEFER_MS } from "./origin-pacing";
 import { OriginQueues } from "./origin-queues";
@@ -110,6 +111,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const pacing = new OriginPacing(options.perOrigin);
   const recorder = new OutcomeRecorder({ record: deps.record, log, onSettled: notifyIfIdle });
   const claimLoop = new ClaimLoop({ pollMs: options.pollMs, claimOnce, log });
+  const fruitless = new FruitlessClaims(options.pollMs);
   const giveBacks = new GiveBacks({
     release: deps.release,
     onReleased: () => {
@@ -125,7 +127,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
   const hasRoom = (origin: string) => queues.held(origin) < pacing.prefetchFor(origin);
 
   function wakeForAnyOrigin(): void {
-    fruitless = undefined;
+    fruitless.forget();
     claimLoop.wake();
   }
 
@@ -205,16 +207,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     } else log.info({ origin }, "callback origin answered its probe: circuit closed, sends resumed");
   }
 
-  /**
-   * The last claim, if it excluded origins and found nothing: when it started and what it excluded.
-   * Such a claim steps over the excluded origins' whole due backlog in the database (on the embedded
-   * database, on the gateway's own thread). While at least the same origins are excluded it is not
-   * repeated on the wake-ups of this process's own ingestions, which come with every commit under
-   * load and whose deliveries for origins with room were handed over already; it runs again once a
-   * poll interval has passed since it (a timer sees to that), or at once on a wake-up that may mean
-   * work for other origins (`wake`: another process's commit, a requeue, a give-back).
-   */
-  let fruitless: { at: number; excluded: readonly string[] } | undefined;
+  /** Wakes the claim loop when a skipped fruitless claim's interval ends (the loop's own poll restarts at the skip). */
   let fruitlessTimer: NodeJS.Timeout | undefined;
 
   /** One round of the claim loop: true when claiming again at once may find more. */
@@ -228,15 +221,11 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     await deferSaturated(full);
     full.push(...breakers.closedTo());
     const claimStartedAt = now();
-    if (fruitless) {
-      const excludedNow = new Set(full);
-      const waitMs = fruitless.at + options.pollMs - claimStartedAt;
-      if (waitMs > 0 && fruitless.excluded.every((origin) => excludedNow.has(origin))) {
-        // The loop's own poll starts afresh from now: wake it when the interval since `fruitless` ends.
-        clearTimeout(fruitlessTimer);
-        fruitlessTimer = setTimeout(() => claimLoop.wake(), waitMs).unref();
-        return false;
-      }
+    const waitMs = fruitless.waitBefore(full, claimStartedAt);
+    if (waitMs > 0) {
+      clearTimeout(fruitlessTimer);
+      fruitlessTimer = setTimeout(() => claimLoop.wake(), waitMs).unref();
+      return false;
     }
     const claimed = await claim({
       limit: capacity,
@@ -244,7 +233,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
       excludeOrigins: full,
       leaseMs: options.leaseMs,
     });
-    fruitless = claimed.length === 0 && full.length > 0 ? { at: claimStartedAt, excluded: full } : undefined;
+    fruitless.claimed(claimed.length, full, claimStartedAt);
     enqueue(claimed, claimStartedAt);
     pump();
     // Claim again at once only if there may be more to take for an origin with room: a claim that
@@ -303,7 +292,7 @@ export function createDeliveryWorker(deps: WorkerDeps) {
     wake: (): void => wakeForAnyOrigin(),
     /**
      * This process's ingestion committed deliveries it could not hand over: look now, unless the last
-     * claim found nothing with at least the origins excluded that are still full (see `fruitless`).
+     * claim found nothing with at least the origins excluded that are still full (fruitless-claims.ts).
      */
     wakeAfterLocalCommit: (): void => claimLoop.wake(),
     /** Stops claiming, gives back what was queued, waits for sends in flight, their recording and the give-backs. Safe to call twice. */
