@@ -1,4 +1,5 @@
 // Helpers for the entry points only (main.ts, worker.ts, scripts/): they print and call process.exit.
+import { setFlagsFromString } from "node:v8";
 import { type Config, ConfigError, loadConfig } from "./config";
 import type { BootstrapOutcome } from "./clients/bootstrap-client";
 import type { AppError } from "./errors";
@@ -39,8 +40,15 @@ export async function exitAfterLog(log: Logger, code: number, deadline: number):
 /** What a stop keeps of its deadline to exit in, after waiting for the log. */
 const EXIT_MARGIN_MS = 500;
 
-/** Runs a command-line entry point and exits with its code (1 and the message on a failure). */
+/**
+ * Runs a command-line entry point and exits with its code (1 and the message on a failure).
+ *
+ * A command runs for about a second: V8's optimising compiler would spend more CPU on the embedded
+ * database's WebAssembly than the command runs it for, so only its baseline compiler (Liftoff) is used
+ * (BENCHMARKS.md, "Test run"). Set before the database is opened, which is when the module compiles.
+ */
 export function runCli(main: () => Promise<number>): void {
+  setFlagsFromString("--liftoff-only");
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -4,6 +4,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { applyPendingMigrations, PRISMA_DIR } from "../src/db/migrations";
+import { throwawayPGlite } from "../src/db/throwaway-pglite";
 import * as schemaEngine from "../src/db/schema-engine";
 
 // A pass-through: the real schema engine runs; the test only counts how often it is opened.
@@ -26,7 +27,7 @@ describe("applying migrations at start", () => {
   beforeEach(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), "gw-prisma-"));
     await cp(PRISMA_DIR, scratch, { recursive: true });
-    pglite = new PGlite();
+    pglite = await throwawayPGlite();
     engineOpened.mockClear();
   });
   afterEach(async () => {

@@ -6,9 +6,9 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import type { App } from "../src/app";
 import { createPartnerAdmin } from "../src/onerecord/partners/partner-admin";
+import { throwawayPGlite } from "../src/db/throwaway-pglite";
 import { PRISMA_DIR } from "../src/paths";
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { oneRecord } from "./support/onerecord-requests";
@@ -500,7 +500,7 @@ describe.each(BACKENDS)("retention and subscription expiry on %s", (backend) => 
 
 describe("the migration that adds awb_stream_pruned", () => {
   it("marks the holes retention had already left: each AWB's highest missing position", async () => {
-    const db = new PGlite();
+    const db = await throwawayPGlite();
     try {
       const root = path.join(PRISMA_DIR, "migrations");
       const names = (await readdir(root, { withFileTypes: true }))

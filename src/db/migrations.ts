@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { MigrationList } from "@prisma/schema-engine-wasm" with { "resolution-mode": "import" };
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PRISMA_DIR } from "../paths";
 import { openSchemaEngine } from "./schema-engine";
+import { throwawayPGlite } from "./throwaway-pglite";
 
 export { PRISMA_DIR };
 const SCHEMA_FILE = "schema.prisma";
@@ -100,8 +100,11 @@ export async function diffMigrationsToSchema(prismaDir = PRISMA_DIR): Promise<st
   const migrations = await readMigrationList(prismaDir);
   // Two throwaway databases: the engine's own connection and the shadow it replays migrations into.
   // (The adapter's own connectToShadowDb opens a PGlite that nobody closes.)
-  const scratch = new PGlite();
-  const shadow = new PGlite();
+  const scratch = await throwawayPGlite();
+  const shadow = await throwawayPGlite().catch(async (error: unknown) => {
+    await scratch.close();
+    throw error;
+  });
   const factory: SqlMigrationAwareDriverAdapterFactory = {
     provider: "postgres",
     adapterName: "pglite-scratch",

@@ -1,6 +1,7 @@
 import { Client } from "pg";
 import { processAlive } from "../../src/db/data-dir-lock";
 import { migratedPgliteDump, migratedPostgresTemplate, PGLITE_DUMP_ENV } from "./database-templates";
+import { removeOrphanedDataDirs } from "./embedded-data-dirs";
 import { POSTGRES_ADMIN_URL_ENV, POSTGRES_TEMPLATE_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 /**
@@ -11,6 +12,7 @@ import { POSTGRES_ADMIN_URL_ENV, POSTGRES_TEMPLATE_ENV, POSTGRES_UNAVAILABLE_ENV
  */
 export default async function globalSetup(): Promise<void> {
   process.env[PGLITE_DUMP_ENV] = await migratedPgliteDump();
+  await removeOrphanedDataDirs();
   const url = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   try {

@@ -4,6 +4,7 @@ import pino from "pino";
 import { type App, type AppOptions, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { pgliteDump } from "./database-templates";
+import { newEmbeddedDataDir } from "./embedded-data-dirs";
 import { createPostgresDatabase, postgresAvailable, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 export type Backend = "pglite" | "postgres";
@@ -63,7 +64,11 @@ export async function testEnvironment(
     GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: "0",
     ...env,
   };
-  if (backend === "pglite") return { env: { DATA_DIR: "memory://", ...base }, cleanup: () => {} };
+  if (backend === "pglite") {
+    if (env.DATA_DIR) return { env: base, cleanup: () => {} };
+    const folder = new Disposers();
+    return { env: { DATA_DIR: await newEmbeddedDataDir(folder), ...base }, cleanup: () => folder.disposeAll() };
+  }
   if (env.DATABASE_URL) return { env: base, cleanup: () => {} }; // sharing another app's database
   const database = await createPostgresDatabase();
   return { env: { DATABASE_URL: database.url, ...base }, cleanup: database.drop };

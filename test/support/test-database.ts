@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Database, openDatabase } from "../../src/db/database";
-import { pgliteDump } from "./database-templates";
+import { newEmbeddedDataDir } from "./embedded-data-dirs";
 import type { Backend, Disposers } from "./harness";
 import { createPostgresDatabase } from "./postgres";
 
@@ -13,8 +13,7 @@ export async function openTestDatabase(
   disposers: Disposers,
 ): Promise<{ database: Database; url: string | undefined }> {
   if (backend === "pglite") {
-    const dump = pgliteDump();
-    const database = await openDatabase({ kind: "pglite", dataDir: "memory://", ...(dump ? { dump } : {}) });
+    const database = await openDatabase({ kind: "pglite", dataDir: await newEmbeddedDataDir(disposers) });
     disposers.add(() => database.close());
     return { database, url: undefined };
   }

@@ -1,0 +1,27 @@
+import { PGlite } from "@electric-sql/pglite";
+
+/** An empty cluster's data folder (PGlite's dumpDataDir), made once per process. */
+let emptyCluster: Promise<Blob> | undefined;
+
+/**
+ * A new, empty in-memory embedded database for work that is thrown away (a schema diff's scratch and
+ * shadow databases). The cluster is initialised once per process and each one after the first starts
+ * from a copy of it: PGlite's initdb costs seconds of CPU, a copy a fraction of one.
+ */
+export async function throwawayPGlite(): Promise<PGlite> {
+  emptyCluster ??= initialiseEmptyCluster().catch((error: unknown) => {
+    emptyCluster = undefined; // the next call tries again
+    throw error;
+  });
+  return new PGlite("memory://", { loadDataDir: await emptyCluster });
+}
+
+async function initialiseEmptyCluster(): Promise<Blob> {
+  const pglite = new PGlite("memory://");
+  try {
+    await pglite.waitReady; // dumpDataDir does not wait for the start itself: it would never settle
+    return await pglite.dumpDataDir("none");
+  } finally {
+    await pglite.close();
+  }
+}
