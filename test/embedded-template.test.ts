@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { loadBundledData } from "../src/composition/bundled-data";
@@ -82,6 +82,22 @@ describe("new embedded databases from the build's migrated template", () => {
     } finally {
       await database.close();
     }
+  });
+
+  it("refuses a template holding what is neither a file nor a folder, and leaves the data folder free", async () => {
+    const odd = path.join(scratch, "odd-templates");
+    const template = path.join(odd, path.basename(embeddedTemplatePath(templates)));
+    await cp(embeddedTemplatePath(templates), template, { recursive: true });
+    await symlink("/etc/hostname", path.join(template, "global", "planted"));
+    const dataDir = path.join(scratch, "data-odd");
+    await expect(openDatabase({ kind: "pglite", dataDir, templateDir: odd })).rejects.toThrow(
+      "The embedded template holds global/planted, neither a file nor a folder",
+    );
+    expect(existsSync(path.join(dataDir, "PG_VERSION"))).toBe(false);
+    // The failed copy released the folder's lock: the next open (of a sound template) takes it.
+    const database = await openDatabase({ kind: "pglite", dataDir, templateDir: templates });
+    await database.close();
+    expect(database.createdMigrated).toBe(true);
   });
 
   it("without a template for these migrations, creates the database and applies every migration", async () => {

@@ -6,6 +6,8 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import WebSocket from "ws";
+import { newEmbeddedDataDir } from "./support/embedded-data-dirs";
+import { Disposers } from "./support/harness";
 import { MAIN_JS, spawnServer } from "./support/process";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
@@ -206,10 +208,13 @@ describe("npm start under a supervisor", () => {
 });
 
 describe("stopping with a send that never ends", () => {
+  const folders = new Disposers();
+  afterAll(() => folders.disposeAll());
+
   it("exits within 10 s of SIGTERM even while a receiver holds a send open (the stop deadline), with code 1", async () => {
     const receiver = await startReceiver();
     const server = await spawnServer({
-      DATA_DIR: "memory://",
+      DATA_DIR: await newEmbeddedDataDir(folders),
       BOOTSTRAP_API_KEY: "cgw_stop-deadline-admin-key-01",
       ALLOW_PRIVATE_CALLBACKS: "true",
     });
@@ -239,6 +244,8 @@ describe("stopping with a send that never ends", () => {
 
 describe("a start that cannot work", () => {
   const oneLine = (stderr: string) => stderr.trim().split("\n");
+  const folders = new Disposers();
+  afterAll(() => folders.disposeAll());
 
   it("says in one line what to do when the data folder is taken: a second gateway, and an admin command (with that command's API instead)", async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "gw-busy-"));
@@ -272,7 +279,7 @@ describe("a start that cannot work", () => {
         PATH: process.env.PATH ?? "",
         PORT: String(port),
         HOST: "127.0.0.1",
-        DATA_DIR: "memory://",
+        DATA_DIR: await newEmbeddedDataDir(folders),
         LOG_LEVEL: "warn",
       },
       encoding: "utf8",

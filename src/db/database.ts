@@ -84,9 +84,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     await mkdir(target.dataDir, { recursive: true });
     unlock = await lockDataDir(target.dataDir);
   }
-  const createdMigrated = target.kind === "pglite" && (await startMigrated(target));
+  let createdMigrated: boolean;
   let driver: Driver;
   try {
+    createdMigrated = target.kind === "pglite" && (await startMigrated(target));
     driver = await openDriver(target);
   } catch (error) {
     await unlock();

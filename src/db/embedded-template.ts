@@ -103,6 +103,7 @@ export async function copyEmbeddedTemplate(dataDir: string, dir = EMBEDDED_TEMPL
   const relative = (entry: Dirent) => path.relative(template, path.join(entry.parentPath, entry.name));
   const odd = entries.find((entry) => !entry.isDirectory() && !entry.isFile());
   if (odd) throw new Error(`The embedded template holds ${relative(odd)}, neither a file nor a folder`);
+  await mkdir(dataDir, { recursive: true });
   for (const folder of entries.filter((entry) => entry.isDirectory()).map(relative))
     await mkdir(path.join(dataDir, folder), { recursive: true });
   const files = entries.filter((entry) => entry.isFile()).map(relative);

@@ -101,29 +101,29 @@ export async function diffMigrationsToSchema(prismaDir = PRISMA_DIR): Promise<st
   // Two throwaway databases: the engine's own connection and the shadow it replays migrations into.
   // (The adapter's own connectToShadowDb opens a PGlite that nobody closes.)
   const scratch = await throwawayPGlite();
-  const shadow = await throwawayPGlite().catch(async (error: unknown) => {
-    await scratch.close();
-    throw error;
-  });
+  const shadow = await throwawayPGlite(); // at once: the empty cluster is made by now
   const factory: SqlMigrationAwareDriverAdapterFactory = {
     provider: "postgres",
     adapterName: "pglite-scratch",
     connect: () => new PrismaPGlite(scratch).connect(),
     connectToShadowDb: () => new PrismaPGlite(shadow).connect(),
   };
-  const { engine, close } = await openSchemaEngine(schema, factory);
   try {
-    const result = await engine.diff({
-      from: migrations.migrationDirectories.length === 0 ? { tag: "empty" } : { tag: "migrations", ...migrations },
-      to: { tag: "schemaDatamodel", files: [{ path: schema.fileName, content: schema.text }] },
-      script: true,
-      exitCode: null,
-      filters: NO_FILTERS,
-    });
-    const sql = result.stdout ?? "";
-    return isEmptyMigration(sql) ? "" : sql;
+    const { engine, close } = await openSchemaEngine(schema, factory);
+    try {
+      const result = await engine.diff({
+        from: migrations.migrationDirectories.length === 0 ? { tag: "empty" } : { tag: "migrations", ...migrations },
+        to: { tag: "schemaDatamodel", files: [{ path: schema.fileName, content: schema.text }] },
+        script: true,
+        exitCode: null,
+        filters: NO_FILTERS,
+      });
+      const sql = result.stdout ?? "";
+      return isEmptyMigration(sql) ? "" : sql;
+    } finally {
+      await close();
+    }
   } finally {
-    await close();
     await Promise.all([scratch.close(), shadow.close()]);
   }
 }

@@ -1,16 +1,17 @@
 import { PGlite } from "@electric-sql/pglite";
 
-/** An empty cluster's data folder (PGlite's dumpDataDir), made once per process. */
+/** An empty cluster's data folder (PGlite's dumpDataDir), made once per process (under Jest, once per module registry). */
 let emptyCluster: Promise<Blob> | undefined;
 
 /**
  * A new, empty in-memory embedded database for work that is thrown away (a schema diff's scratch and
- * shadow databases). The cluster is initialised once per process and each one after the first starts
- * from a copy of it: PGlite's initdb costs seconds of CPU, a copy a fraction of one.
+ * shadow databases). The cluster is initialised once and each database starts from a copy of it:
+ * PGlite's initdb costs seconds of CPU, a copy a fraction of one. A failed initialisation is not
+ * kept: the next call tries again.
  */
 export async function throwawayPGlite(): Promise<PGlite> {
   emptyCluster ??= initialiseEmptyCluster().catch((error: unknown) => {
-    emptyCluster = undefined; // the next call tries again
+    emptyCluster = undefined;
     throw error;
   });
   return new PGlite("memory://", { loadDataDir: await emptyCluster });

@@ -1,16 +1,20 @@
 import { Client } from "pg";
+import { loadBundledData } from "../../src/composition/bundled-data";
 import { processAlive } from "../../src/db/data-dir-lock";
+import { ensureEmbeddedTemplate } from "../../src/db/embedded-template";
 import { migratedPgliteDump, migratedPostgresTemplate, PGLITE_DUMP_ENV } from "./database-templates";
 import { removeOrphanedDataDirs } from "./embedded-data-dirs";
 import { POSTGRES_ADMIN_URL_ENV, POSTGRES_TEMPLATE_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 /**
- * Decides once per run whether the PostgreSQL half of the database tests can run, and migrates once what
- * the test databases start from: a template database on PostgreSQL, a dump of the embedded one. The
- * answers reach the test workers through the environment. With REQUIRE_POSTGRES=1 (CI) an absent server
- * fails the run.
+ * Decides once per run whether the PostgreSQL half of the database tests can run, and makes once what
+ * the test databases start from: the build's migrated embedded template, which new embedded databases
+ * are copies of (made here when the build has not made it for these migrations), a dump of it for the
+ * in-memory databases a few tests ask for, and a template database on PostgreSQL. The answers reach
+ * the test workers through the environment. With REQUIRE_POSTGRES=1 (CI) an absent server fails the run.
  */
 export default async function globalSetup(): Promise<void> {
+  await ensureEmbeddedTemplate(loadBundledData);
   process.env[PGLITE_DUMP_ENV] = await migratedPgliteDump();
   await removeOrphanedDataDirs();
   const url = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
