@@ -46,7 +46,7 @@ const EXIT_MARGIN_MS = 500;
  * A command runs for about a second: V8's optimising compiler would spend more CPU on the embedded
  * database's WebAssembly than the command runs it for (about half of an admin command's CPU), so the
  * budget a function must use up before it is optimised is raised out of reach and the baseline
- * compiler's code runs (BENCHMARKS.md, "Test run and commands"). Set before the database is opened,
+ * compiler's code runs (BENCHMARKS.md, "Test runs and commands"). Set before the database is opened,
  * which is when the module compiles; nothing compiles WebAssembly while the modules load.
  */
 export function runCli(main: () => Promise<number>): void {
