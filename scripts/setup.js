@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs after `npm install`: generates the Prisma client (into generated/) and compiles the
-// TypeScript, so that `npm start` works at once. Plain JavaScript because it runs before anything is
+// Runs after `npm install`: generates the Prisma client (into generated/) and builds (compiles the
+// TypeScript, …), so that `npm start` works at once. Plain JavaScript because it runs before anything is
 // compiled.
 "use strict";
 const { execFileSync } = require("node:child_process");
@@ -17,8 +17,6 @@ const run = (command, args, env = {}) =>
 const engineEnv = process.env.PRISMA_SCHEMA_ENGINE_BINARY ? {} : { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath };
 
 run(bin("prisma"), ["generate"], { ...engineEnv, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" });
-if (!process.argv.includes("--generate-only")) {
-  run(bin("tsc"), ["-p", "."]);
-  run(process.execPath, [path.join(root, "dist", "scripts", "embedded-template.js")]);
-  run(process.execPath, [path.join(root, "scripts", "build-web.js")]);
-}
+// The build itself (tsc, the embedded template, the pages) through `npm run build`'s script, which
+// records what it built from: the first `npm start` or `npm test` then finds it up to date.
+if (!process.argv.includes("--generate-only")) run(process.execPath, [path.join(root, "scripts", "build.js")]);
