@@ -25,6 +25,7 @@ module.exports = {
   // Prisma's generated client imports its siblings as "./x.js"; the sources are .ts.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   globalSetup: "<rootDir>/test/support/global-setup.ts",
+  globalTeardown: "<rootDir>/test/support/global-teardown.ts",
   setupFiles: ["reflect-metadata"],
   testTimeout: 60_000,
   maxWorkers: 2,

@@ -2,7 +2,8 @@
 // npm run build (and so `npm start` and `npm test`, whose pre-scripts run it): compiles src/,
 // scripts/ and the generated Prisma client (generated/) with tsc into dist/, makes the migrated
 // embedded database new data folders start from (scripts/embedded-template.ts; only when the build
-// or prisma/ changed), then builds the browser pages (build-web.js). The compile is skipped
+// changed or there is no template for the current migrations), then builds the browser pages
+// (build-web.js). The compile is skipped
 // when no input changed since the last one (a fingerprint of the inputs' paths, sizes and times, as
 // build-web.js keeps for the pages), so a restart with nothing changed starts at once instead of
 // paying tsc's ~5 s. `--force` compiles regardless.
@@ -62,29 +63,9 @@ if (!upToDate) {
   fs.writeFileSync(fingerprintFile, current);
 }
 // The template step starts a process that loads PGlite and the schema engine (~0.15 s): skipped when
-// neither the build nor prisma/ (migrations, bundled data) changed since it last ran to the end, and
-// a template is there. The app makes its database without one anyway, only slower.
-const templateInputsFile = path.join(root, "dist", ".template-inputs");
-const templateDir = path.join(root, "dist", "embedded-template");
-const prismaFiles = [];
-(function walkPrisma(dir) {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) walkPrisma(full);
-    else prismaFiles.push(full);
-  }
-})(path.join(root, "prisma"));
-const templateInputs = `${current}\n${fingerprint(prismaFiles.sort())}`;
-const templatePresent =
-  fs.existsSync(templateDir) &&
-  fs.readdirSync(templateDir).some((name) => fs.existsSync(path.join(templateDir, name, "PG_VERSION")));
-const templateUpToDate =
-  upToDate &&
-  templatePresent &&
-  fs.existsSync(templateInputsFile) &&
-  fs.readFileSync(templateInputsFile, "utf8") === templateInputs;
-if (!templateUpToDate) {
+// the build was up to date and the template for the current migrations, bundled data and packages is
+// there (its folder is named by their fingerprint, db/embedded-template-path.ts).
+const { embeddedTemplatePath } = require(path.join(root, "dist", "src", "db", "embedded-template-path.js"));
+if (!upToDate || !fs.existsSync(path.join(embeddedTemplatePath(), "PG_VERSION")))
   execFileSync(process.execPath, [path.join(root, "dist", "scripts", "embedded-template.js")], { stdio: "inherit" });
-  fs.writeFileSync(templateInputsFile, templateInputs);
-}
 execFileSync(process.execPath, [path.join(__dirname, "build-web.js")], { stdio: "inherit" });

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { loadBundledData } from "../src/composition/bundled-data";
@@ -98,6 +98,33 @@ describe("new embedded databases from the build's migrated template", () => {
     const database = await openDatabase({ kind: "pglite", dataDir, templateDir: templates });
     await database.close();
     expect(database.createdMigrated).toBe(true);
+  });
+
+  it("after a copy that fails midway, writes nothing more into the data folder, and writes through no link", async () => {
+    const template = embeddedTemplatePath(templates);
+    const files = (await readdir(template, { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(template, path.join(entry.parentPath, entry.name)))
+      .filter((file) => file !== "PG_VERSION");
+    const dataDir = path.join(scratch, "data-fails-midway");
+    // A folder (not empty) where the middle file goes: its copy fails while others are in flight.
+    const blocked = path.join(dataDir, files[Math.floor(files.length / 2)]!);
+    await mkdir(path.join(blocked, "in-the-way"), { recursive: true });
+    // A link where another file goes, as a copy cut short could not leave but a hostile user could.
+    const outside = path.join(scratch, "outside.txt");
+    await writeFile(outside, "untouched");
+    const linked = path.join(dataDir, files[0]!);
+    await mkdir(path.dirname(linked), { recursive: true });
+    await symlink(outside, linked);
+
+    await expect(copyEmbeddedTemplate(dataDir, templates)).rejects.toThrow();
+    const count = async () => (await readdir(dataDir, { recursive: true })).length;
+    const atFailure = await count();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await count()).toBe(atFailure);
+    expect(atFailure).toBeLessThan(files.length);
+    expect(existsSync(path.join(dataDir, "PG_VERSION"))).toBe(false);
+    expect(await readFile(outside, "utf8")).toBe("untouched");
   });
 
   it("without a template for these migrations, creates the database and applies every migration", async () => {

@@ -1,54 +1,25 @@
-import { createHash } from "node:crypto";
-import { type Dirent, existsSync, readdirSync, readFileSync } from "node:fs";
+import { constants, type Dirent, existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PRISMA_DIR } from "../paths";
+import { EMBEDDED_TEMPLATE_DIR, embeddedTemplatePath } from "./embedded-template-path";
 import { applyPendingMigrations } from "./migrations";
 
-/**
- * A new embedded database starts as a copy of one the build already migrated and loaded with the
- * bundled data (`npm run build` makes it): copying a folder is a fraction of a second, where
- * initialising a PostgreSQL cluster, applying every migration through the schema engine's WebAssembly
- * and loading the stations is several seconds of CPU. The copy is used only when it was made from
- * exactly these migrations and bundled data with this PGlite and schema engine (its folder is named by
- * their fingerprint); otherwise the database is created, migrated and loaded as before.
- */
-export const EMBEDDED_TEMPLATE_DIR = path.join(PRISMA_DIR, "..", "dist", "embedded-template");
+export { EMBEDDED_TEMPLATE_DIR, embeddedTemplateFingerprint, embeddedTemplatePath } from "./embedded-template-path";
+
+// A new embedded database starts as a copy of one the build already migrated and loaded with the
+// bundled data (`npm run build` makes it): copying a folder is a fraction of a second, where
+// initialising a PostgreSQL cluster, applying every migration through the schema engine's WebAssembly
+// and loading the stations is several seconds of CPU. The copy is used only when it was made from
+// exactly these migrations and bundled data with this PGlite and schema engine (its folder is named by
+// their fingerprint); otherwise the database is created, migrated and loaded as before.
 
 /** The file whose presence makes a folder a database to PGlite: copied last, so a copy cut short is redone. */
 const MARKER = "PG_VERSION";
-const PACKAGES_MIGRATED_WITH = ["@electric-sql/pglite", "@prisma/schema-engine-wasm", "pglite-prisma-adapter"];
 const TEMPLATE_NAME = /^[0-9a-f]{16}$/;
-
-/**
- * What the template depends on: every migration file, the bundled data (prisma/data/) and the
- * packages that create and migrate the database.
- */
-export function embeddedTemplateFingerprint(prismaDir = PRISMA_DIR): string {
-  const hash = createHash("sha256");
-  const files = ["migrations", "data"].flatMap((folder) =>
-    readdirSync(path.join(prismaDir, folder), { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => path.join(entry.parentPath, entry.name)),
-  );
-  for (const file of files.sort())
-    hash.update(path.relative(prismaDir, file)).update("\0").update(readFileSync(file)).update("\0");
-  for (const name of PACKAGES_MIGRATED_WITH) hash.update(`${name}@${packageVersion(name)}\0`);
-  return hash.digest("hex").slice(0, 16);
-}
-
-function packageVersion(name: string): string {
-  const manifest = path.join(PRISMA_DIR, "..", "node_modules", ...name.split("/"), "package.json");
-  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
-}
-
-/** The current migrations' template folder under `dir`, whether or not it has been made. */
-export function embeddedTemplatePath(dir = EMBEDDED_TEMPLATE_DIR, prismaDir = PRISMA_DIR): string {
-  return path.join(dir, embeddedTemplateFingerprint(prismaDir));
-}
 
 /** Fills a just-migrated template with what a first start would load (the bundled stations). */
 export type LoadBundledData = (adapter: SqlMigrationAwareDriverAdapterFactory) => Promise<void>;
@@ -80,8 +51,16 @@ export async function ensureEmbeddedTemplate(
     } finally {
       await pglite.close();
     }
-    await rm(template, { recursive: true, force: true });
-    await rename(partial, template);
+    // The first maker to finish wins: a complete template is never removed (a copy may be reading it).
+    if (existsSync(path.join(template, MARKER))) await rm(partial, { recursive: true, force: true });
+    else {
+      await rm(template, { recursive: true, force: true }); // never complete: nobody copies from it
+      await rename(partial, template).catch(async (error: unknown) => {
+        // Another maker renamed theirs in between: keep it.
+        await rm(partial, { recursive: true, force: true });
+        if (!existsSync(path.join(template, MARKER))) throw error;
+      });
+    }
   }
   for (const name of await readdir(dir)) {
     // Another build's folder under way (`<fingerprint>.<pid>`) is left to it.
@@ -108,19 +87,34 @@ export async function copyEmbeddedTemplate(dataDir: string, dir = EMBEDDED_TEMPL
     await mkdir(path.join(dataDir, folder), { recursive: true });
   const files = entries.filter((entry) => entry.isFile()).map(relative);
   // A data folder is about a thousand small files: copied a few at a time (fs.cp checks each path
-  // twice and costs four times the CPU). Copies overwrite what a copy cut short left.
+  // twice and costs four times the CPU). What a copy cut short left is removed first, so a copy never
+  // writes through a link it finds there. After a failure every copy in flight is waited for: none
+  // goes on writing once the caller has released the folder.
   const rest = files.filter((file) => file !== MARKER);
   let next = 0;
-  await Promise.all(
+  let failed = false;
+  const copied = await Promise.allSettled(
     Array.from({ length: COPIES_AT_ONCE }, async () => {
-      while (next < rest.length) {
+      while (next < rest.length && !failed) {
         const file = rest[next++]!;
-        await copyFile(path.join(template, file), path.join(dataDir, file));
+        try {
+          await copyOne(path.join(template, file), path.join(dataDir, file));
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
     }),
   );
-  await copyFile(path.join(template, MARKER), path.join(dataDir, MARKER));
+  const failure = copied.find((outcome) => outcome.status === "rejected");
+  if (failure) throw failure.reason;
+  await copyOne(path.join(template, MARKER), path.join(dataDir, MARKER));
   return true;
+}
+
+async function copyOne(from: string, to: string): Promise<void> {
+  await rm(to, { force: true });
+  await copyFile(from, to, constants.COPYFILE_EXCL);
 }
 
 /** File copies in flight at once (libuv's thread pool runs four by default). */

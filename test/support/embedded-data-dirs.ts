@@ -1,29 +1,40 @@
+import { lstat, mkdtemp, readdir, rm } from "node:fs/promises";
 import { statfsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir, userInfo } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { processAlive } from "../../src/db/data-dir-lock";
 
+/** Where the global setup hands the run's folder for embedded databases to the test workers. */
+export const DATA_ROOT_ENV = "TEST_EMBEDDED_DATA_ROOT";
+
 /** Free space below which tmpfs is not used: a database is about 41 MB and a worker may hold a dozen. */
 const TMPFS_FREE_BYTES = 2 * 1024 ** 3;
+const ROOT_NAME = /^cgw-test-data-(\d+)-/;
 
 /**
- * Where the embedded databases of apps under test live: on tmpfs when the machine has one with room
- * (so a test's database costs no disk writes), else in the temporary folder. One folder per user.
+ * Where the run's embedded databases live: on tmpfs when the machine has one with room (a test's
+ * database then costs no disk writes), else in the temporary folder.
  */
-function root(): string {
-  const free = (() => {
-    try {
-      const fs = statfsSync("/dev/shm");
-      return fs.bavail * fs.bsize;
-    } catch {
-      return 0;
-    }
-  })();
-  return path.join(free >= TMPFS_FREE_BYTES ? "/dev/shm" : tmpdir(), `cgw-test-data-${userInfo().uid}`);
+function base(): string {
+  try {
+    const fs = statfsSync("/dev/shm");
+    if (fs.bavail * fs.bsize >= TMPFS_FREE_BYTES) return "/dev/shm";
+  } catch {
+    // no tmpfs here
+  }
+  return tmpdir();
 }
 
-const PREFIX = "run-";
+/**
+ * The run's own folder (the global setup makes it): made by mkdtemp, so its name is unguessable and
+ * only its owner can enter it, and every database folder inside is made the same way.
+ */
+export async function makeRunDataRoot(): Promise<string> {
+  await removeOrphanedRoots();
+  return mkdtemp(path.join(base(), `cgw-test-data-${process.pid}-`));
+}
+
+let ownRoot: Promise<string> | undefined;
 
 /**
  * A new, empty folder of its own (never one an earlier test file had), removed by `disposers` when
@@ -32,21 +43,25 @@ const PREFIX = "run-";
  * fraction of the CPU of loading a dump into an in-memory database.
  */
 export async function newEmbeddedDataDir(disposers: { add(dispose: () => Promise<void>): void }): Promise<string> {
-  const parent = path.join(root(), `${PREFIX}${process.pid}`);
-  await mkdir(parent, { recursive: true, mode: 0o700 });
-  const dir = await mkdtemp(path.join(parent, "db-"));
+  const root = process.env[DATA_ROOT_ENV] ?? (await (ownRoot ??= makeRunDataRoot()));
+  const dir = await mkdtemp(path.join(root, "db-"));
   disposers.add(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
-/** Folders left by runs that were killed before their files ended (their process is gone). */
-export async function removeOrphanedDataDirs(): Promise<void> {
-  for (const base of ["/dev/shm", tmpdir()]) {
-    const folder = path.join(base, `cgw-test-data-${userInfo().uid}`);
+/**
+ * Run folders left by runs that were killed (their process is gone): only real folders of this user,
+ * never a link.
+ */
+async function removeOrphanedRoots(): Promise<void> {
+  for (const folder of new Set(["/dev/shm", tmpdir()])) {
     for (const name of await readdir(folder).catch(() => [] as string[])) {
-      const pid = Number(name.slice(PREFIX.length));
-      if (!name.startsWith(PREFIX) || !Number.isInteger(pid) || processAlive(pid)) continue;
-      await rm(path.join(folder, name), { recursive: true, force: true });
+      const pid = Number(ROOT_NAME.exec(name)?.[1]);
+      if (!Number.isInteger(pid) || pid === process.pid || processAlive(pid)) continue;
+      const entry = path.join(folder, name);
+      const stats = await lstat(entry).catch(() => undefined);
+      if (!stats?.isDirectory() || stats.uid !== process.getuid?.()) continue;
+      await rm(entry, { recursive: true, force: true });
     }
   }
 }

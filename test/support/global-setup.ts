@@ -3,7 +3,7 @@ import { loadBundledData } from "../../src/composition/bundled-data";
 import { processAlive } from "../../src/db/data-dir-lock";
 import { ensureEmbeddedTemplate } from "../../src/db/embedded-template";
 import { migratedPgliteDump, migratedPostgresTemplate, PGLITE_DUMP_ENV } from "./database-templates";
-import { removeOrphanedDataDirs } from "./embedded-data-dirs";
+import { DATA_ROOT_ENV, makeRunDataRoot } from "./embedded-data-dirs";
 import { POSTGRES_ADMIN_URL_ENV, POSTGRES_TEMPLATE_ENV, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 
 /**
@@ -16,7 +16,7 @@ import { POSTGRES_ADMIN_URL_ENV, POSTGRES_TEMPLATE_ENV, POSTGRES_UNAVAILABLE_ENV
 export default async function globalSetup(): Promise<void> {
   await ensureEmbeddedTemplate(loadBundledData);
   process.env[PGLITE_DUMP_ENV] = await migratedPgliteDump();
-  await removeOrphanedDataDirs();
+  process.env[DATA_ROOT_ENV] = await makeRunDataRoot();
   const url = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   try {
