@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
 import { describeWithBrowser, launchChromium, screenshot } from "./support/browser";
+import { within } from "./support/webhooks";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 // Valid check digits: the first seven serial digits mod 7.
@@ -295,25 +296,35 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     const awb = "618-10000011";
     const dataDir = mkdtempSync(path.join(tmpdir(), "cgw-dashboard-"));
     disposers.add(() => rmSync(dataDir, { recursive: true, force: true }));
-    const first = await startApp("pglite", disposers, { DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "0" });
+    // Each step that has no timeout of its own gets one: a hang names its step (one CI run timed out
+    // here once, unexplained).
+    const first = await within(
+      "the first start",
+      15_000,
+      startApp("pglite", disposers, { DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "0" }),
+    );
     const page = await openPage("/dashboard", returningViewer([awb]), first.url);
     await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 5_000 });
     const card = page.locator(`article[data-awb="${awb}"]`);
-    await ingest([{ awb, state: "RCS", station: "AMS" }], first.url);
+    await within("the first ingestion", 5_000, ingest([{ awb, state: "RCS", station: "AMS" }], first.url));
     await card.locator('li[data-state="RCS"]').waitFor({ timeout: 2_000 });
 
-    await first.app.stop();
+    await within("the stop", 10_000, first.app.stop());
     await page.locator('.connection[data-state="reconnecting"]').waitFor({ timeout: 5_000 });
     await screenshot(page, "dashboard-reconnecting");
 
     // The same gateway again (same port, same data), as after a restart.
-    const second = await startApp("pglite", disposers, {
-      DATA_DIR: dataDir,
-      PORT: new URL(first.url).port,
-      RATE_LIMIT_PER_SECOND: "0",
-    });
+    const second = await within(
+      "the restart",
+      15_000,
+      startApp("pglite", disposers, {
+        DATA_DIR: dataDir,
+        PORT: new URL(first.url).port,
+        RATE_LIMIT_PER_SECOND: "0",
+      }),
+    );
     await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 20_000 });
-    await ingest([{ awb, state: "MAN", station: "AMS" }], second.url);
+    await within("the second ingestion", 5_000, ingest([{ awb, state: "MAN", station: "AMS" }], second.url));
     await card.locator('li[data-state="MAN"]').waitFor({ timeout: 2_000 });
     await expect(card.locator("li.milestone").count()).resolves.toBe(2);
   });

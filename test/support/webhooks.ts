@@ -43,3 +43,19 @@ export async function until(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * `promise`, or a failure naming `what` once `timeoutMs` has passed without it settling: a step that
+ * hangs then says which it was, instead of the whole test running into Jest's timeout.
+ */
+export async function within<T>(what: string, timeoutMs: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
