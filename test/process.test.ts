@@ -12,6 +12,12 @@ import { MAIN_JS, spawnServer } from "./support/process";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
+async function dataDirRemovedBy(disposers: Disposers): Promise<string> {
+  const { dir, remove } = await newEmbeddedDataDir();
+  disposers.add(remove);
+  return dir;
+}
+
 describe("the server process", () => {
   let dataDir: string;
   beforeAll(async () => {
@@ -214,7 +220,7 @@ describe("stopping with a send that never ends", () => {
   it("exits within 10 s of SIGTERM even while a receiver holds a send open (the stop deadline), with code 1", async () => {
     const receiver = await startReceiver();
     const server = await spawnServer({
-      DATA_DIR: await newEmbeddedDataDir(folders),
+      DATA_DIR: await dataDirRemovedBy(folders),
       BOOTSTRAP_API_KEY: "cgw_stop-deadline-admin-key-01",
       ALLOW_PRIVATE_CALLBACKS: "true",
     });
@@ -279,7 +285,7 @@ describe("a start that cannot work", () => {
         PATH: process.env.PATH ?? "",
         PORT: String(port),
         HOST: "127.0.0.1",
-        DATA_DIR: await newEmbeddedDataDir(folders),
+        DATA_DIR: await dataDirRemovedBy(folders),
         LOG_LEVEL: "warn",
       },
       encoding: "utf8",

@@ -20,9 +20,14 @@ export async function throwawayPGlite(): Promise<PGlite> {
 async function initialiseEmptyCluster(): Promise<Blob> {
   const pglite = new PGlite("memory://");
   try {
-    await pglite.waitReady; // dumpDataDir does not wait for the start itself: it would never settle
-    return await pglite.dumpDataDir("none");
+    return await dumpDataDir(pglite);
   } finally {
     await pglite.close();
   }
+}
+
+/** The database's data folder as PGlite's uncompressed dump (loadDataDir takes it back). */
+export async function dumpDataDir(pglite: PGlite): Promise<Blob> {
+  await pglite.waitReady; // dumpDataDir does not wait for the start itself: it would never settle
+  return pglite.dumpDataDir("none");
 }

@@ -6,10 +6,10 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Client } from "pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { loadBundledData } from "../../src/composition/bundled-data";
 import { copyEmbeddedTemplate } from "../../src/db/embedded-template";
 import { applyPendingMigrations } from "../../src/db/migrations";
+import { dumpDataDir } from "../../src/db/throwaway-pglite";
 import { BUNDLED_STATIONS_FILE } from "../../src/stations/station.service";
 import { PRISMA_DIR } from "../../src/paths";
 import { admin, databaseUrl } from "./postgres";
@@ -43,30 +43,25 @@ function migrationsFingerprint(): string {
  * A migrated embedded database holding the bundled stations, dumped (PGlite's dumpDataDir) to a file in
  * the temporary folder, made once per set of migrations: the in-memory databases tests ask for
  * (DATA_DIR=memory://, AppOptions.embeddedDatabaseDump) start from it instead of initialising a
- * cluster, applying every migration and loading the stations. Made from the build's template when
- * there is one.
+ * cluster, applying every migration and loading the stations. Made from a copy of the build's
+ * template (db/embedded-template.ts), which the global setup has made by now if the build had not.
  */
 export async function migratedPgliteDump(): Promise<string> {
   const file = path.join(tmpdir(), `cgw-test-pglite-${migrationsFingerprint()}.tar`);
   await removeStaleDumps(file);
   if (existsSync(file)) return file;
   const folder = await mkdtemp(path.join(tmpdir(), "cgw-test-dump-source-"));
-  // The build's template (db/embedded-template.ts) is the same database: opening a copy of it is a
-  // fraction of a second, where initialising a cluster and migrating it is seconds, before any test runs.
-  const copied = await copyEmbeddedTemplate(folder);
-  const pglite = new PGlite(copied ? folder : "memory://");
+  let pglite: PGlite | undefined;
   try {
-    if (!copied) {
-      await applyPendingMigrations(new PrismaPGlite(pglite), async (sql) => (await pglite.query(sql)).rows as never);
-      await loadBundledData(new PrismaPGlite(pglite));
-    }
-    await pglite.waitReady; // dumpDataDir does not wait for the start itself
-    const dump = await pglite.dumpDataDir("none");
+    if (!(await copyEmbeddedTemplate(folder)))
+      throw new Error("No embedded template for these migrations: the global setup makes it before the dump");
+    pglite = new PGlite(folder);
+    const dump = await dumpDataDir(pglite);
     const partial = `${file}.${process.pid}`;
     await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
     await rename(partial, file); // atomic: a run beside this one reads a whole dump or none
   } finally {
-    await pglite.close();
+    await pglite?.close();
     await rm(folder, { recursive: true, force: true });
   }
   return file;

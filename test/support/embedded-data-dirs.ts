@@ -34,19 +34,17 @@ export async function makeRunDataRoot(): Promise<string> {
   return mkdtemp(path.join(base(), `cgw-test-data-${process.pid}-`));
 }
 
-let ownRoot: Promise<string> | undefined;
-
 /**
- * A new, empty folder of its own (never one an earlier test file had), removed by `disposers` when
- * they run. An app (or `openDatabase`) given it starts as a new embedded database does for a user: as
- * a copy of the build's migrated template (db/embedded-template.ts), the path `npm start` runs, at a
- * fraction of the CPU of loading a dump into an in-memory database.
+ * A new, empty folder of its own (never one an earlier test file had), and its removal. An app (or
+ * `openDatabase`) given it starts as a new embedded database does for a user: as a copy of the
+ * build's migrated template (db/embedded-template.ts), the path `npm start` runs, at a fraction of the
+ * CPU of loading a dump into an in-memory database.
  */
-export async function newEmbeddedDataDir(disposers: { add(dispose: () => Promise<void>): void }): Promise<string> {
-  const root = process.env[DATA_ROOT_ENV] ?? (await (ownRoot ??= makeRunDataRoot()));
+export async function newEmbeddedDataDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const root = process.env[DATA_ROOT_ENV];
+  if (!root) throw new Error(`${DATA_ROOT_ENV} is not set: the global setup (jest.config.js) makes the run's folder`);
   const dir = await mkdtemp(path.join(root, "db-"));
-  disposers.add(() => rm(dir, { recursive: true, force: true }));
-  return dir;
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /**

@@ -66,8 +66,8 @@ export async function testEnvironment(
   };
   if (backend === "pglite") {
     if (env.DATA_DIR) return { env: base, cleanup: () => {} };
-    const folder = new Disposers();
-    return { env: { DATA_DIR: await newEmbeddedDataDir(folder), ...base }, cleanup: () => folder.disposeAll() };
+    const { dir, remove } = await newEmbeddedDataDir();
+    return { env: { DATA_DIR: dir, ...base }, cleanup: remove };
   }
   if (env.DATABASE_URL) return { env: base, cleanup: () => {} }; // sharing another app's database
   const database = await createPostgresDatabase();

@@ -13,7 +13,9 @@ export async function openTestDatabase(
   disposers: Disposers,
 ): Promise<{ database: Database; url: string | undefined }> {
   if (backend === "pglite") {
-    const database = await openDatabase({ kind: "pglite", dataDir: await newEmbeddedDataDir(disposers) });
+    const { dir, remove } = await newEmbeddedDataDir();
+    disposers.add(remove);
+    const database = await openDatabase({ kind: "pglite", dataDir: dir });
     disposers.add(() => database.close());
     return { database, url: undefined };
   }

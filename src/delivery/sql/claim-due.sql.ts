@@ -4,9 +4,10 @@ import { ANY_SUBSCRIPTION_DISABLED } from "./subscription-disabled";
 /**
  * Leases up to `limit` due deliveries to `leaseToken` for `leaseMs`, at most `perOrigin` of any one
  * origin, none of `excludeOrigins`, none of an expired or disabled subscription, none of a ONE Record
- * subscription that is not accepted (revoked, say); `scanLimit` due rows are considered. A due delivery of a disabled subscription is parked on the way, decided again under
- * the key-share lock (one whose enable committed meanwhile stays due). SKIP LOCKED: concurrent
- * claims take disjoint sets without waiting on each other.
+ * subscription that is not accepted (revoked, say); `scanLimit` due rows are considered. A due
+ * delivery of a disabled subscription is parked on the way, decided again under the key-share lock
+ * (one whose enable committed meanwhile stays due). SKIP LOCKED: concurrent claims take disjoint sets
+ * without waiting on each other.
  */
 export const claimDue = statement<
   {
