@@ -82,6 +82,11 @@ describe("new embedded databases from the build's migrated template", () => {
     } finally {
       await database.close();
     }
+    // What the cut-short copy left was replaced, not kept.
+    const conf = "postgresql.auto.conf";
+    expect(await readFile(path.join(dataDir, conf), "utf8")).toBe(
+      await readFile(path.join(embeddedTemplatePath(templates), conf), "utf8"),
+    );
   });
 
   it("refuses a template holding what is neither a file nor a folder, and leaves the data folder free", async () => {

@@ -6,6 +6,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import WebSocket from "ws";
+import { CHILD_NODE_FLAGS } from "./support/child-node";
 import { newEmbeddedDataDir } from "./support/embedded-data-dirs";
 import { Disposers } from "./support/harness";
 import { MAIN_JS, spawnServer } from "./support/process";
@@ -84,7 +85,7 @@ describe("the server process", () => {
   });
 
   it("refuses to start with a bad variable, naming it", () => {
-    const result = spawnSync(process.execPath, [MAIN_JS], {
+    const result = spawnSync(process.execPath, [...CHILD_NODE_FLAGS, MAIN_JS], {
       env: { PATH: process.env.PATH ?? "", PORT: "http" },
       encoding: "utf8",
     });
@@ -257,7 +258,7 @@ describe("a start that cannot work", () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "gw-busy-"));
     const first = await spawnServer({ DATA_DIR: dataDir });
     const env = { PATH: process.env.PATH ?? "", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn" };
-    const second = spawnSync(process.execPath, [MAIN_JS], { env, encoding: "utf8" });
+    const second = spawnSync(process.execPath, [...CHILD_NODE_FLAGS, MAIN_JS], { env, encoding: "utf8" });
     expect(second.status).toBe(1);
     expect(oneLine(second.stderr)).toEqual([
       `The embedded database in ${dataDir} is in use by process ${first.child.pid} (a running gateway?): stop it, or start this one with another DATA_DIR.`,
@@ -280,7 +281,7 @@ describe("a start that cannot work", () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     const port = (taken.address() as net.AddressInfo).port;
-    const result = spawnSync(process.execPath, [MAIN_JS], {
+    const result = spawnSync(process.execPath, [...CHILD_NODE_FLAGS, MAIN_JS], {
       env: {
         PATH: process.env.PATH ?? "",
         PORT: String(port),

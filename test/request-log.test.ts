@@ -5,6 +5,7 @@ import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
 import { lazyRequestLogger } from "../src/http/request-log";
+import { CHILD_NODE_FLAGS } from "./support/child-node";
 import { Disposers, testEnvironment } from "./support/harness";
 import { spawnServer } from "./support/process";
 
@@ -159,7 +160,7 @@ describe("request.log", () => {
 describe("the log's buffer", () => {
   it("is written out when the process is signalled while it starts", async () => {
     expect.assertions(3);
-    const child = spawn(process.execPath, [path.resolve(__dirname, "../dist/src/main.js")], {
+    const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, path.resolve(__dirname, "../dist/src/main.js")], {
       env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });

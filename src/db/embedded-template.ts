@@ -112,9 +112,19 @@ export async function copyEmbeddedTemplate(dataDir: string, dir = EMBEDDED_TEMPL
   return true;
 }
 
+/**
+ * Copies one file to a path that must not exist: whatever is there (a file a copy cut short left, a
+ * link) is removed and the copy tried once more, never written through. Removing only then saves a
+ * lookup per file on a new folder, which is every folder but a copy's second attempt.
+ */
 async function copyOne(from: string, to: string): Promise<void> {
-  await rm(to, { force: true });
-  await copyFile(from, to, constants.COPYFILE_EXCL);
+  try {
+    await copyFile(from, to, constants.COPYFILE_EXCL);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    await rm(to, { force: true });
+    await copyFile(from, to, constants.COPYFILE_EXCL);
+  }
 }
 
 /** File copies in flight at once (libuv's thread pool runs four by default). */

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
+import { CHILD_NODE_FLAGS } from "./child-node";
 
 export const MAIN_JS = path.resolve(__dirname, "../../dist/src/main.js");
 
@@ -20,7 +21,7 @@ export interface ServerProcess {
  * Tests that kill, signal or restart the server need a real process, not an in-process app.
  */
 export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN_JS], {
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, MAIN_JS], {
     env: {
       PATH: process.env.PATH ?? "",
       PORT: "0",

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
+import { CHILD_NODE_FLAGS } from "./child-node";
 
 export const WORKER_JS = path.resolve(__dirname, "../../dist/src/worker.js");
 
@@ -24,7 +25,7 @@ export interface FailedStart {
  * error when it exits first.
  */
 export async function spawnWorker(env: Record<string, string>, timeoutMs = 30_000): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [WORKER_JS], {
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, WORKER_JS], {
     env: { PATH: process.env.PATH ?? "", WORKER_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -65,7 +66,7 @@ export async function spawnWorker(env: Record<string, string>, timeoutMs = 30_00
  * refuse to start; resolves with its exit code and standard error once it has ended.
  */
 export async function refusedStart(entry: string, env: Record<string, string>): Promise<FailedStart> {
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, entry], {
     env: { PATH: process.env.PATH ?? "", PORT: "0", WORKER_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
