@@ -132,6 +132,22 @@ describe("new embedded databases from the build's migrated template", () => {
     expect(await readFile(outside, "utf8")).toBe("untouched");
   });
 
+  it("refuses a folder of the copy that is a link to another folder, and writes nothing through it", async () => {
+    const dataDir = path.join(scratch, "data-linked-folder");
+    const outside = path.join(scratch, "outside-folder");
+    await mkdir(outside);
+    await writeFile(path.join(outside, "pg_control"), "untouched");
+    await mkdir(dataDir);
+    await symlink(outside, path.join(dataDir, "global"));
+
+    await expect(copyEmbeddedTemplate(dataDir, templates)).rejects.toThrow(
+      `${path.join(dataDir, "global")} is in the way of the embedded template's copy: not a folder (a link?)`,
+    );
+    expect(await readdir(outside)).toEqual(["pg_control"]);
+    expect(await readFile(path.join(outside, "pg_control"), "utf8")).toBe("untouched");
+    expect(existsSync(path.join(dataDir, "PG_VERSION"))).toBe(false);
+  });
+
   it("without a template for these migrations, creates the database and applies every migration", async () => {
     const stale = path.join(scratch, "stale-templates");
     // A template of other migrations is never used, whatever it holds.

@@ -1,5 +1,5 @@
 import { constants, type Dirent, existsSync } from "node:fs";
-import { copyFile, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { copyFile, lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
@@ -82,14 +82,14 @@ export async function copyEmbeddedTemplate(dataDir: string, dir = EMBEDDED_TEMPL
   const relative = (entry: Dirent) => path.relative(template, path.join(entry.parentPath, entry.name));
   const odd = entries.find((entry) => !entry.isDirectory() && !entry.isFile());
   if (odd) throw new Error(`The embedded template holds ${relative(odd)}, neither a file nor a folder`);
-  await mkdir(dataDir, { recursive: true });
-  for (const folder of entries.filter((entry) => entry.isDirectory()).map(relative))
-    await mkdir(path.join(dataDir, folder), { recursive: true });
+  await mkdir(dataDir, { recursive: true }); // DATA_DIR itself may be a link an operator made
+  const folders = entries.filter((entry) => entry.isDirectory()).map(relative);
+  for (const folder of folders.sort((a, b) => depth(a) - depth(b))) await makeFolder(dataDir, folder);
   const files = entries.filter((entry) => entry.isFile()).map(relative);
   // A data folder is about a thousand small files: copied a few at a time (fs.cp checks each path
-  // twice and costs four times the CPU). What a copy cut short left is removed first, so a copy never
-  // writes through a link it finds there. After a failure every copy in flight is waited for: none
-  // goes on writing once the caller has released the folder.
+  // twice and costs four times the CPU). A file or link a copy finds in its place is replaced
+  // (copyOne), a folder that is a link refused (makeFolder). After a failure every copy in flight is
+  // waited for: none goes on writing once the caller has released the folder.
   const rest = files.filter((file) => file !== MARKER);
   let next = 0;
   let failed = false;
@@ -112,10 +112,31 @@ export async function copyEmbeddedTemplate(dataDir: string, dir = EMBEDDED_TEMPL
   return true;
 }
 
+const depth = (folder: string) => folder.split(path.sep).length;
+
 /**
- * Copies one file to a path that must not exist: whatever is there (a file a copy cut short left, a
- * link) is removed and the copy tried once more, never written through. Removing only then saves a
- * lookup per file on a new folder, which is every folder but a copy's second attempt.
+ * Makes a folder of the copy inside `dataDir`, its parent made before it; one already there (a copy
+ * cut short) must be a folder, not a link to one: the copy would write wherever it points. Checked,
+ * then used: whoever can swap a folder for a link between the two can write the database anyway.
+ */
+async function makeFolder(dataDir: string, folder: string): Promise<void> {
+  const target = path.join(dataDir, folder);
+  try {
+    await mkdir(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if (!(await lstat(target)).isDirectory())
+      throw new Error(`${target} is in the way of the embedded template's copy: not a folder (a link?)`, {
+        cause: error,
+      });
+  }
+}
+
+/**
+ * Copies one file to a path that must not exist: a file or link found there (a copy cut short left
+ * it, or someone put it there) is removed and the copy tried once more, never written through; a
+ * folder there fails the copy. Removing only then saves a lookup per file on a new folder, which is
+ * every folder but a copy's second attempt.
  */
 async function copyOne(from: string, to: string): Promise<void> {
   try {
