@@ -117,7 +117,8 @@ const depth = (folder: string) => folder.split(path.sep).length;
 /**
  * Makes a folder of the copy inside `dataDir`, its parent made before it; one already there (a copy
  * cut short) must be a folder, not a link to one: the copy would write wherever it points. Checked,
- * then used: whoever can swap a folder for a link between the two can write the database anyway.
+ * then used: the data folder is the gateway user's alone (docs/DEPLOYMENT.md), so only that user
+ * could swap a folder for a link in between.
  */
 async function makeFolder(dataDir: string, folder: string): Promise<void> {
   const target = path.join(dataDir, folder);
