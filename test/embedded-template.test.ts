@@ -33,6 +33,23 @@ describe("new embedded databases from the build's migrated template", () => {
     expect((await readdir(templates)).sort()).toEqual([current, `${current}.999999`]);
   });
 
+  it("keeps the template another maker finished first: a later maker removes only its own folder", async () => {
+    const race = path.join(scratch, "race-templates");
+    const current = path.basename(embeddedTemplatePath(templates));
+    const later = ensureEmbeddedTemplate(loadBundledData, race);
+    // Once the later maker is under way (its own folder exists), another one finishes first.
+    const deadline = Date.now() + 30_000;
+    const own = path.join(race, `${current}.${process.pid}`);
+    while (!existsSync(own) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(existsSync(own)).toBe(true);
+    await cp(embeddedTemplatePath(templates), path.join(race, current), { recursive: true });
+    await writeFile(path.join(race, current, "finished-first"), "");
+
+    expect(await later).toBe(true);
+    expect((await readdir(race)).sort()).toEqual([current]);
+    expect(existsSync(path.join(race, current, "finished-first"))).toBe(true);
+  }, 60_000);
+
   it("is named by the migrations and the bundled data: a change to either names another", async () => {
     const prisma = path.join(scratch, "prisma-copy");
     await cp(PRISMA_DIR, prisma, { recursive: true });
