@@ -20,6 +20,7 @@ import {
   awbWithCheckDigit,
   freshPostgresDatabase,
   receivedPosts,
+  serverDefaultAutovacuum,
   startGateway,
   startProcess,
   subscribeEach,
@@ -121,23 +122,30 @@ async function main(): Promise<void> {
     );
     const rows: string[] = [];
     for (const database of DATABASES) {
-      if (database === "postgres") {
-        const { rows: settings } = await admin.query<{ autovacuum: string }>("SHOW autovacuum");
-        console.log(`postgres: autovacuum ${settings[0]!.autovacuum} on this server`);
-      }
-      const empty = await drainRate(database, MEASURED, {}, admin, receiver.url);
-      console.log(`${database}, ${MEASURED} pending: ${empty.toFixed(0)} deliveries/s`);
-      const full = await drainRate(database, MEASURED + BACKLOG, {}, admin, receiver.url);
-      console.log(`${database}, ${MEASURED + BACKLOG} pending: ${full.toFixed(0)} deliveries/s`);
-      rows.push(
-        `${database}: ${full.toFixed(0)}/s with ${BACKLOG} behind vs ${empty.toFixed(0)}/s → ${(full / empty).toFixed(2)}x (target >= 0.9)`,
-      );
-      if (database === "embedded") {
-        const bare = await drainRate(database, MEASURED + BACKLOG, { EMBEDDED_VACUUM_ROWS: "0" }, admin, receiver.url);
-        console.log(
-          `${database}, ${MEASURED + BACKLOG} pending, EMBEDDED_VACUUM_ROWS=0: ${bare.toFixed(0)} deliveries/s`,
+      const restoreAutovacuum = database === "postgres" ? await serverDefaultAutovacuum(admin) : async () => {};
+      try {
+        const empty = await drainRate(database, MEASURED, {}, admin, receiver.url);
+        console.log(`${database}, ${MEASURED} pending: ${empty.toFixed(0)} deliveries/s`);
+        const full = await drainRate(database, MEASURED + BACKLOG, {}, admin, receiver.url);
+        console.log(`${database}, ${MEASURED + BACKLOG} pending: ${full.toFixed(0)} deliveries/s`);
+        rows.push(
+          `${database}: ${full.toFixed(0)}/s with ${BACKLOG} behind vs ${empty.toFixed(0)}/s → ${(full / empty).toFixed(2)}x (target >= 0.9)`,
         );
-        rows.push(`${database} without upkeep: ${bare.toFixed(0)}/s → ${(bare / empty).toFixed(2)}x`);
+        if (database === "embedded") {
+          const bare = await drainRate(
+            database,
+            MEASURED + BACKLOG,
+            { EMBEDDED_VACUUM_ROWS: "0" },
+            admin,
+            receiver.url,
+          );
+          console.log(
+            `${database}, ${MEASURED + BACKLOG} pending, EMBEDDED_VACUUM_ROWS=0: ${bare.toFixed(0)} deliveries/s`,
+          );
+          rows.push(`${database} without upkeep: ${bare.toFixed(0)}/s → ${(bare / empty).toFixed(2)}x`);
+        }
+      } finally {
+        await restoreAutovacuum();
       }
     }
     for (const row of rows) console.log(row);

@@ -156,3 +156,27 @@ export async function freshPostgresDatabase(
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * PostgreSQL's default `autovacuum = on` for the length of a benchmark, on a server set otherwise
+ * (this machine's is off), since docs/DEPLOYMENT.md requires it of a server the gateway runs on;
+ * `BENCH_PG_AUTOVACUUM=server` leaves the server's setting as it is. Answers a function that puts
+ * the setting back (`ALTER SYSTEM RESET`: what postgresql.conf says).
+ */
+export async function serverDefaultAutovacuum(admin: {
+  query: <R extends object>(text: string) => Promise<{ rows: R[] }>;
+}): Promise<() => Promise<void>> {
+  const show = async () => (await admin.query<{ autovacuum: string }>("SHOW autovacuum")).rows[0]!.autovacuum;
+  const before = await show();
+  if (process.env.BENCH_PG_AUTOVACUUM === "server" || before === "on") {
+    console.log(`postgres: autovacuum ${before} (the server's setting)`);
+    return async () => {};
+  }
+  await admin.query("ALTER SYSTEM SET autovacuum = on");
+  await admin.query("SELECT pg_reload_conf()");
+  console.log(`postgres: autovacuum ${before} on this server; on (PostgreSQL's default) for this run`);
+  return async () => {
+    await admin.query("ALTER SYSTEM RESET autovacuum");
+    await admin.query("SELECT pg_reload_conf()");
+  };
+}

@@ -18,6 +18,7 @@ import {
   freshPostgresDatabase,
   metricsOf,
   receivedPosts,
+  serverDefaultAutovacuum,
   startGateway,
   startProcess,
   subscribeEach,
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "cgw-sustained-"));
   const admin = DATABASE === "postgres" ? new Client({ connectionString: ADMIN }) : undefined;
   await admin?.connect();
+  const restoreAutovacuum = admin ? await serverDefaultAutovacuum(admin) : async () => {};
   const receiver = await startProcess(RECEIVER, [], {}, "receiver listening");
   const gateway = await startGateway(GATEWAY, {
     ...(await databaseEnv(admin, dataDir)),
@@ -144,6 +146,7 @@ async function main(): Promise<void> {
     receiver.child.kill("SIGTERM");
     if (admin) {
       await admin.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
+      await restoreAutovacuum();
       await admin.end();
     }
     rmSync(dataDir, { recursive: true, force: true });
