@@ -55,6 +55,28 @@ async function freshDatabase(database: string, admin: Client): Promise<{ env: Re
   return { env: { DATABASE_URL: await freshPostgresDatabase(admin, ADMIN, DB_NAME) }, drop: () => {} };
 }
 
+/**
+ * When autovacuum last analysed `delivery` and how many rows it then counted: a claim's plan rests on
+ * it, and a table that filled up faster than autovacuum looked at it is planned as a small one.
+ */
+async function plannerStatistics(databaseUrl: string): Promise<string> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ analyzed: Date | null; reltuples: number; live: string }>(
+      `SELECT s.last_autoanalyze AS analyzed, c.reltuples, s.n_live_tup::text AS live
+       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'delivery'`,
+    );
+    const row = rows[0];
+    if (!row) return "delivery: no statistics";
+    return row.analyzed
+      ? `delivery last analysed by autovacuum ${((Date.now() - row.analyzed.getTime()) / 1_000).toFixed(0)} s ago, at ${row.reltuples} rows (${row.live} live now)`
+      : `delivery never analysed (${row.live} live rows)`;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Deliveries per second over the first MEASURED of `pending` queued deliveries. */
 async function drainRate(
   database: string,
@@ -98,6 +120,7 @@ async function drainRate(
     } finally {
       await stop(filling);
     }
+    if (fresh.env.DATABASE_URL) console.log(`  ${await plannerStatistics(fresh.env.DATABASE_URL)}`);
     const before = await receivedPosts(receiverUrl);
     const gateway = await startGateway(GATEWAY, env);
     const started = performance.now();

@@ -59,8 +59,10 @@ export async function startGateway(
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: a CPU profile of each gateway run, written there on exit.
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  // BENCH_NODE_ARGS="<flags>": Node or V8 flags for each gateway run, to compare one against the default.
+  const extra = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const reader = process.env.BENCH_VERBOSE ? undefined : spawn("cat", [], { stdio: ["pipe", "ignore", "inherit"] });
-  const child = spawn(process.execPath, [...profile, ...nodeArgs, script], {
+  const child = spawn(process.execPath, [...profile, ...extra, ...nodeArgs, script], {
     env: { PATH: process.env.PATH ?? "", PORT: String(port), ...env },
     stdio: ["ignore", reader ? reader.stdin : "inherit", "inherit"],
   });
