@@ -21,7 +21,7 @@ export interface Config {
   /** Unset: the embedded PostgreSQL (PGlite) under `dataDir` (or in memory for "memory://"). */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
-  /** The embedded database only: vacuum its busy tables after this many changed rows (0: never; db/embedded-upkeep.ts). */
+  /** The embedded database only: vacuum its busy tables after this many changed rows (0: never; db/table-upkeep.ts). */
   readonly embeddedVacuumRows: number;
   /** Unset: live events fan out inside the process only. */
   readonly redisUrl: string | undefined;

@@ -2,13 +2,16 @@ import { randomUUID } from "node:crypto";
 import { Client } from "pg";
 import type { Database } from "../src/db/database";
 import { advisoryXactLock, LOCK_KEYS } from "../src/db/sql/advisory-xact-lock.sql";
+import { analyze } from "../src/db/sql/analyze.sql";
 import { checkpoint } from "../src/db/sql/checkpoint.sql";
 import { instanceHeartbeat } from "../src/db/sql/instance-heartbeat.sql";
 import { listen } from "../src/db/sql/listen.sql";
 import { registerInstance } from "../src/db/sql/register-instance.sql";
 import { removeInstance } from "../src/db/sql/remove-instance.sql";
+import { staleStatistics } from "../src/db/sql/stale-statistics.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { emptyTables, openTestDatabase } from "./support/test-database";
+import { until } from "./support/webhooks";
 
 /** Each statement of db/sql/ on its own, on both databases. */
 describe.each(BACKENDS)("database statements on %s", (backend) => {
@@ -109,6 +112,63 @@ describe.each(BACKENDS)("database statements on %s", (backend) => {
       const before = await lsn();
       await checkpoint.affectedRows(db.prisma, {});
       expect(await lsn()).not.toBe(before);
+    });
+
+    it("stale-statistics names a table changed by more rows than it had when last analysed, plus the slack; analyze makes it current", async () => {
+      await db.sql.script("DROP TABLE IF EXISTS stats_probe; CREATE TABLE stats_probe (n int)");
+      try {
+        const stale = async () =>
+          (await staleStatistics.rows(db.sql, { tables: ["stats_probe"], slack: 10 })).map((t) => t.name);
+        if (!url) {
+          // PGlite keeps no statistics: nothing is ever stale there (its upkeep vacuums by rows written).
+          await db.sql.query("INSERT INTO stats_probe SELECT generate_series(1, 100)", []);
+          expect(await stale()).toEqual([]);
+          await analyze(["stats_probe"]).affectedRows(db.prisma, {});
+          return;
+        }
+        // Rows written reach the server's statistics when their connection flushes them: force it.
+        const writer = new Client({ connectionString: url });
+        await writer.connect();
+        const insert = async (rows: number) => {
+          await writer.query(`INSERT INTO stats_probe SELECT generate_series(1, ${rows})`);
+          await writer.query("SELECT pg_stat_force_next_flush()");
+          await writer.query("SELECT 1"); // the flush happens once the connection is idle after the last
+        };
+        try {
+          await insert(5);
+          expect(await stale()).toEqual([]); // never analysed, 5 changed: not more than 0 + 10
+          await insert(25);
+          await until(async () => (await stale()).length > 0, { what: "30 changed rows counted" });
+          expect(await stale()).toEqual(["stats_probe"]); // never analysed: 30 > 0 + 10
+          await analyze(["stats_probe"]).affectedRows(db.prisma, {});
+          expect(await stale()).toEqual([]);
+          await insert(35);
+          expect(await stale()).toEqual([]); // 35 changed since it counted 30: not more than 30 + 10
+          await insert(10);
+          await until(async () => (await stale()).length > 0, { what: "45 changed rows counted" });
+          expect(await stale()).toEqual(["stats_probe"]); // 45 > 30 + 10
+          // A role that does not own the table may not analyse it: never named.
+          await writer.query(
+            "DO $$ BEGIN CREATE ROLE cgw_not_owner; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+          );
+          try {
+            await writer.query("SET ROLE cgw_not_owner");
+            const asOther = await writer.query(
+              staleStatistics.text,
+              staleStatistics.values({ tables: ["stats_probe"], slack: 10 }),
+            );
+            await writer.query("RESET ROLE");
+            expect(asOther.rows).toEqual([]);
+          } finally {
+            await writer.query("RESET ROLE");
+            await writer.query("DROP ROLE cgw_not_owner");
+          }
+        } finally {
+          await writer.end();
+        }
+      } finally {
+        await db.sql.script("DROP TABLE stats_probe");
+      }
     });
 
     it("listen subscribes to the channel of exactly its name", async () => {

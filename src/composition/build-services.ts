@@ -5,9 +5,11 @@ import { createClientService } from "../clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
 import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
-import { createTableUpkeep } from "../db/embedded-upkeep";
+import { createTableUpkeep, type TableUpkeep } from "../db/table-upkeep";
 import { registerInstance } from "../db/instance-registry";
+import { analyze } from "../db/sql/analyze.sql";
 import { checkpoint } from "../db/sql/checkpoint.sql";
+import { staleStatistics } from "../db/sql/stale-statistics.sql";
 import { vacuum } from "../db/sql/vacuum.sql";
 import { createDeliveryMetrics, type DeliveryMetrics } from "../delivery/delivery.metrics";
 import { createOneRecordTokens, startDeliveryWorker, type RunningDeliveryWorker } from "../delivery/delivery.runtime";
@@ -42,10 +44,20 @@ import type { DisposerStack } from "./disposer-stack";
 import { gatewayRole, sharedSettings } from "./shared-settings";
 
 /**
- * After a vacuum of the embedded database's busy tables, the next waits at least four times its
- * duration, so upkeep takes at most a fifth of the gateway's thread over time (db/embedded-upkeep.ts).
+ * After a round of upkeep of the busy tables, the next waits at least four times its duration, so
+ * on the embedded database upkeep takes at most a fifth of the gateway's thread over time
+ * (db/table-upkeep.ts).
  */
-const EMBEDDED_VACUUM_REST_FACTOR = 4;
+const UPKEEP_REST_FACTOR = 4;
+
+/**
+ * On PostgreSQL: after this many changed rows, whether the claim's table changed by more than its
+ * analysed size (plus `STATISTICS_SLACK_ROWS`) since it was last analysed; if so it is analysed.
+ */
+const STATISTICS_CHECK_ROWS = 5_000;
+const STATISTICS_SLACK_ROWS = 1_000;
+/** The table whose plan matters most under load: the claim's (delivery/sql/claim-due.sql.ts). */
+const CLAIM_TABLES = ["delivery"];
 
 /** The named steps of a start, in order (a failure at any of them closes what the earlier ones opened). */
 export const START_STEPS = [
@@ -149,21 +161,7 @@ export async function buildServices(
 
   const deliveryStore = createDeliveryStore(database.sql);
   const metrics = createDeliveryMetrics(deliveryStore);
-  // The embedded database runs no autovacuum and no checkpointer: the tables every milestone and
-  // delivery write to are vacuumed and analysed, and its log checkpointed, as they change
-  // (embedded-upkeep.ts). A server does this itself.
-  const upkeep =
-    database.kind === "pglite" && config.embeddedVacuumRows > 0
-      ? createTableUpkeep({
-          threshold: config.embeddedVacuumRows,
-          restFactor: EMBEDDED_VACUUM_REST_FACTOR,
-          run: async () => {
-            await vacuum(["status_event", "delivery", "delivery_attempt"]).affectedRows(database.prisma, {});
-            await checkpoint.affectedRows(database.prisma, {});
-          },
-          log,
-        })
-      : undefined;
+  const upkeep = tableUpkeep(database, config, log);
   let worker: RunningDeliveryWorker | undefined;
   // ONE Record producers (docs/ONE-RECORD.md "What is notified"): ingestion queues its milestones'
   // notifications. Their URIs' base: ONE_RECORD_BASE_URL, or the routes' once HTTP listens.
@@ -246,8 +244,8 @@ export async function buildServices(
     stack.defer("delivery-worker", () => started.stop());
   }
   // Deferred after the worker so that it stops first (the stack runs last in, first out): the
-  // outcomes a stopping worker records must not start a vacuum that the stop then waits for.
-  if (upkeep) stack.defer("embedded-upkeep", () => upkeep.stop());
+  // outcomes a stopping worker records must not start a round of upkeep that the stop then waits for.
+  if (upkeep) stack.defer("table-upkeep", () => upkeep.stop());
 
   await beforeStep("broker");
   if (config.amqp) {
@@ -307,4 +305,39 @@ export async function buildServices(
     oneRecordTokens,
     oneRecordPartnerServers,
   };
+}
+
+/**
+ * The embedded database runs no autovacuum and no checkpointer: the tables every milestone and
+ * delivery write to are vacuumed and analysed, and its log checkpointed, as they change. A server
+ * does this itself, but only once a naptime: there the claim's table is analysed when it outgrew its
+ * statistics in between (db/table-upkeep.ts). Two instances may analyse it at once; the later waits
+ * for the earlier's lock and analyses again, which costs the server a sample of the table, no more.
+ */
+function tableUpkeep(database: Database, config: Config, log: Logger): TableUpkeep | undefined {
+  if (database.kind === "pglite") {
+    if (config.embeddedVacuumRows === 0) return undefined;
+    return createTableUpkeep({
+      threshold: config.embeddedVacuumRows,
+      restFactor: UPKEEP_REST_FACTOR,
+      run: async () => {
+        await vacuum(["status_event", "delivery", "delivery_attempt"]).affectedRows(database.prisma, {});
+        await checkpoint.affectedRows(database.prisma, {});
+      },
+      done: "embedded database vacuumed, analysed and checkpointed",
+      log,
+    });
+  }
+  return createTableUpkeep({
+    threshold: STATISTICS_CHECK_ROWS,
+    restFactor: UPKEEP_REST_FACTOR,
+    run: async () => {
+      const stale = await staleStatistics.rows(database.sql, { tables: CLAIM_TABLES, slack: STATISTICS_SLACK_ROWS });
+      if (stale.length === 0) return;
+      await analyze(stale.map((table) => table.name)).affectedRows(database.prisma, {});
+      log.info({ tables: stale.map((table) => table.name) }, "analysed tables that outgrew their statistics");
+    },
+    done: "checked the claim's statistics",
+    log,
+  });
 }

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { createTableUpkeep, type TableUpkeep } from "../src/db/embedded-upkeep";
+import { createTableUpkeep, type TableUpkeep } from "../src/db/table-upkeep";
 
 /**
  * An upkeep over a vacuum that runs until the test ends it, on a clock the test moves; the rest
@@ -15,6 +15,7 @@ function upkeepOver(threshold: number, restFactor: number) {
     threshold,
     restFactor,
     log,
+    done: "upkeep ran",
     now: () => clock,
     run: () =>
       new Promise<void>((resolve, reject) => {
@@ -36,7 +37,7 @@ function upkeepOver(threshold: number, restFactor: number) {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-describe("the embedded database's upkeep", () => {
+describe("the tables' upkeep, paced by the rows written", () => {
   it("vacuums once the changed rows reach the threshold, not before", async () => {
     const { upkeep, runs } = upkeepOver(100, 0);
     upkeep.changed(60);
@@ -85,7 +86,7 @@ describe("the embedded database's upkeep", () => {
     runs[0]!.fail(new Error("database closed"));
     await settle();
     await settle();
-    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(["the embedded database's upkeep failed"]);
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(["the tables' upkeep failed"]);
     upkeep.changed(99);
     await settle();
     expect(runs).toHaveLength(1);

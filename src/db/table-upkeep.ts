@@ -1,18 +1,25 @@
 import type { Logger } from "pino";
 
 /**
- * For the embedded database, what autovacuum and the checkpointer do on a server. PGlite is
+ * Upkeep of the tables every milestone and delivery writes, paced by the rows written.
+ *
+ * On the embedded database it is what autovacuum and the checkpointer do on a server. PGlite is
  * PostgreSQL in single-user mode, without either and without a statistics collector: a busy table is
  * never analysed (the planner guesses its size), its dead rows are never reclaimed, and its
  * write-ahead log is never recycled. The delivery claim then slows with every row queued and
  * delivered until delivery falls behind for good, and `pg_wal` grows by gigabytes (BENCHMARKS.md
  * "Sustained delivery").
  *
+ * On PostgreSQL autovacuum does all that, but it looks at a database once a naptime (a minute by
+ * default): a table that grew from nearly empty to a backlog of a hundred thousand deliveries in less
+ * is planned as the small table it was, and every claim sorts every due row (BENCHMARKS.md "Delivery
+ * with a backlog"). There the run only analyses a table that changed by more than its analysed size.
+ *
  * Writers report the rows they change; once `threshold` have changed since the last run, one `run()`
- * (a VACUUM (ANALYZE) and a CHECKPOINT, build-services.ts) starts. Never two at once, and none sooner
- * after the last one ended than `restFactor` times that one's duration: PGlite runs it on the
- * gateway's own thread, so over time upkeep takes at most 1 / (1 + restFactor) of that thread's time
- * however large the tables grow; each run, though, is one pause of that thread, longer as they grow.
+ * (build-services.ts) starts. Never two at once in this process, and none sooner after the last one
+ * ended than `restFactor` times that one's duration: PGlite runs it on the gateway's own thread, so
+ * over time upkeep takes at most 1 / (1 + restFactor) of that thread's time however large the tables
+ * grow; each run, though, is one pause of that thread, longer as they grow.
  */
 export interface TableUpkeep {
   /** `rows` rows of the kept tables were inserted, updated or deleted (an estimate is enough). */
@@ -28,13 +35,15 @@ export interface TableUpkeepOptions {
   restFactor: number;
   /** One round of upkeep. */
   run: () => Promise<unknown>;
+  /** The debug line logged after a run. */
+  done: string;
   log: Logger;
   /** Milliseconds, monotonic. */
   now?: () => number;
 }
 
 export function createTableUpkeep(options: TableUpkeepOptions): TableUpkeep {
-  const { threshold, restFactor, run, log } = options;
+  const { threshold, restFactor, run, log, done } = options;
   const now = options.now ?? (() => performance.now());
   let changedSinceRun = 0;
   let running: Promise<void> | undefined;
@@ -58,10 +67,9 @@ export function createTableUpkeep(options: TableUpkeepOptions): TableUpkeep {
     changedSinceRun = 0;
     const started = now();
     running = run().then(
-      () =>
-        log.debug({ rows, ms: Math.round(now() - started) }, "embedded database vacuumed, analysed and checkpointed"),
+      () => log.debug({ rows, ms: Math.round(now() - started) }, done),
       // Not retried at once: the next run waits for another `threshold` rows (a closed database, say).
-      (error: unknown) => log.warn({ err: error }, "the embedded database's upkeep failed"),
+      (error: unknown) => log.warn({ err: error }, "the tables' upkeep failed"),
     );
     void running.then(() => {
       restUntil = now() + (now() - started) * restFactor;
