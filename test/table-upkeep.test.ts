@@ -1,5 +1,10 @@
 import pino from "pino";
-import { createTableUpkeep, type TableUpkeep } from "../src/db/table-upkeep";
+import {
+  APPENDED_TABLES_EVERY,
+  createTableUpkeep,
+  embeddedVacuumTables,
+  type TableUpkeep,
+} from "../src/db/table-upkeep";
 
 /**
  * An upkeep over a vacuum that runs until the test ends it, on a clock the test moves; the rest
@@ -133,5 +138,17 @@ describe("the tables' upkeep, paced by the rows written", () => {
     advance(10_000);
     await new Promise((r) => setTimeout(r, 120)); // past the rest's timer
     expect(runs).toHaveLength(1);
+  });
+});
+
+describe("what the embedded upkeep vacuums", () => {
+  it("delivery every round; the tables rows are only added to on the first round and every tenth after", () => {
+    expect(APPENDED_TABLES_EVERY).toBe(10);
+    const all = ["status_event", "delivery", "delivery_attempt"];
+    const rounds = Array.from({ length: 21 }, (_, i) => embeddedVacuumTables(i + 1));
+    expect(rounds.map((tables, i) => (tables.length === 3 ? i + 1 : 0)).filter(Boolean)).toEqual([1, 11, 21]);
+    expect(rounds[0]).toEqual(all);
+    expect(rounds[10]).toEqual(all);
+    for (const [i, tables] of rounds.entries()) if (![0, 10, 20].includes(i)) expect(tables).toEqual(["delivery"]);
   });
 });

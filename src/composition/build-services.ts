@@ -5,7 +5,7 @@ import { createClientService } from "../clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
 import type { Config } from "../config";
 import { type Database, openConfiguredDatabase } from "../db/database";
-import { createTableUpkeep, type TableUpkeep } from "../db/table-upkeep";
+import { createTableUpkeep, embeddedVacuumTables, type TableUpkeep } from "../db/table-upkeep";
 import { registerInstance } from "../db/instance-registry";
 import { analyze } from "../db/sql/analyze.sql";
 import { checkpoint } from "../db/sql/checkpoint.sql";
@@ -317,11 +317,12 @@ export async function buildServices(
 function tableUpkeep(database: Database, config: Config, log: Logger): TableUpkeep | undefined {
   if (database.kind === "pglite") {
     if (config.embeddedVacuumRows === 0) return undefined;
+    let round = 0;
     return createTableUpkeep({
       threshold: config.embeddedVacuumRows,
       restFactor: UPKEEP_REST_FACTOR,
       run: async () => {
-        await vacuum(["status_event", "delivery", "delivery_attempt"]).affectedRows(database.prisma, {});
+        await vacuum(embeddedVacuumTables(++round)).affectedRows(database.prisma, {});
         await checkpoint.affectedRows(database.prisma, {});
       },
       done: "embedded database vacuumed, analysed and checkpointed",

@@ -4,10 +4,13 @@ import type { Driver } from "./driver";
 
 /**
  * PostgreSQL's own cache inside the embedded database's WebAssembly memory (PGlite's default is
- * 128MB, all of it resident once touched). The gateway's working set is small and the data files are
- * cached by the operating system anyway.
+ * 128MB, all of it resident once touched). Under sustained load the delivery table's indexes outgrow
+ * a small one, and every statement then reads pages through PGlite's file system: at 16MB, under
+ * 2,000 milestones a second, delivery fell from about 1,900 to 300 a second within two minutes; at
+ * 64MB it stayed above 1,000 (BENCHMARKS.md "Sustained delivery"), for about 40 MiB more resident
+ * memory at idle ("Footprint").
  */
-const PGLITE_SHARED_BUFFERS = "16MB";
+const PGLITE_SHARED_BUFFERS = "64MB";
 
 /** The embedded database in `dataDir` ("memory://": in memory; `dump`: its starting contents). */
 export function openPGliteDriver(dataDir: string, dump: Blob | undefined): Driver {

@@ -92,3 +92,17 @@ export function createTableUpkeep(options: TableUpkeepOptions): TableUpkeep {
     },
   };
 }
+
+/** Every how many rounds the embedded upkeep also vacuums the tables rows are only added to. */
+export const APPENDED_TABLES_EVERY = 10;
+
+/**
+ * What the embedded upkeep's `round`-th run (counted from 1) vacuums and analyses: `delivery` every
+ * time, since every delivery rewrites its row and the claim steps over the dead ones; `status_event`
+ * and `delivery_attempt`, whose rows are only added (retention vacuums what it deletes), on the first
+ * round and every `APPENDED_TABLES_EVERY`th after — vacuumed every round, they took time the claim
+ * and the sends needed (BENCHMARKS.md "Sustained delivery").
+ */
+export function embeddedVacuumTables(round: number): string[] {
+  return (round - 1) % APPENDED_TABLES_EVERY === 0 ? ["status_event", "delivery", "delivery_attempt"] : ["delivery"];
+}
