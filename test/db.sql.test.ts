@@ -148,11 +148,10 @@ describe.each(BACKENDS)("database statements on %s", (backend) => {
           await until(async () => (await stale()).length > 0, { what: "45 changed rows counted" });
           expect(await stale()).toEqual(["stats_probe"]); // 45 > 30 + 10
           // A role that does not own the table may not analyse it: never named.
-          await writer.query(
-            "DO $$ BEGIN CREATE ROLE cgw_not_owner; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-          );
+          const role = `cgw_not_owner_${randomUUID().slice(0, 8)}`;
+          await writer.query(`CREATE ROLE ${role}`);
           try {
-            await writer.query("SET ROLE cgw_not_owner");
+            await writer.query(`SET ROLE ${role}`);
             const asOther = await writer.query(
               staleStatistics.text,
               staleStatistics.values({ tables: ["stats_probe"], slack: 10 }),
@@ -161,8 +160,22 @@ describe.each(BACKENDS)("database statements on %s", (backend) => {
             expect(asOther.rows).toEqual([]);
           } finally {
             await writer.query("RESET ROLE");
-            await writer.query("DROP ROLE cgw_not_owner");
+            await writer.query(`DROP ROLE ${role}`);
           }
+          // A table another session holds a conflicting lock on is skipped, not waited for: this
+          // ANALYZE returns while the lock is still held (one that waited would fail on lock_timeout).
+          await writer.query("BEGIN");
+          await writer.query("LOCK TABLE stats_probe IN SHARE UPDATE EXCLUSIVE MODE");
+          const analyser = new Client({ connectionString: url });
+          await analyser.connect();
+          try {
+            await analyser.query("SET lock_timeout = '5s'");
+            await analyser.query(analyze(["stats_probe"]).text);
+          } finally {
+            await analyser.end();
+            await writer.query("COMMIT");
+          }
+          expect(await stale()).toEqual(["stats_probe"]); // skipped: still stale
         } finally {
           await writer.end();
         }

@@ -184,7 +184,7 @@ describeBackend("pglite")(
       const app = await createApp(loadConfig(env()), silentLogger);
       expect(app.database.appliedMigrations).toEqual([]);
       // The embedded database's cache is set as a start parameter; initdb's postgresql.conf stays.
-      expect(await app.database.sql.query("SHOW shared_buffers", [])).toEqual([{ shared_buffers: "16MB" }]);
+      expect(await app.database.sql.query("SHOW shared_buffers", [])).toEqual([{ shared_buffers: "64MB" }]);
       expect(readFileSync(path.join(dataDir, "postgresql.conf"), "utf8")).toMatch(/^timezone\s*=/m);
       await app.listen();
       await until(async () => (await app.services.health.readiness()).redis === "up", { what: "Redis connected" });

@@ -311,8 +311,9 @@ export async function buildServices(
  * The embedded database runs no autovacuum and no checkpointer: the tables every milestone and
  * delivery write to are vacuumed and analysed, and its log checkpointed, as they change. A server
  * does this itself, but only once a naptime: there the claim's table is analysed when it outgrew its
- * statistics in between (db/table-upkeep.ts). Two instances may analyse it at once; the later waits
- * for the earlier's lock and analyses again, which costs the server a sample of the table, no more.
+ * statistics in between (db/table-upkeep.ts), skipping it while another session holds a conflicting
+ * lock. Two instances may both decide to analyse it; the later then analyses again (a second sample
+ * of the table on the server) or, while the earlier still runs, skips it.
  */
 function tableUpkeep(database: Database, config: Config, log: Logger): TableUpkeep | undefined {
   if (database.kind === "pglite") {

@@ -5,7 +5,8 @@ import { param, sql, statement } from "../sql-statement";
  * then counted in them, plus `slack` — never analysed counts as none — so their plans rest on a
  * size or a mix of rows they no longer have. PostgreSQL only: PGlite keeps no statistics
  * (`pg_stat_user_tables` reads 0 there, so nothing is ever stale). Only tables the connection's
- * role owns (or a role it belongs to): ANALYZE of another's table is refused, so it is never named.
+ * role owns (or a role it belongs to): ANALYZE skips another's table with a warning, so it is never
+ * named (a database owner's role could analyse it too; such a table is left to autovacuum).
  */
 export const staleStatistics = statement<{ tables: string[]; slack: number }, { name: string }>(
   "db/stale-statistics",
