@@ -19,6 +19,7 @@ import { request } from "undici";
 import {
   awbWithCheckDigit,
   freshPostgresDatabase,
+  plannerStatistics,
   receivedPosts,
   serverDefaultAutovacuum,
   startGateway,
@@ -53,28 +54,6 @@ async function freshDatabase(database: string, admin: Client): Promise<{ env: Re
     return { env: { DATA_DIR: dataDir }, drop: () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   return { env: { DATABASE_URL: await freshPostgresDatabase(admin, ADMIN, DB_NAME) }, drop: () => {} };
-}
-
-/**
- * When `delivery` was last analysed — by autovacuum, or by the gateway (db/table-upkeep.ts) — and how
- * many rows the planner then counted: a claim's plan rests on it, and a table that filled up faster
- * than autovacuum looked at it is planned as a small one unless the gateway analysed it.
- */
-async function plannerStatistics(databaseUrl: string): Promise<string> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ auto: Date | null; own: Date | null; reltuples: number; live: string }>(
-      `SELECT s.last_autoanalyze AS auto, s.last_analyze AS own, c.reltuples, s.n_live_tup::text AS live
-       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'delivery'`,
-    );
-    const row = rows[0];
-    if (!row) return "delivery: no statistics";
-    const ago = (at: Date | null) => (at ? `${((Date.now() - at.getTime()) / 1_000).toFixed(0)} s ago` : "never");
-    return `delivery analysed by autovacuum ${ago(row.auto)}, by the gateway ${ago(row.own)}; the planner counts ${row.reltuples} rows (${row.live} live now)`;
-  } finally {
-    await client.end();
-  }
 }
 
 /** Deliveries per second over the first MEASURED of `pending` queued deliveries. */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import net from "node:net";
 import readline from "node:readline";
 import autocannon from "autocannon";
+import { Client } from "pg";
 
 export interface Result {
   name: string;
@@ -162,23 +163,70 @@ export async function freshPostgresDatabase(
 /**
  * PostgreSQL's default `autovacuum = on` for the length of a benchmark, on a server set otherwise
  * (this machine's is off), since docs/DEPLOYMENT.md requires it of a server the gateway runs on;
- * `BENCH_PG_AUTOVACUUM=server` leaves the server's setting as it is. Answers a function that puts
- * the setting back (`ALTER SYSTEM RESET`: what postgresql.conf says).
+ * `BENCH_PG_AUTOVACUUM=server` leaves the server's setting as it is. It changes the whole server
+ * (`ALTER SYSTEM`): run no tests against it meanwhile. Answers a function that puts back what
+ * `postgresql.auto.conf` held (call it in a `finally`; a benchmark killed before it leaves the setting
+ * on). Throws if the server does not take it (a setting given on its command line wins).
  */
 export async function serverDefaultAutovacuum(admin: {
   query: <R extends object>(text: string) => Promise<{ rows: R[] }>;
 }): Promise<() => Promise<void>> {
-  const show = async () => (await admin.query<{ autovacuum: string }>("SHOW autovacuum")).rows[0]!.autovacuum;
-  const before = await show();
-  if (process.env.BENCH_PG_AUTOVACUUM === "server" || before === "on") {
-    console.log(`postgres: autovacuum ${before} (the server's setting)`);
+  const setting = async () =>
+    (
+      await admin.query<{ setting: string; sourcefile: string | null }>(
+        "SELECT setting, sourcefile FROM pg_settings WHERE name = 'autovacuum'",
+      )
+    ).rows[0]!;
+  const before = await setting();
+  if (process.env.BENCH_PG_AUTOVACUUM === "server" || before.setting === "on") {
+    console.log(`postgres: autovacuum ${before.setting} (the server's setting)`);
     return async () => {};
   }
-  await admin.query("ALTER SYSTEM SET autovacuum = on");
-  await admin.query("SELECT pg_reload_conf()");
-  console.log(`postgres: autovacuum ${before} on this server; on (PostgreSQL's default) for this run`);
-  return async () => {
-    await admin.query("ALTER SYSTEM RESET autovacuum");
+  const fromAutoConf = before.sourcefile?.endsWith("postgresql.auto.conf") ?? false;
+  const putBack = async () => {
+    await admin.query(
+      fromAutoConf ? `ALTER SYSTEM SET autovacuum = ${before.setting}` : "ALTER SYSTEM RESET autovacuum",
+    );
     await admin.query("SELECT pg_reload_conf()");
   };
+  await admin.query("ALTER SYSTEM SET autovacuum = on");
+  await admin.query("SELECT pg_reload_conf()");
+  for (let i = 0; i < 50 && (await setting()).setting !== "on"; i++) await new Promise((r) => setTimeout(r, 100));
+  if ((await setting()).setting !== "on") {
+    await putBack();
+    throw new Error("postgres: the server did not take autovacuum = on (set on its command line?)");
+  }
+  console.log(`postgres: autovacuum ${before.setting} on this server; on (PostgreSQL's default) for this run`);
+  return putBack;
+}
+
+/**
+ * When `delivery` was last analysed — by autovacuum, or by the gateway (db/table-upkeep.ts) — and how
+ * many rows the planner then counted: a claim's plan rests on it, and a table that filled up faster
+ * than autovacuum looked at it is planned as a small one unless the gateway analysed it.
+ */
+export async function plannerStatistics(databaseUrl: string): Promise<string> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{
+      auto: Date | null;
+      own: Date | null;
+      autoCount: string;
+      ownCount: string;
+      vacuums: string;
+      reltuples: number;
+      live: string;
+    }>(
+      `SELECT s.last_autoanalyze AS auto, s.last_analyze AS own, s.autoanalyze_count::text AS "autoCount",
+         s.analyze_count::text AS "ownCount", s.autovacuum_count::text AS vacuums, c.reltuples, s.n_live_tup::text AS live
+       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'delivery'`,
+    );
+    const row = rows[0];
+    if (!row) return "delivery: no statistics";
+    const ago = (at: Date | null) => (at ? `${((Date.now() - at.getTime()) / 1_000).toFixed(0)} s ago` : "never");
+    return `delivery analysed by autovacuum ${row.autoCount}× (last ${ago(row.auto)}), by the gateway ${row.ownCount}× (last ${ago(row.own)}), vacuumed by autovacuum ${row.vacuums}×; the planner counts ${row.reltuples} rows (${row.live} live now)`;
+  } finally {
+    await client.end();
+  }
 }

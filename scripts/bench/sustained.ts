@@ -17,6 +17,7 @@ import {
   awbWithCheckDigit,
   freshPostgresDatabase,
   metricsOf,
+  plannerStatistics,
   receivedPosts,
   serverDefaultAutovacuum,
   startGateway,
@@ -53,9 +54,19 @@ async function main(): Promise<void> {
   const admin = DATABASE === "postgres" ? new Client({ connectionString: ADMIN }) : undefined;
   await admin?.connect();
   const restoreAutovacuum = admin ? await serverDefaultAutovacuum(admin) : async () => {};
+  try {
+    await measure(admin, dataDir, perBatch);
+  } finally {
+    await restoreAutovacuum();
+    await admin?.end();
+  }
+}
+
+async function measure(admin: Client | undefined, dataDir: string, perBatch: number): Promise<void> {
   const receiver = await startProcess(RECEIVER, [], {}, "receiver listening");
+  const database = await databaseEnv(admin, dataDir);
   const gateway = await startGateway(GATEWAY, {
-    ...(await databaseEnv(admin, dataDir)),
+    ...database,
     BOOTSTRAP_API_KEY: KEY,
     ALLOW_PRIVATE_CALLBACKS: "true",
     RATE_LIMIT_PER_SECOND: "0",
@@ -145,9 +156,8 @@ async function main(): Promise<void> {
     await new Promise((r) => gateway.child.once("exit", r));
     receiver.child.kill("SIGTERM");
     if (admin) {
+      if (database.DATABASE_URL) console.log(await plannerStatistics(database.DATABASE_URL));
       await admin.query(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`);
-      await restoreAutovacuum();
-      await admin.end();
     }
     rmSync(dataDir, { recursive: true, force: true });
   }
