@@ -35,7 +35,11 @@ const rssKb = (pid: number) =>
 /** The environment that preloads memory-probe.ts into a server, reporting to its own file. */
 const probed = (name: string) => {
   const file = path.join(os.tmpdir(), `bench-live-memory-${process.pid}-${name}.json`);
-  return { file, env: { NODE_OPTIONS: `--require ${MEMORY_PROBE}`, BENCH_MEMORY_FILE: file } };
+  const snapshots: Record<string, string> = process.env.BENCH_HEAP_SNAPSHOTS
+    ? { BENCH_HEAP_SNAPSHOTS: process.env.BENCH_HEAP_SNAPSHOTS }
+    : {};
+  const env: Record<string, string> = { NODE_OPTIONS: `--require ${MEMORY_PROBE}`, BENCH_MEMORY_FILE: file };
+  return { file, env: { ...env, ...snapshots } };
 };
 interface Memory {
   rss: number;
