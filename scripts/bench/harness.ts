@@ -173,8 +173,8 @@ export async function serverDefaultAutovacuum(admin: {
 }): Promise<() => Promise<void>> {
   const setting = async () =>
     (
-      await admin.query<{ setting: string; sourcefile: string | null }>(
-        "SELECT setting, sourcefile FROM pg_settings WHERE name = 'autovacuum'",
+      await admin.query<{ setting: string; source: string; sourcefile: string | null }>(
+        "SELECT setting, source, sourcefile FROM pg_settings WHERE name = 'autovacuum'",
       )
     ).rows[0]!;
   const before = await setting();
@@ -182,6 +182,11 @@ export async function serverDefaultAutovacuum(admin: {
     console.log(`postgres: autovacuum ${before.setting} (the server's setting)`);
     return async () => {};
   }
+  // A role that may not read settings' files sees no sourcefile: where to put back would be a guess.
+  if (before.source === "configuration file" && before.sourcefile === null)
+    throw new Error(
+      "postgres: cannot tell where autovacuum is set (run as a superuser, or BENCH_PG_AUTOVACUUM=server)",
+    );
   const fromAutoConf = before.sourcefile?.endsWith("postgresql.auto.conf") ?? false;
   const putBack = async () => {
     await admin.query(

@@ -337,7 +337,11 @@ function tableUpkeep(database: Database, config: Config, log: Logger): TableUpke
       const stale = await staleStatistics.rows(database.sql, { tables: CLAIM_TABLES, slack: STATISTICS_SLACK_ROWS });
       if (stale.length === 0) return;
       await analyze(stale.map((table) => table.name)).affectedRows(database.prisma, {});
-      log.info({ tables: stale.map((table) => table.name) }, "analysed tables that outgrew their statistics");
+      // SKIP_LOCKED: PostgreSQL skips a table another session holds (with a warning in its own log).
+      log.info(
+        { tables: stale.map((table) => table.name) },
+        "analysing tables that outgrew their statistics, unless locked",
+      );
     },
     done: "checked the claim's statistics",
     log,

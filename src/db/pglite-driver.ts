@@ -6,9 +6,9 @@ import type { Driver } from "./driver";
  * PostgreSQL's own cache inside the embedded database's WebAssembly memory (PGlite's default is
  * 128MB, all of it resident once touched). Under sustained load the delivery table's indexes outgrow
  * a small one, and every statement then reads pages through PGlite's file system: at 16MB, under
- * 2,000 milestones a second, delivery fell from about 1,900 to 300 a second within two minutes; at
- * 64MB it stayed above 1,000 (BENCHMARKS.md "Sustained delivery"), for about 40 MiB more resident
- * memory at idle ("Footprint").
+ * 2,000 milestones a second, delivery fell from about 1,900 to 842 a second within two minutes (300
+ * in its lowest 10 s window); at 64MB it stayed above 1,000 for the 200 s measured (BENCHMARKS.md
+ * "Sustained delivery"), for 40–60 MiB more resident memory at idle ("Footprint").
  */
 const PGLITE_SHARED_BUFFERS = "64MB";
 
