@@ -40,8 +40,11 @@ function main(): void {
   const per = Number(perArg ?? 1);
   const before = totals(beforeFile);
   const after = totals(afterFile);
-  const rows = [...after].map(([key, a]) => {
-    const b = before.get(key) ?? { count: 0, bytes: 0 };
+  // Every kind in either snapshot: one found only before counts as shrunk to nothing.
+  const none = { count: 0, bytes: 0 };
+  const rows = [...new Set([...before.keys(), ...after.keys()])].map((key) => {
+    const a = after.get(key) ?? none;
+    const b = before.get(key) ?? none;
     return { key, count: (a.count - b.count) / per, bytes: (a.bytes - b.bytes) / per };
   });
   rows.sort((x, y) => y.bytes - x.bytes);
