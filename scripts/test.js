@@ -2,12 +2,14 @@
 // npm test: the import-direction check, then Jest in two phases, with the static checks beside them.
 // - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
-// - Phase 1: every test file but the fault and browser tests, three Jest workers, in shards
+// - Phase 1: every test file but the rate and browser tests, three Jest workers, in shards
 //   (test/shards/plan.cjs): files that run one after another in one Jest module registry, so the
-//   gateway's modules load once per shard, not once per file. Three workers, not two: the tests wait
+//   gateway's modules load, and V8 compiles them, once per shard, not once per file. Three workers, not two: the tests wait
 //   on sockets, processes and timers for about a quarter of their time, and a third worker fills it.
-// - Phase 2: the fault tests (test/*.faults.test.ts) compare delivery rates over real processes and the
-//   browser tests (test/*.browser.test.ts) hold a 2-second budget with Chromium using a core of its
+//   The fault tests (test/*.faults.test.ts: processes killed, services stopped) are among them: they
+//   mostly wait.
+// - Phase 2: the tests that compare rates measured in the run (test/*.rates.test.ts) and the browser
+//   tests (test/*.browser.test.ts), which hold a 2-second budget with Chromium using a core of its
 //   own: they run after the rest, one file at a time, with no other test beside them.
 // - The static checks run from the start to the end, one at a time: type-checks of test/ and web/
 //   (src/ and scripts/ were type-checked by the build that `pretest` ran), ESLint and Prettier — the
@@ -97,12 +99,12 @@ async function main() {
   const first = await node([...jest, "--maxWorkers=3", ...PHASE_ONE], {
     env: { ...process.env, [PLAN_ENV]: JSON.stringify(makeShards()) },
   });
-  console.log(`npm test: phase 1 (all but the fault and browser tests) took ${seconds(started)}`);
+  console.log(`npm test: phase 1 (all but the rate and browser tests) took ${seconds(started)}`);
   started = Date.now();
   // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
   // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
   const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", SERIAL.source]);
-  console.log(`npm test: phase 2 (fault and browser tests, one at a time) took ${seconds(started)}`);
+  console.log(`npm test: phase 2 (rate and browser tests, one at a time) took ${seconds(started)}`);
   started = Date.now();
   const failedChecks = await checks;
   if (Date.now() - started >= 1_000)
