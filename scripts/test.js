@@ -12,8 +12,9 @@
 //   tests (test/*.browser.test.ts), which hold a 2-second budget with Chromium using a core of its
 //   own: they run after the rest, one file at a time, with no other test beside them.
 // - The static checks run from the start to the end, one at a time: type-checks of test/ and web/
-//   (src/ and scripts/ were type-checked by the build that `pretest` ran), ESLint and Prettier — the
-//   same as `npm run check` — at the lowest priority (nice 19), so they take only CPU the tests leave.
+//   with ESLint in one process (scripts/static-checks.js; src/ and scripts/ were type-checked by the
+//   build that `pretest` ran), then Prettier — the same as `npm run check` — at the lowest priority
+//   (nice 19), so they take only CPU the tests leave.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check.
 "use strict";
 const { spawn, spawnSync } = require("node:child_process");
@@ -36,9 +37,11 @@ const depcruise = [
   ".dependency-cruiser.cjs",
 ];
 const staticChecks = [
-  ["type-check test/ (npm run typecheck)", [bin("typescript", "bin/tsc"), "-p", "test"]],
-  ["type-check web/ (npm run typecheck)", [bin("typescript", "bin/tsc"), "-p", "web"]],
-  ["lint (npm run lint)", [bin("eslint", "bin/eslint.js"), "."]],
+  // One process, each TypeScript program built once for both (scripts/static-checks.js).
+  [
+    "type-check of test/ and web/ and lint (npm run typecheck, npm run lint)",
+    [path.join(root, "scripts", "static-checks.js")],
+  ],
   ["formatting (npm run format:check; npm run format fixes it)", [bin("prettier", "bin/prettier.cjs"), "--check", "."]],
 ];
 
