@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 // npm run build (and so `npm start` and `npm test`, whose pre-scripts run it): compiles src/,
-// scripts/ and the generated Prisma client (generated/) with tsc into dist/, makes the migrated
+// scripts/ and the generated Prisma client (generated/) with tsc into dist/, then makes the migrated
 // embedded database new data folders start from (scripts/embedded-template.ts; only when the build
-// changed or there is no template for the current migrations), then builds the browser pages
-// (build-web.js). The compile is skipped
-// when no input changed since the last one (a fingerprint of the inputs' paths, sizes and times, as
-// build-web.js keeps for the pages), so a restart with nothing changed starts at once instead of
-// paying tsc's ~5 s. `--force` compiles regardless.
+// changed or there is no template for the current migrations); the browser pages (build-web.js) build
+// beside both. The compile is skipped when no input changed since the last one (a fingerprint of the
+// inputs' paths, sizes and times, as build-web.js keeps for the pages), so a restart with nothing
+// changed starts at once instead of paying tsc's ~5 s. `--force` compiles regardless.
 "use strict";
-const { execFileSync } = require("node:child_process");
+const { spawn } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -49,23 +48,49 @@ function outputsPresent(files) {
     .every((file) => fs.existsSync(path.join(root, "dist", path.relative(root, file)).replace(/\.ts$/, ".js")));
 }
 
-const files = inputFiles();
-const current = fingerprint(files);
-const upToDate =
-  !process.argv.includes("--force") &&
-  outputsPresent(files) &&
-  fs.existsSync(fingerprintFile) &&
-  fs.readFileSync(fingerprintFile, "utf8") === current;
-if (!upToDate) {
-  execFileSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", root], {
-    stdio: "inherit",
+/** Runs `node <args>` with the output shown; resolves when it exits 0, rejects otherwise. */
+function run(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: "inherit" });
+    child.on("error", reject);
+    child.on("close", (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(`${path.basename(args[0])} ${args.slice(1).join(" ")} failed (${signal ?? `exit ${code}`})`),
+          ),
+    );
   });
-  fs.writeFileSync(fingerprintFile, current);
 }
-// The template step starts a process that loads PGlite and the schema engine (~0.15 s): skipped when
-// the build was up to date and the template for the current migrations, bundled data and packages is
-// there (its folder is named by their fingerprint, db/embedded-template-path.ts).
-const { embeddedTemplatePath } = require(path.join(root, "dist", "src", "db", "embedded-template-path.js"));
-if (!upToDate || !fs.existsSync(path.join(embeddedTemplatePath(), "PG_VERSION")))
-  execFileSync(process.execPath, [path.join(root, "dist", "scripts", "embedded-template.js")], { stdio: "inherit" });
-execFileSync(process.execPath, [path.join(__dirname, "build-web.js")], { stdio: "inherit" });
+
+async function main() {
+  const files = inputFiles();
+  const current = fingerprint(files);
+  const upToDate =
+    !process.argv.includes("--force") &&
+    outputsPresent(files) &&
+    fs.existsSync(fingerprintFile) &&
+    fs.readFileSync(fingerprintFile, "utf8") === current;
+  // The pages do not depend on the server's compile: they build beside it, on the other core.
+  const pages = run([path.join(__dirname, "build-web.js")]);
+  try {
+    if (!upToDate) {
+      await run([path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", root]);
+      fs.writeFileSync(fingerprintFile, current);
+    }
+    // The template step starts a process that loads PGlite and the schema engine (~0.15 s): skipped when
+    // the build was up to date and the template for the current migrations, bundled data and packages is
+    // there (its folder is named by their fingerprint, db/embedded-template-path.ts).
+    const { embeddedTemplatePath } = require(path.join(root, "dist", "src", "db", "embedded-template-path.js"));
+    if (!upToDate || !fs.existsSync(path.join(embeddedTemplatePath(), "PG_VERSION")))
+      await run([path.join(root, "dist", "scripts", "embedded-template.js")]);
+  } finally {
+    await pages.catch(() => {}); // reported below, or after the failure above
+  }
+  await pages;
+}
+
+main().catch((error) => {
+  console.error(`build: ${error.message}`);
+  process.exit(1);
+});
