@@ -1,27 +1,30 @@
 #!/usr/bin/env node
-// npm test: the import-direction check, then Jest in two phases, with the static checks beside them.
+// npm test (the gate, what CI runs) and npm run test:full (everything): the import-direction check, then
+// Jest in two phases, with the static checks beside them. README, "The gate and the full suite".
 // - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
 // - Phase 1: every test file but the rate and browser tests, three Jest workers, in shards
 //   (test/shards/plan.cjs): files that run one after another in one Jest module registry, so the
-//   gateway's modules load, and V8 compiles them, once per shard, not once per file. Three workers, not two: the tests wait
+//   gateway's modules load once per shard, not once per file. Three workers, not two: the tests wait
 //   on sockets, processes and timers for about a quarter of their time, and a third worker fills it.
-//   The fault tests (test/*.faults.test.ts: processes killed, services stopped) are among them: they
-//   mostly wait.
 // - Phase 2: the tests that compare rates measured in the run (test/*.rates.test.ts) and the browser
 //   tests (test/*.browser.test.ts), which hold a 2-second budget with Chromium using a core of its
 //   own: they run after the rest, one file at a time, with no other test beside them.
+// - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY) and tells the tests it is the
+//   gate (TEST_SUITE=gate: behaviour tests on one database, a quarter of each fuzz run;
+//   test/support/suite.ts).
 // - The static checks run from the start to the end, one at a time: type-checks of test/ and web/
 //   with ESLint in one process (scripts/static-checks.js; src/ and scripts/ were type-checked by the
 //   build that `pretest` ran), then Prettier — the same as `npm run check` — at the lowest priority
 //   (nice 19), so they take only CPU the tests leave.
-// With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check.
+// With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
+// as the full suite runs them.
 "use strict";
 const { spawn, spawnSync } = require("node:child_process");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..");
-const { PHASE_ONE, PLAN_ENV, SERIAL, makeShards } = require("../test/shards/plan.cjs");
+const { PLAN_ENV, SUITE_ENV, makeShards, phaseOne, phaseTwo } = require("../test/shards/plan.cjs");
 const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const jest = [
   "--experimental-vm-modules",
@@ -93,21 +96,26 @@ async function main() {
     console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
     return lintDeps;
   }
-  const args = process.argv.slice(2);
+  const full = process.argv[2] === "--full";
+  const args = process.argv.slice(full ? 3 : 2);
   if (args.length > 0) return node([...jest, ...args]);
+  const gate = !full;
+  const suite = gate ? "the gate" : "the full suite";
+  // Unset, a test runs as in the full suite (as a direct Jest run does).
+  const env = { ...process.env, [SUITE_ENV]: gate ? "gate" : "" };
 
   const checks = runChecks();
   let started = Date.now();
   // The plan is made once, here (never one left in the environment): every worker's shards hold the same files.
-  const first = await node([...jest, "--maxWorkers=3", ...PHASE_ONE], {
-    env: { ...process.env, [PLAN_ENV]: JSON.stringify(makeShards()) },
+  const first = await node([...jest, "--maxWorkers=3", ...phaseOne({ gate })], {
+    env: { ...env, [PLAN_ENV]: JSON.stringify(makeShards({ gate })) },
   });
-  console.log(`npm test: phase 1 (all but the rate and browser tests) took ${seconds(started)}`);
+  console.log(`npm test: ${suite}, phase 1 (all but the rate and browser tests) took ${seconds(started)}`);
   started = Date.now();
   // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
   // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
-  const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", SERIAL.source]);
-  console.log(`npm test: phase 2 (rate and browser tests, one at a time) took ${seconds(started)}`);
+  const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", phaseTwo({ gate })], { env });
+  console.log(`npm test: ${suite}, phase 2 (rate and browser tests, one at a time) took ${seconds(started)}`);
   started = Date.now();
   const failedChecks = await checks;
   if (Date.now() - started >= 1_000)

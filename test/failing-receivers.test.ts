@@ -5,14 +5,14 @@
  * operator's metric counts it), matches nothing and sends nothing until its owner enables it again.
  */
 import type { App } from "../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
 const SHIPMENT = "/carrier/handling/shipment";
 const OPEN_MS = 3_000;
 
-describe.each(BACKENDS)("failing receivers on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("failing receivers on %s", (backend) => {
   describeBackend(backend)(`on ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;
@@ -162,7 +162,7 @@ describe.each(BACKENDS)("failing receivers on %s", (backend) => {
  * subscription whose path answers 404 shares an origin with a healthy one; the circuit (three
  * failures, then closed for ten minutes) must not open, so the healthy path keeps receiving.
  */
-describe.each(BACKENDS)("a wrong callback path on a shared origin, on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("a wrong callback path on a shared origin, on %s", (backend) => {
   describeBackend(backend)(`on ${backend}`, () => {
     const disposers = new Disposers();
     let url: string;

@@ -33,8 +33,9 @@ import WebSocket from "ws";
 import { ERROR_TABLE } from "../src/errors";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { frameText } from "./support/ws-protocol";
+import { runsInSuite } from "./support/suite";
 
-const RUNS = { http: 600, websocket: 150 };
+const RUNS = { http: runsInSuite(600), websocket: runsInSuite(150) };
 /** Server CPU one request may take before the suite fails: a liveness bound, far above what is measured. */
 const CPU_BOUND_MS = 1_000;
 /** How long one /healthz may take: a liveness bound. */

@@ -6,13 +6,13 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { startReceiver } from "./support/receiver";
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, "fixtures", name), "utf8");
 const EVENTS = "/carrier/handling/shipment/events";
 
-describe.each(BACKENDS)("carrier messages over REST on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("carrier messages over REST on %s", (backend) => {
   describeBackend(backend)(`on ${backend}`, () => {
     const disposers = new Disposers();
     let url: string;

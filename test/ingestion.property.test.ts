@@ -14,6 +14,7 @@ import { parseFsu } from "../src/ingestion/fsu.parse";
 import { parseXfsu } from "../src/ingestion/xfsu.parse";
 import { isStatusCode } from "../src/domain/status";
 import { expectJsonReadsTheSame } from "./support/carrier-messages";
+import { runsInSuite } from "./support/suite";
 
 const NOW = new Date("2026-10-20T12:00:00Z");
 const ZONES: Record<string, string> = { FRA: "Europe/Berlin", JFK: "America/New_York", LHR: "Europe/London" };
@@ -163,18 +164,18 @@ describe("the FSU parser", () => {
     fc.assert(
       fc.property(fc.oneof(fc.string({ maxLength: 400 }), fc.string({ unit: "binary", maxLength: 200 })), fsu),
       {
-        numRuns: 2_000,
+        numRuns: runsInSuite(2_000),
         seed: 16_001,
       },
     );
   });
 
   it("takes FSU-shaped token soup the same way, and maps what it accepts to valid milestones", () => {
-    fc.assert(fc.property(fsuText, fsu), { numRuns: 4_000, seed: 16_002 });
+    fc.assert(fc.property(fsuText, fsu), { numRuns: runsInSuite(4_000), seed: 16_002 });
   });
 
   it("takes mutated fixtures the same way", () => {
-    fc.assert(fc.property(mutated(fixtures("fsu", ".txt")), fsu), { numRuns: 3_000, seed: 16_003 });
+    fc.assert(fc.property(mutated(fixtures("fsu", ".txt")), fsu), { numRuns: runsInSuite(3_000), seed: 16_003 });
   });
 });
 
@@ -279,27 +280,27 @@ const { node: randomXml } = fc.letrec<{ node: string }>((tie) => ({
 
 describe("the XFSU parser", () => {
   it("takes any string without throwing anything but its rejection", () => {
-    fc.assert(fc.property(fc.string({ maxLength: 400 }), xfsu), { numRuns: 1_000, seed: 16_011 });
+    fc.assert(fc.property(fc.string({ maxLength: 400 }), xfsu), { numRuns: runsInSuite(1_000), seed: 16_011 });
   });
 
   it("takes random XML the same way", () => {
-    fc.assert(fc.property(randomXml, xfsu), { numRuns: 2_000, seed: 16_012 });
+    fc.assert(fc.property(randomXml, xfsu), { numRuns: runsInSuite(2_000), seed: 16_012 });
   });
 
   it("takes XFSU-shaped documents with arbitrary values the same way, and maps what it accepts to valid milestones", () => {
-    fc.assert(fc.property(xfsuDocument, xfsu), { numRuns: 1_200, seed: 16_013 });
+    fc.assert(fc.property(xfsuDocument, xfsu), { numRuns: runsInSuite(1_200), seed: 16_013 });
   });
 
   it("takes mutated fixtures the same way", () => {
-    fc.assert(fc.property(mutated(fixtures("xfsu", ".xml")), xfsu), { numRuns: 1_500, seed: 16_014 });
+    fc.assert(fc.property(mutated(fixtures("xfsu", ".xml")), xfsu), { numRuns: runsInSuite(1_500), seed: 16_014 });
   });
 });
 
 afterAll(() => {
   // The generators must reach both outcomes, or the properties prove little.
   for (const format of ["FSU", "XFSU"] as const) {
-    expect(counts[format].accepted).toBeGreaterThan(200);
-    expect(counts[format].rejected).toBeGreaterThan(200);
-    expect(counts[format].milestones).toBeGreaterThan(500);
+    expect(counts[format].accepted).toBeGreaterThan(runsInSuite(200));
+    expect(counts[format].rejected).toBeGreaterThan(runsInSuite(200));
+    expect(counts[format].milestones).toBeGreaterThan(runsInSuite(500));
   }
 });

@@ -1,7 +1,7 @@
 import { type Client, createClient } from "graphql-ws";
 import WebSocket from "ws";
 import type { App } from "../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { postJson } from "./support/http";
 import { createPostgresDatabase } from "./support/postgres";
 import { spawnServer } from "./support/process";
@@ -52,7 +52,7 @@ function watch(client: Client, query: string, variables: Record<string, unknown>
 
 const AWB_QUERY = `subscription($awb: String!, $states: [StatusCode!], $after: String) { awbStatusChanged(awb: $awb, states: $states, after: $after) { eventId sequence awb state station timestamp toaTimestamp } }`;
 
-describe.each(BACKENDS)("live milestones over graphql-ws on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("live milestones over graphql-ws on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describeBackend, Disposers, startApp } from "./support/harness";
 import { spawnWorker } from "./support/worker-process";
+import { inFullSuite } from "./support/suite";
 
 /**
  * docs/OPERATIONS.md "Metrics" is the reference list of what /metrics serves. A gateway (with and
@@ -229,7 +230,7 @@ describe("a gateway's /metrics (PGlite) serves exactly what the reference lists 
   });
 });
 
-describeBackend("postgres")(
+inFullSuite(describeBackend("postgres"))(
   "a standalone worker's /metrics serves exactly what the reference lists for a worker",
   () => {
     const disposers = new Disposers();

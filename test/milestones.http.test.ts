@@ -1,6 +1,6 @@
 import type { App } from "../src/app";
 import { createDeliveryCountsLoader } from "../src/delivery/delivery.loaders";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
 import { until, verifySignature } from "./support/webhooks";
@@ -8,7 +8,7 @@ import { until, verifySignature } from "./support/webhooks";
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=";
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 
-describe.each(BACKENDS)("milestones and webhooks on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("milestones and webhooks on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -10,14 +10,14 @@ import type { App } from "../src/app";
 import { createPartnerAdmin } from "../src/onerecord/partners/partner-admin";
 import { throwawayPGlite } from "../src/db/throwaway-pglite";
 import { PRISMA_DIR } from "../src/paths";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { oneRecord } from "./support/onerecord-requests";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
 
 const SHIPMENT = "/carrier/handling/shipment";
 
-describe.each(BACKENDS)("retention and subscription expiry on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("retention and subscription expiry on %s", (backend) => {
   describeBackend(backend)(`on ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -13,7 +13,7 @@ import {
   secretsValidAt,
 } from "../src/clients/signing-secrets";
 import { webhookSignatures } from "../src/delivery/notification";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { graphql, postJson } from "./support/http";
 import { type ReceivedPost, startReceiver } from "./support/receiver";
 import { standardVerifies, until } from "./support/webhooks";
@@ -50,7 +50,7 @@ describe("the webhook-signature header", () => {
   });
 });
 
-describe.each(BACKENDS)("signing-secret rotation on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("signing-secret rotation on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     const original = newSecret();

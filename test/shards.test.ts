@@ -10,11 +10,15 @@ const plan = require("./shards/plan.cjs") as {
   root: string;
   SERIAL: RegExp;
   ISOLATED: string[];
+  FULL_ONLY: string[];
+  FULL_ONLY_PATTERN: RegExp;
   SHARDS: number;
   PLAN_ENV: string;
-  PHASE_ONE: string[];
+  fullOnly(file: string): boolean;
+  phaseOne(suite?: { gate: boolean }): string[];
+  phaseTwo(suite?: { gate: boolean }): string;
   testFiles(): string[];
-  makeShards(): string[][];
+  makeShards(suite?: { gate: boolean }): string[][];
 };
 
 const jestBin = path.join(plan.root, "node_modules", "jest", "bin", "jest.js");
@@ -54,8 +58,34 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
       everyFile,
     );
     const entries = Array.from({ length: plan.SHARDS }, (_, index) => `test/shards/${index + 1}.shard.ts`);
-    expect(await listTests(plan.PHASE_ONE)).toEqual([...entries, ...plan.ISOLATED].sort());
+    expect(await listTests(plan.phaseOne())).toEqual([...entries, ...plan.ISOLATED].sort());
+    expect(await listTests(["--testPathPatterns", plan.phaseTwo()])).toEqual(
+      everyFile.filter((file) => plan.SERIAL.test(file)),
+    );
     for (const [index, entry] of entries.entries()) expect(source(entry)).toContain(`defineShard(${index});`);
+  }, 60_000);
+
+  it("in the gate, hold every file but the full suite's own, which README lists by name", async () => {
+    const everyFile = await listTests([]);
+    for (const file of plan.FULL_ONLY) expect(everyFile).toContain(file);
+    const fullOnly = everyFile.filter((file) => plan.fullOnly(file));
+    expect(fullOnly.length).toBeGreaterThan(plan.FULL_ONLY.length); // the pattern's files too
+    const gate = { gate: true };
+    const sharded = plan.makeShards(gate).flat();
+    expect(new Set(sharded).size).toBe(sharded.length);
+    const isolated = plan.ISOLATED.filter((file) => !plan.fullOnly(file));
+    const serial = await listTests(["--testPathPatterns", plan.phaseTwo(gate)]);
+    expect(serial.length).toBeGreaterThan(0);
+    expect([...sharded, ...isolated, ...serial].sort()).toEqual(everyFile.filter((file) => !plan.fullOnly(file)));
+    const entries = Array.from({ length: plan.SHARDS }, (_, index) => `test/shards/${index + 1}.shard.ts`);
+    expect(await listTests(plan.phaseOne(gate))).toEqual([...entries, ...isolated].sort());
+    // README names each file the gate leaves out, and the pattern's files by the pattern.
+    const readme = source("README.md");
+    const section = readme.slice(readme.indexOf("### The gate and the full suite"));
+    const leftOut = section.slice(0, section.indexOf("and runs less of")); // the list of files left out
+    const listed = [...leftOut.matchAll(/`(test\/[^`]+\.test\.ts)`/g)].map((match) => match[1]);
+    expect([...new Set(listed)].sort()).toEqual(everyFile.filter((file) => plan.FULL_ONLY.includes(file)));
+    expect(section).toContain("`*.faults.test.ts`");
   }, 60_000);
 
   it("share no registry with a file that replaces modules, picks its own environment or is imported by another", () => {

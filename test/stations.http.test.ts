@@ -3,7 +3,7 @@ import { BUNDLED_STATIONS_FILE } from "../src/stations/station.service";
 import type { StationRecord } from "../src/stations/station.view";
 import { FastLane } from "../src/http/fast-lane";
 import type { App } from "../src/app";
-import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 
 const bundled = (JSON.parse(readFileSync(BUNDLED_STATIONS_FILE, "utf8")) as { stations: StationRecord[] }).stations;
@@ -45,7 +45,7 @@ function absentFields(station: Record<string, any>): string[] {
   ];
 }
 
-describe.each(BACKENDS)("station routes on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("station routes on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let url: string;

@@ -3,9 +3,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { StationRecord } from "../src/stations/station.view";
-import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson } from "./support/http";
 import { spawnServer } from "./support/process";
+import { inFullSuite } from "./support/suite";
 
 function station(code: string, overrides: Partial<StationRecord> = {}): StationRecord {
   return {
@@ -52,7 +53,7 @@ const BAD_FILE = {
   ],
 };
 
-describe.each(BACKENDS)("station import on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("station import on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     afterAll(() => disposers.disposeAll());
@@ -130,7 +131,7 @@ describeBackend("postgres")("station import with several instances on one Postgr
   });
 });
 
-describe("npm run stations:import", () => {
+inFullSuite()("npm run stations:import", () => {
   const script = path.resolve(__dirname, "../dist/scripts/import-stations.js");
   let dir: string;
   beforeAll(async () => {

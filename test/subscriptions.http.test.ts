@@ -1,5 +1,5 @@
 import type { App } from "../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
 
@@ -15,7 +15,7 @@ async function clientWithKey(app: App, scopes: string[], prefixes = ["*"], maxSu
   return { clientId, key, keyId, auth: { authorization: `Bearer ${key}` } };
 }
 
-describe.each(BACKENDS)("subscriptions on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("subscriptions on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -6,7 +6,7 @@
  */
 import type { App } from "../src/app";
 import { parseFsu } from "../src/ingestion/fsu.parse";
-import { BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
@@ -21,7 +21,7 @@ const call = (url: string, method: string, path: string, key: string, body?: unk
 const gql = async (url: string, key: string, query: string) =>
   (await postJson(`${url}/graphql`, { query }, { authorization: `Bearer ${key}` })).body;
 
-describe.each(BACKENDS)("tenant isolation on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("tenant isolation on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let url: string;
@@ -180,7 +180,7 @@ describe.each(BACKENDS)("tenant isolation on %s", (backend) => {
  * (the dedupe key names the client), and the ids the gateway derives from carrier messages
  * ("fsu:…", "xfsu:…") cannot be sent as a caller's eventId.
  */
-describe.each(BACKENDS)("event ids per tenant on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("event ids per tenant on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

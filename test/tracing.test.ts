@@ -6,7 +6,7 @@ import { loadConfig } from "../src/config";
 import { compiledExecutionTotals } from "../src/graphql-core/compiled-executor";
 import { createLogger } from "../src/log";
 import { tracingOn } from "../src/tracing/spans";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";
 import { graphql, postJson } from "./support/http";
 import { openSubscriber } from "./support/ws-protocol";
 import { type ReceivedPost, startReceiver } from "./support/receiver";
@@ -30,7 +30,7 @@ const nextAwb = () => {
  */
 async function startGateway(
   disposers: Disposers,
-  backend: (typeof BACKENDS)[number],
+  backend: (typeof BEHAVIOUR_BACKENDS)[number],
   { traced, exporter }: { traced: boolean; exporter?: InMemorySpanExporter },
 ) {
   const environment = await testEnvironment(backend, {
@@ -77,7 +77,7 @@ const traceIdOf = (span: ReadableSpan) => span.spanContext().traceId;
 const spanIdOf = (span: ReadableSpan) => span.spanContext().spanId;
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
-describe.each(BACKENDS)("tracing on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("tracing on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const exporter = new InMemorySpanExporter();
     const disposers = new Disposers();

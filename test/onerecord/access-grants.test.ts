@@ -4,13 +4,13 @@ import type { AppError } from "../../src/errors";
 import { createObjectGrantStore } from "../../src/onerecord/identity/object-grants.store";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
 import { CARRIER_ORGANIZATION_ID } from "../../src/onerecord/identity/organizations";
-import { BACKENDS, describeBackend, Disposers } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers } from "../support/harness";
 import { openTestDatabase } from "../support/test-database";
 
 /** Grants the operator makes on a creator's behalf (npm run admin -- object:grant / object:revoke). */
 const BASE_URL = "https://1r.carrier.example/onerecord";
 
-describe.each(BACKENDS)("operator grants on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("operator grants on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let db: Database;

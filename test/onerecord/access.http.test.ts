@@ -1,7 +1,7 @@
 import type { Scope } from "../../src/clients/credentials";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -15,7 +15,7 @@ import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 const AWB = "020-12345675";
 const AGENT = "https://1r.forwarder.example/logistics-objects/organization-forwarder";
 
-describe.each(BACKENDS)("ONE Record access on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record access on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { App } from "../../src/app";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
 import { MAX_PENDING_CHANGE_REQUESTS } from "../../src/onerecord/objects/objects.service";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
 
@@ -39,7 +39,7 @@ const describe_ = (uri: string, revision: number, from: string, to: string) => (
   })),
 });
 
-describe.each(BACKENDS)("ONE Record change requests on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record change requests on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,5 +1,5 @@
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
@@ -13,7 +13,7 @@ const nextAwb = () => {
   return `020-${n}${Number(n) % 7}`;
 };
 
-describe.each(BACKENDS)("ONE Record objects of an AWB on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record objects of an AWB on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,5 +1,5 @@
 import type { App } from "../../src/app";
-import { BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 
@@ -33,7 +33,7 @@ async function conforming(answer: Promise<OneRecordAnswer>): Promise<OneRecordAn
   return res;
 }
 
-describe.each(BACKENDS)("ONE Record clients' Organizations on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record clients' Organizations on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

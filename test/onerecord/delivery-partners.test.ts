@@ -1,5 +1,5 @@
 import type { App } from "../../src/app";
-import { BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import {
   type NotificationReceiver,
@@ -19,7 +19,7 @@ const CLIENT_ID = "carrier-gateway";
 const CLIENT_SECRET = "notifications-secret";
 const DEFAULT_AUDIENCE = "https://default-audience.test";
 
-describe.each(BACKENDS)("ONE Record notifications to registered partners only on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications to registered partners only on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let issuer: OidcIssuer;

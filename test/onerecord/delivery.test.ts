@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { getJson, graphql } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import {
@@ -15,6 +15,7 @@ import {
 } from "../support/onerecord-outbox";
 import { until } from "../support/webhooks";
 import { spawnWorker } from "../support/worker-process";
+import { inFullSuite } from "../support/suite";
 
 /**
  * ONE Record notifications through the real outbox: a gateway on each database, a token endpoint and
@@ -26,7 +27,7 @@ const CLIENT_ID = "carrier-gateway";
 const CLIENT_SECRET = "notifications-secret";
 const MEDIA_TYPE = "application/ld+json; version=2.3.0";
 
-describe.each(BACKENDS)("ONE Record notifications sent by the delivery worker on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications sent by the delivery worker on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let issuer: OidcIssuer;
@@ -382,42 +383,45 @@ describe("ONE Record notifications without token settings", () => {
   });
 });
 
-describeBackend("postgres")("ONE Record notifications from a standalone worker (npm run worker, PostgreSQL)", () => {
-  const disposers = new Disposers();
-  afterAll(() => disposers.disposeAll());
-  const SECRETS_KEY = Buffer.alloc(32, 9).toString("base64");
+inFullSuite(describeBackend("postgres"))(
+  "ONE Record notifications from a standalone worker (npm run worker, PostgreSQL)",
+  () => {
+    const disposers = new Disposers();
+    afterAll(() => disposers.disposeAll());
+    const SECRETS_KEY = Buffer.alloc(32, 9).toString("base64");
 
-  // dist/src/worker.js, as `npm run worker` runs it: `npm run build` first, like the other process tests.
-  it("are sent by it with a bearer token of the token endpoint, and its /metrics counts them", async () => {
-    const issuer = await startOidcIssuer(disposers);
-    issuer.addClient(CLIENT_ID, CLIENT_SECRET);
-    const { app, env } = await startApp("postgres", disposers, { SECRETS_KEY, DELIVERY_WORKER: "false" });
-    const worker = await spawnWorker({
-      DATABASE_URL: env.DATABASE_URL!,
-      SECRETS_KEY,
-      ALLOW_PRIVATE_CALLBACKS: env.ALLOW_PRIVATE_CALLBACKS!,
-      ONE_RECORD_TOKEN_URL: issuer.tokenUrl,
-      ONE_RECORD_CLIENT_ID: CLIENT_ID,
-      ONE_RECORD_CLIENT_SECRET: CLIENT_SECRET,
+    // dist/src/worker.js, as `npm run worker` runs it: `npm run build` first, like the other process tests.
+    it("are sent by it with a bearer token of the token endpoint, and its /metrics counts them", async () => {
+      const issuer = await startOidcIssuer(disposers);
+      issuer.addClient(CLIENT_ID, CLIENT_SECRET);
+      const { app, env } = await startApp("postgres", disposers, { SECRETS_KEY, DELIVERY_WORKER: "false" });
+      const worker = await spawnWorker({
+        DATABASE_URL: env.DATABASE_URL!,
+        SECRETS_KEY,
+        ALLOW_PRIVATE_CALLBACKS: env.ALLOW_PRIVATE_CALLBACKS!,
+        ONE_RECORD_TOKEN_URL: issuer.tokenUrl,
+        ONE_RECORD_CLIENT_ID: CLIENT_ID,
+        ONE_RECORD_CLIENT_SECRET: CLIENT_SECRET,
+      });
+      disposers.add(async () => {
+        worker.child.kill("SIGTERM");
+        await worker.exited;
+      });
+      const to = await startNotificationReceiver(disposers);
+      const subscriptionId = await oneRecordSubscription(app.database, { endpoint: to.endpoint });
+      const id = await queueOneRecordNotification(app.database, { subscriptionId, endpoint: to.endpoint });
+      await until(() => to.posts.length === 1, { what: "the notification" });
+      expect(to.posts[0]!.headers).toMatchObject({
+        "notification-id": id,
+        authorization: `Bearer ${issuer.issuedTokens()[0]}`,
+      });
+      await until(
+        async () => (await app.database.prisma.delivery.findUniqueOrThrow({ where: { id } })).status === "DELIVERED",
+        { what: "the outcome recorded" },
+      );
+      const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+      expect(metrics).toMatch(/^gateway_deliveries_total\{outcome="delivered",kind="onerecord"\} 1$/m);
+      expect(metrics).toMatch(/^gateway_onerecord_token_requests_total\{outcome="ok"\} 1$/m);
     });
-    disposers.add(async () => {
-      worker.child.kill("SIGTERM");
-      await worker.exited;
-    });
-    const to = await startNotificationReceiver(disposers);
-    const subscriptionId = await oneRecordSubscription(app.database, { endpoint: to.endpoint });
-    const id = await queueOneRecordNotification(app.database, { subscriptionId, endpoint: to.endpoint });
-    await until(() => to.posts.length === 1, { what: "the notification" });
-    expect(to.posts[0]!.headers).toMatchObject({
-      "notification-id": id,
-      authorization: `Bearer ${issuer.issuedTokens()[0]}`,
-    });
-    await until(
-      async () => (await app.database.prisma.delivery.findUniqueOrThrow({ where: { id } })).status === "DELIVERED",
-      { what: "the outcome recorded" },
-    );
-    const metrics = await (await fetch(`${worker.url}/metrics`)).text();
-    expect(metrics).toMatch(/^gateway_deliveries_total\{outcome="delivered",kind="onerecord"\} 1$/m);
-    expect(metrics).toMatch(/^gateway_onerecord_token_requests_total\{outcome="ok"\} 1$/m);
-  });
-});
+  },
+);

@@ -11,7 +11,7 @@ import { type Client, createClient } from "graphql-ws";
 import WebSocket from "ws";
 import jsonld from "jsonld";
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord, type OneRecordAnswer } from "../support/onerecord-requests";
@@ -47,7 +47,7 @@ const departure = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-describe.each(BACKENDS)("ONE Record logistics events on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,6 +1,6 @@
 import { ISSUER_KEYS_FAILURE_COOLDOWN_MS, ISSUER_KEYS_MAX_AGE_MS } from "../../src/onerecord/identity/issuer-keys";
 import { setWallClock } from "../support/clock";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
@@ -12,7 +12,7 @@ import { oneRecord } from "../support/onerecord-requests";
 const AGENT = "https://1r.forwarder.example/logistics-objects/organization-forwarder";
 const AUDIENCE = "https://1r.carrier.example";
 
-describe.each(BACKENDS)("ONE Record callers on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record callers on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let issuer: OidcIssuer;

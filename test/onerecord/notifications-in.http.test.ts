@@ -7,7 +7,7 @@ import { type App, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import {
   ADMIN_KEY,
-  BACKENDS,
+  BEHAVIOUR_BACKENDS,
   describeBackend,
   Disposers,
   startApp,
@@ -38,7 +38,7 @@ const notification = (fields: Record<string, unknown> = {}) => ({
 });
 
 /** POST {base}/notifications on both databases (docs/ONE-RECORD.md "Receiving notifications"). */
-describe.each(BACKENDS)("ONE Record notifications received on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,6 +1,6 @@
 import type { App } from "../../src/app";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -25,7 +25,7 @@ type Body = Record<string, any>;
  * delegation (revoked or expired), and an agent with events:read is told through a type subscription.
  * Real HTTP, a real OIDC issuer, both databases; the delivery worker is off, so the queued rows stay.
  */
-describe.each(BACKENDS)("ONE Record notifications to OIDC agents on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications to OIDC agents on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let issuer: OidcIssuer;

@@ -1,6 +1,6 @@
 import type { App } from "../../src/app";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
@@ -21,7 +21,7 @@ type Body = Record<string, any>;
  * ingests a milestone, and the gateway's own worker POSTs the api:Notification to the forwarder's
  * registered server (a real HTTP receiver), on both databases.
  */
-describe.each(BACKENDS)("ONE Record notifications end to end on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications end to end on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

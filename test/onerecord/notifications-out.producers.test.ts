@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
@@ -31,7 +31,7 @@ const itemsOf = (collection: Body): Body[] => [collection["api:hasItem"] ?? []].
  * producer writes in its own transaction, on both databases. The delivery worker is off, so every
  * queued row stays as it was written.
  */
-describe.each(BACKENDS)("ONE Record notifications queued on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications queued on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

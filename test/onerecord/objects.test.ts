@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
 
@@ -23,7 +23,7 @@ const piece = (description: string) => ({
   },
 });
 
-describe.each(BACKENDS)("ONE Record logistics objects on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics objects on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -8,13 +8,14 @@ import type { AppError } from "../../src/errors";
 import { notificationEndpointOf } from "../../src/onerecord/partners/notification-endpoint";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { createPartnerServers } from "../../src/onerecord/partners/partner-servers";
-import { BACKENDS, describeBackend, Disposers } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers } from "../support/harness";
 import { fixtures, openTestDatabase } from "../support/test-database";
+import { inFullSuite } from "../support/suite";
 
 /** The operator's partner registry (npm run admin -- partner:add, partner:remove, partners) and where notifications go. */
 const BASE_URL = "https://1r.carrier.example/onerecord";
 
-describe.each(BACKENDS)("ONE Record partners on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record partners on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let db: Database;
@@ -173,7 +174,7 @@ describe("which registered partner's server a URL is on (the senders' partner lo
   });
 });
 
-describe("npm run admin -- partner:add, partners, partner:remove", () => {
+inFullSuite()("npm run admin -- partner:add, partners, partner:remove", () => {
   const script = path.resolve(__dirname, "../../dist/scripts/admin.js");
   let dir: string;
   beforeAll(async () => {

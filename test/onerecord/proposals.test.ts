@@ -6,7 +6,7 @@ import { createPartnerClient, MAX_ANSWER_BYTES } from "../../src/onerecord/propo
 import { createProposalStore } from "../../src/onerecord/proposals/proposals.store";
 import { startProposalWorker, type ProposalWorker } from "../../src/onerecord/proposals/proposals.worker";
 import { createOneRecordUris } from "../../src/onerecord/uris";
-import { BACKENDS, describeBackend, Disposers } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers } from "../support/harness";
 import { fixtures, openTestDatabase } from "../support/test-database";
 
 const API = "https://onerecord.iata.org/ns/api#";
@@ -90,7 +90,7 @@ const subscriptionFor = (topic: string, subscriber: string, fields: Record<strin
  * Publisher-initiated subscriptions (docs/ONE-RECORD.md): the proposal loop over a real database and a
  * real partner server, on both databases.
  */
-describe.each(BACKENDS)("ONE Record subscription proposals on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscription proposals on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let db: Database;

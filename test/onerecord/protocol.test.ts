@@ -1,10 +1,10 @@
 import { get } from "node:http";
 import { negotiateApiVersion } from "../../src/onerecord/negotiation";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
 
-describe.each(BACKENDS)("ONE Record protocol on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record protocol on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let base: string;

@@ -6,7 +6,7 @@ import {
   MAX_JSON_LD_OBJECTS,
   MAX_JSON_LD_VALUES,
 } from "../../src/onerecord/jsonld-bounds";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 
@@ -70,7 +70,7 @@ const messageOf = (answer: OneRecordAnswer): string => {
   return (Array.isArray(details) ? details[0] : details)["api:hasMessage"] as string;
 };
 
-describe.each(BACKENDS)("ONE Record request bounds on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record request bounds on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,6 +1,6 @@
 import type { App } from "../../src/app";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { type NotificationReceiver, startNotificationReceiver } from "../support/onerecord-outbox";
@@ -18,7 +18,7 @@ const GATEWAY_SECRET = "notifications-secret";
  * to the server the operator registered for it (partner:add), never to one its URI names, each with a
  * token of that partner's audience.
  */
-describe.each(BACKENDS)("ONE Record subscriptions by OIDC agents on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions by OIDC agents on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let issuer: OidcIssuer;

@@ -4,7 +4,7 @@ import { isLogisticsObjectClass } from "../../src/onerecord/objects/object-model
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS } from "../../src/onerecord/subscriptions/subscriptions.service";
 import cargo from "../../src/onerecord/vocabulary/cargo.json";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
@@ -26,7 +26,7 @@ const nextAwb = () => {
 };
 
 /** POST /subscriptions, GET / PATCH / DELETE its SubscriptionRequest, on both databases (docs/ONE-RECORD.md "Subscriptions"). */
-describe.each(BACKENDS)("ONE Record subscriptions on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,5 +1,5 @@
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord } from "../support/onerecord-requests";
 
@@ -9,7 +9,7 @@ import { oneRecord } from "../support/onerecord-requests";
  */
 const AWB = "020-55500023";
 
-describe.each(BACKENDS)("ONE Record transport movements on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record transport movements on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -1,7 +1,7 @@
 import type { App } from "../../src/app";
 import { createSubscriptionWishes } from "../../src/onerecord/notifications-in/subscription-wishes";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { graphql, postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -57,7 +57,7 @@ interface Stored {
 
 const idOf = (body: Body, property: string): string | undefined => body[`${API}${property}`]?.[0]?.["@id"];
 
-describe.each(BACKENDS)("two ONE Record nodes on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("two ONE Record nodes on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let issuer: OidcIssuer;

@@ -3,7 +3,7 @@ import {
   createSubscriptionWishes,
   type SubscriptionWishes,
 } from "../../src/onerecord/notifications-in/subscription-wishes";
-import { BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { oneRecord } from "../support/onerecord-requests";
 
 const API = "https://onerecord.iata.org/ns/api#";
@@ -16,7 +16,7 @@ const PUBLISHER = "https://1r.publisher.test/logistics-objects/";
  * GET {base}/subscriptions?topicType=&topic= on both databases: what this server wants when another
  * publisher proposes a subscription (docs/ONE-RECORD.md "Receiving notifications").
  */
-describe.each(BACKENDS)("ONE Record subscription wishes on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscription wishes on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;

@@ -18,6 +18,33 @@ const SERIAL = /\.(rates|browser)\.test\.ts$/;
  * they run as files of their own. test/shards.test.ts fails on a test file that does and is not here.
  */
 const ISOLATED = ["test/migrations.fast-path.test.ts"];
+/**
+ * What the gate (`npm test`, which CI runs) leaves to the full suite (`npm run test:full`): tests of
+ * whole processes (started, signalled, killed, restarted, their exit codes and stop deadlines), of
+ * services stopped under the gateway (`*.faults`), and of the schema's history (migrations replayed and
+ * diffed, the embedded template made). Each costs seconds of CPU per test in processes of its own, and
+ * fails only on a change to what starts, stops or migrates the gateway. README, "The gate and the full
+ * suite", lists the same files (test/shards.test.ts holds the two equal).
+ */
+const FULL_ONLY = [
+  "test/admin-cli.test.ts",
+  "test/deployment.test.ts",
+  "test/embedded-template.test.ts",
+  "test/ingestion.broker-restart.test.ts",
+  "test/migrations.fast-path.test.ts",
+  "test/migrations.test.ts",
+  "test/onerecord/start-warning.test.ts",
+  "test/onerecord/wishes.admin.test.ts",
+  "test/process-watchdog.test.ts",
+  "test/process.test.ts",
+  "test/request-log.process.test.ts",
+  "test/start-steps.test.ts",
+];
+/** The fault tests, also the full suite's alone. */
+const FULL_ONLY_PATTERN = /\.faults\.test\.ts$/;
+const fullOnly = (file) => FULL_ONLY.includes(file) || FULL_ONLY_PATTERN.test(file);
+/** Where scripts/test.js says which suite runs: `gate`, or unset for everything. */
+const SUITE_ENV = "TEST_SUITE";
 /** How many shards: a few per Jest worker, so a worker that finishes early takes the next one. */
 const SHARDS = 9;
 /** Where scripts/test.js hands the plan it made to the shards (made once: every worker sees the same). */
@@ -36,12 +63,12 @@ function testFiles() {
  * seconds (durations.json, scripts/test-durations.js; a file not recorded counts as the median) — the
  * heaviest first, each into the lightest shard so far.
  */
-function makeShards() {
+function makeShards({ gate = false } = {}) {
   const durations = require("./durations.json");
   const recorded = Object.values(durations).sort((a, b) => a - b);
   const median = recorded.length > 0 ? recorded[Math.floor(recorded.length / 2)] : 1;
   const files = testFiles()
-    .filter((file) => !SERIAL.test(file) && !ISOLATED.includes(file))
+    .filter((file) => !SERIAL.test(file) && !ISOLATED.includes(file) && !(gate && fullOnly(file)))
     .map((file) => ({ file, weight: durations[file] ?? median }))
     .sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file));
   const plan = Array.from({ length: SHARDS }, () => ({ weight: 0, files: [] }));
@@ -58,7 +85,32 @@ function shards() {
   return process.env[PLAN_ENV] ? JSON.parse(process.env[PLAN_ENV]) : makeShards();
 }
 
-/** Jest's arguments that select phase 1: the shards' entry files and the isolated files. */
-const PHASE_ONE = ["--testMatch", "**/test/shards/*.shard.ts", ...ISOLATED.map((file) => `**/${file}`)];
+/** Jest's arguments that select phase 1: the shards' entry files and the isolated files (the gate's only). */
+const phaseOne = ({ gate = false } = {}) => [
+  "--testMatch",
+  "**/test/shards/*.shard.ts",
+  ...ISOLATED.filter((file) => !(gate && fullOnly(file))).map((file) => `**/${file}`),
+];
+/** The serial files of phase 2 (the gate's only), as a Jest path pattern. */
+const phaseTwo = ({ gate = false } = {}) =>
+  testFiles()
+    .filter((file) => SERIAL.test(file) && !(gate && fullOnly(file)))
+    .map((file) => file.replace(/[.]/g, "\\."))
+    .join("|");
 
-module.exports = { root, SERIAL, ISOLATED, SHARDS, PLAN_ENV, PHASE_ONE, testFiles, makeShards, shards };
+module.exports = {
+  root,
+  SERIAL,
+  ISOLATED,
+  FULL_ONLY,
+  FULL_ONLY_PATTERN,
+  SHARDS,
+  PLAN_ENV,
+  SUITE_ENV,
+  fullOnly,
+  phaseOne,
+  phaseTwo,
+  testFiles,
+  makeShards,
+  shards,
+};

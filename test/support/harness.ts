@@ -6,11 +6,19 @@ import { loadConfig } from "../../src/config";
 import { pgliteDump } from "./database-templates";
 import { newEmbeddedDataDir } from "./embedded-data-dirs";
 import { createPostgresDatabase, postgresAvailable, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
+import { IN_GATE } from "./suite";
 
 export type Backend = "pglite" | "postgres";
 
 /** Both backends, for `describe.each`; PostgreSQL's is skipped (and says why) when no server answers. */
 export const BACKENDS: Backend[] = ["pglite", "postgres"];
+/**
+ * The backends a behaviour test runs on (routes, operations, live events, ONE Record over HTTP): the
+ * embedded default alone in the gate, both in the full suite (test/support/suite.ts). What the two
+ * databases do differently is in the statements, and the statement and race tests run on both
+ * (`BACKENDS`) in either suite.
+ */
+export const BEHAVIOUR_BACKENDS: Backend[] = IN_GATE ? ["pglite"] : BACKENDS;
 
 export function describeBackend(backend: Backend): jest.Describe {
   if (backend === "postgres" && !postgresAvailable()) {
