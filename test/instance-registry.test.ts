@@ -13,6 +13,7 @@ import { createPostgresDatabase } from "./support/postgres";
 import { until } from "./support/webhooks";
 import { MAIN_JS } from "./support/process";
 import { refusedStart, spawnWorker, WORKER_JS } from "./support/worker-process";
+import { itInFullSuite } from "./support/suite";
 
 const REPO = path.resolve(__dirname, "..");
 const KEY_A = Buffer.alloc(32, 1).toString("base64");
@@ -106,29 +107,33 @@ describeBackend("postgres")("instances on one PostgreSQL database must share the
     await own.disposeAll();
   });
 
-  it("a worker process compares what a worker uses: another CARRIER_SEGMENT starts, another ALLOW_PRIVATE_CALLBACKS exits 1 naming it", async () => {
-    const own = new Disposers();
-    disposers.add(() => own.disposeAll());
-    const { env } = await startApp("postgres", own, { DATABASE_URL: databaseUrl, SECRETS_KEY: KEY_A });
-    const workerEnv = { DATABASE_URL: databaseUrl, SECRETS_KEY: KEY_A, ALLOW_PRIVATE_CALLBACKS: "true" };
-    const worker = await spawnWorker({ ...workerEnv, CARRIER_SEGMENT: "not-the-gateways" });
-    own.add(async () => {
-      worker.child.kill("SIGTERM");
-      await worker.exited;
-    });
-    expect(env.ALLOW_PRIVATE_CALLBACKS).toBe("true");
-    expect((await rows()).map((row) => row.kind)).toEqual(["gateway", "worker"]);
+  itInFullSuite(
+    "a worker process compares what a worker uses: another CARRIER_SEGMENT starts, another ALLOW_PRIVATE_CALLBACKS exits 1 naming it",
+    async () => {
+      const own = new Disposers();
+      disposers.add(() => own.disposeAll());
+      const { env } = await startApp("postgres", own, { DATABASE_URL: databaseUrl, SECRETS_KEY: KEY_A });
+      const workerEnv = { DATABASE_URL: databaseUrl, SECRETS_KEY: KEY_A, ALLOW_PRIVATE_CALLBACKS: "true" };
+      const worker = await spawnWorker({ ...workerEnv, CARRIER_SEGMENT: "not-the-gateways" });
+      own.add(async () => {
+        worker.child.kill("SIGTERM");
+        await worker.exited;
+      });
+      expect(env.ALLOW_PRIVATE_CALLBACKS).toBe("true");
+      expect((await rows()).map((row) => row.kind)).toEqual(["gateway", "worker"]);
 
-    const refused = await refusedStart(WORKER_JS, { ...workerEnv, ALLOW_PRIVATE_CALLBACKS: "false" });
-    expect(refused.code).toBe(1);
-    const lines = refused.stderr.trim().split("\n");
-    expect(lines).toHaveLength(1);
-    expect(namedIn(lines[0]!)).toEqual(["ALLOW_PRIVATE_CALLBACKS"]);
-    expect(lines[0]).toContain('ALLOW_PRIVATE_CALLBACKS is "false" here, "true" there');
-    expect(lines[0]).toMatch(/gateway pid \d+ on .+; worker pid \d+ on /);
-    await own.disposeAll();
-    expect(await rows()).toEqual([]);
-  }, 60_000);
+      const refused = await refusedStart(WORKER_JS, { ...workerEnv, ALLOW_PRIVATE_CALLBACKS: "false" });
+      expect(refused.code).toBe(1);
+      const lines = refused.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(namedIn(lines[0]!)).toEqual(["ALLOW_PRIVATE_CALLBACKS"]);
+      expect(lines[0]).toContain('ALLOW_PRIVATE_CALLBACKS is "false" here, "true" there');
+      expect(lines[0]).toMatch(/gateway pid \d+ on .+; worker pid \d+ on /);
+      await own.disposeAll();
+      expect(await rows()).toEqual([]);
+    },
+    60_000,
+  );
 
   describe("the registry itself", () => {
     let database: Awaited<ReturnType<typeof openDatabase>>;

@@ -19,6 +19,7 @@ import {
   type OpenedSocket,
 } from "./support/shared-limits";
 import { metric } from "./support/ws-protocol";
+import { itInFullSuite } from "./support/suite";
 
 type Started = Awaited<ReturnType<typeof startApp>>;
 
@@ -112,38 +113,41 @@ describeBackend("postgres")("limits shared by two instances through one Redis", 
     }
   });
 
-  it("frees the slots of an instance that died within its lease, and keeps a live instance's past it", async () => {
-    const key = await freshKey(a.app, "instance that dies");
-    let server: ServerProcess | undefined = await spawnServer({
-      DATABASE_URL: a.env.DATABASE_URL!,
-      REDIS_URL: redis.url,
-      DELIVERY_WORKER: "false",
-      // As the in-process instances (the harness's): instances on one database share them (DEPLOYMENT.md).
-      ALLOW_PRIVATE_CALLBACKS: "true",
-      GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: a.env.GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND!,
-      ...LIMITS,
-    });
-    disposers.add(async () => {
-      if (server) {
-        server.child.kill("SIGKILL");
-        await server.exited;
-      }
-    });
-    await limitsCountedIn(server.url, "redis");
-    for (let i = 0; i < 3; i++) expect((await openSocket(server.url, key, track)).outcome).toBe("acked");
-    // Renewed while the process lives: its slots outlast their lease.
-    await sleep(2 * LEASE_MS);
-    expect((await openSocket(a.url, key, track)).outcome).toMatchObject({ reason: expect.stringMatching(AT_CAP) });
+  itInFullSuite(
+    "frees the slots of an instance that died within its lease, and keeps a live instance's past it",
+    async () => {
+      const key = await freshKey(a.app, "instance that dies");
+      let server: ServerProcess | undefined = await spawnServer({
+        DATABASE_URL: a.env.DATABASE_URL!,
+        REDIS_URL: redis.url,
+        DELIVERY_WORKER: "false",
+        // As the in-process instances (the harness's): instances on one database share them (DEPLOYMENT.md).
+        ALLOW_PRIVATE_CALLBACKS: "true",
+        GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: a.env.GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND!,
+        ...LIMITS,
+      });
+      disposers.add(async () => {
+        if (server) {
+          server.child.kill("SIGKILL");
+          await server.exited;
+        }
+      });
+      await limitsCountedIn(server.url, "redis");
+      for (let i = 0; i < 3; i++) expect((await openSocket(server.url, key, track)).outcome).toBe("acked");
+      // Renewed while the process lives: its slots outlast their lease.
+      await sleep(2 * LEASE_MS);
+      expect((await openSocket(a.url, key, track)).outcome).toMatchObject({ reason: expect.stringMatching(AT_CAP) });
 
-    server.child.kill("SIGKILL"); // no close handler runs: only the lease frees its slots
-    await server.exited;
-    server = undefined;
-    let next: OpenedSocket | undefined;
-    for (let attempt = 0; attempt < 10 && next?.outcome !== "acked"; attempt++) {
-      await sleep(LEASE_MS / 3);
-      next = await openSocket(a.url, key, track);
-      if (next.outcome !== "acked") expect(next.outcome).toMatchObject({ reason: expect.stringMatching(AT_CAP) });
-    }
-    expect(next?.outcome).toBe("acked");
-  });
+      server.child.kill("SIGKILL"); // no close handler runs: only the lease frees its slots
+      await server.exited;
+      server = undefined;
+      let next: OpenedSocket | undefined;
+      for (let attempt = 0; attempt < 10 && next?.outcome !== "acked"; attempt++) {
+        await sleep(LEASE_MS / 3);
+        next = await openSocket(a.url, key, track);
+        if (next.outcome !== "acked") expect(next.outcome).toMatchObject({ reason: expect.stringMatching(AT_CAP) });
+      }
+      expect(next?.outcome).toBe("acked");
+    },
+  );
 });

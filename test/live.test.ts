@@ -6,6 +6,7 @@ import { postJson } from "./support/http";
 import { createPostgresDatabase } from "./support/postgres";
 import { spawnServer } from "./support/process";
 import { until } from "./support/webhooks";
+import { inFullSuite } from "./support/suite";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 let serial = 5_000_000;
@@ -205,7 +206,7 @@ describe("a slow websocket consumer", () => {
   }, 120_000);
 });
 
-describeBackend("postgres")("live milestones across instances (PostgreSQL + Redis)", () => {
+inFullSuite(describeBackend("postgres"))("live milestones across instances (PostgreSQL + Redis)", () => {
   const disposers = new Disposers();
   afterAll(() => disposers.disposeAll());
 

@@ -31,6 +31,7 @@ const FULL_ONLY = [
   "test/deployment.test.ts",
   "test/embedded-template.test.ts",
   "test/ingestion.broker-restart.test.ts",
+  "test/live.pruned-history.test.ts",
   "test/migrations.fast-path.test.ts",
   "test/migrations.test.ts",
   "test/onerecord/start-warning.test.ts",

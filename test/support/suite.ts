@@ -23,3 +23,9 @@ export function inFullSuite(describer: jest.Describe = describe): jest.Describe 
   return ((name: string, fn: () => void) =>
     describe.skip(`${name} — in the full suite (npm run test:full)`, fn)) as unknown as jest.Describe;
 }
+
+/** `it` for one test that runs a gateway, a worker or a command as a process of its own (as `inFullSuite`). */
+export const itInFullSuite: jest.It = IN_GATE
+  ? (((name: string, fn: jest.ProvidesCallback, timeout?: number) =>
+      it.skip(`${name} — in the full suite (npm run test:full)`, fn, timeout)) as unknown as jest.It)
+  : it;
