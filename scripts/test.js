@@ -10,7 +10,7 @@
 // - Phase 2: the tests that compare rates measured in the run (test/*.rates.test.ts) and the browser
 //   tests (test/*.browser.test.ts), which hold a 2-second budget with Chromium using a core of its
 //   own: they run after the rest, one file at a time, with no other test beside them.
-// - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY) and tells the tests it is the
+// - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them) and tells the tests it is the
 //   gate (TEST_SUITE=gate: behaviour tests on one database, a quarter of each fuzz run;
 //   test/support/suite.ts).
 // - The static checks run from the start to the end, one at a time: type-checks of test/ and web/
@@ -24,7 +24,7 @@ const { spawn, spawnSync } = require("node:child_process");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..");
-const { PLAN_ENV, SUITE_ENV, makeShards, phaseOne, phaseTwo } = require("../test/shards/plan.cjs");
+const { PLAN_ENV, SUITE_ENV, fullOnly, makeShards, phaseOne, phaseTwo, testFiles } = require("../test/shards/plan.cjs");
 const bin = (pkg, file) => path.join(root, "node_modules", pkg, file);
 const jest = [
   "--experimental-vm-modules",
@@ -115,12 +115,20 @@ async function main() {
   // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
   // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
   const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", phaseTwo({ gate })], { env });
-  console.log(`npm test: ${suite}, phase 2 (rate and browser tests, one at a time) took ${seconds(started)}`);
+  console.log(
+    `npm test: ${suite}, phase 2 (${gate ? "browser tests" : "rate and browser tests"}, one at a time) took ${seconds(started)}`,
+  );
   started = Date.now();
   const failedChecks = await checks;
   if (Date.now() - started >= 1_000)
     console.log(`npm test: the static checks went on for ${seconds(started)} after phase 2`);
   for (const what of failedChecks) console.error(`npm test: ${what} failed (its output is above).`);
+  if (gate)
+    console.log(
+      `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
+        "for the full suite, the behaviour tests' PostgreSQL half and three quarters of each fuzz run: " +
+        'npm run test:full runs them (README, "The gate and the full suite").',
+    );
   return first || second || (failedChecks.length > 0 ? 1 : 0);
 }
 

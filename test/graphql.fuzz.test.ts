@@ -493,6 +493,6 @@ describe("fuzzing GraphQL documents and websocket subscribe payloads", () => {
 
   test("/healthz answered every poll throughout", () => {
     expect(polls.late).toEqual([]);
-    expect(polls.answered).toBeGreaterThanOrEqual(10);
+    expect(polls.answered).toBeGreaterThanOrEqual(runsInSuite(10));
   });
 });

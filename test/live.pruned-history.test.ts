@@ -9,7 +9,7 @@
  * an I/O turn) that starved the event loop, the test's own included had it run in this process.
  * Retention is aged by a short RETENTION_EVENTS_DAYS, as an operator would see it.
  */
-import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";
+import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";
 import { type ServerProcess, spawnServer } from "./support/process";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
@@ -31,7 +31,7 @@ const exitWithin = (server: ServerProcess, ms: number) =>
     new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), ms).unref()),
   ]);
 
-describe.each(BEHAVIOUR_BACKENDS)("a live subscriber replaying past pruned history on %s", (backend) => {
+describe.each(BACKENDS)("a live subscriber replaying past pruned history on %s", (backend) => {
   describeBackend(backend)(`on ${backend}`, () => {
     const disposers = new Disposers();
     afterAll(() => disposers.disposeAll());

@@ -79,13 +79,21 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
     expect([...sharded, ...isolated, ...serial].sort()).toEqual(everyFile.filter((file) => !plan.fullOnly(file)));
     const entries = Array.from({ length: plan.SHARDS }, (_, index) => `test/shards/${index + 1}.shard.ts`);
     expect(await listTests(plan.phaseOne(gate))).toEqual([...entries, ...isolated].sort());
-    // README names each file the gate leaves out, and the pattern's files by the pattern.
+    // README names each file the gate leaves out, each file with a test or describe it skips for the full
+    // suite (inFullSuite, itInFullSuite), and the pattern's files by the pattern.
     const readme = source("README.md");
     const section = readme.slice(readme.indexOf("### The gate and the full suite"));
-    const leftOut = section.slice(section.indexOf("\n- "), section.indexOf("and runs less of")); // the list of files left out
+    const end = section.indexOf("and runs less of");
+    expect(end).toBeGreaterThan(0);
+    const leftOut = section.slice(section.indexOf("\n- "), end); // the list of what the gate leaves out
+    const marked = everyFile.filter((file) => /\b(?:inFullSuite|itInFullSuite)\(/.test(source(file)));
+    expect(marked.length).toBeGreaterThan(0);
     const listed = [...leftOut.matchAll(/`(test\/[^`]+\.test\.ts)`/g)].map((match) => match[1]);
-    expect([...new Set(listed)].sort()).toEqual(everyFile.filter((file) => plan.FULL_ONLY.includes(file)));
-    expect(section).toContain("`*.faults.test.ts`");
+    expect([...new Set(listed)].sort()).toEqual(
+      everyFile.filter((file) => plan.FULL_ONLY.includes(file) || marked.includes(file)),
+    );
+    expect(leftOut).toContain("`*.faults.test.ts`");
+    expect(leftOut).toContain("`*.rates.test.ts`");
   }, 60_000);
 
   it("share no registry with a file that replaces modules, picks its own environment or is imported by another", () => {

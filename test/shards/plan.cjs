@@ -20,11 +20,12 @@ const SERIAL = /\.(rates|browser)\.test\.ts$/;
 const ISOLATED = ["test/migrations.fast-path.test.ts"];
 /**
  * What the gate (`npm test`, which CI runs) leaves to the full suite (`npm run test:full`): tests of
- * whole processes (started, signalled, killed, restarted, their exit codes and stop deadlines), of
- * services stopped under the gateway (`*.faults`), and of the schema's history (migrations replayed and
- * diffed, the embedded template made). Each costs seconds of CPU per test in processes of its own, and
- * fails only on a change to what starts, stops or migrates the gateway. README, "The gate and the full
- * suite", lists the same files (test/shards.test.ts holds the two equal).
+ * whole processes and of the start (started, signalled, killed, failed at each step, their exit codes
+ * and stop deadlines), of the admin commands run as processes, of services and receivers failing under
+ * gateway processes (`*.faults`, `*.rates`), and of the schema's history (migrations replayed and
+ * diffed, the embedded template made). Most start processes of their own, each costing about a second
+ * or more of CPU. README, "The gate and the full suite", lists the same files (test/shards.test.ts
+ * holds the two equal); single tests and describes elsewhere are marked with test/support/suite.ts.
  */
 const FULL_ONLY = [
   "test/admin-cli.test.ts",
@@ -41,8 +42,8 @@ const FULL_ONLY = [
   "test/request-log.process.test.ts",
   "test/start-steps.test.ts",
 ];
-/** The fault tests, also the full suite's alone. */
-const FULL_ONLY_PATTERN = /\.faults\.test\.ts$/;
+/** The fault tests and the rate comparisons over gateway processes, also the full suite's alone. */
+const FULL_ONLY_PATTERN = /\.(faults|rates)\.test\.ts$/;
 const fullOnly = (file) => FULL_ONLY.includes(file) || FULL_ONLY_PATTERN.test(file);
 /** Where scripts/test.js says which suite runs: `gate`, or unset for everything. */
 const SUITE_ENV = "TEST_SUITE";
