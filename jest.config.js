@@ -1,16 +1,8 @@
 /** @type {import('jest').Config} */
-const swc = [
-  "@swc/jest",
-  {
-    jsc: {
-      target: "es2022",
-      parser: { syntax: "typescript", decorators: true },
-      // type-graphql reads design-time types: decorator metadata must be emitted (esbuild cannot).
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-    },
-    module: { type: "commonjs" },
-  },
-];
+// TypeScript through swc with the project's .swcrc (@swc/jest reads it), which the build uses too
+// (scripts/build.js): decorator metadata emitted, as type-graphql reads design-time types (esbuild
+// cannot emit it).
+const swc = ["@swc/jest"];
 
 module.exports = {
   testEnvironment: "node",

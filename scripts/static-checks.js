@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// The type-check of test/ and web/ and the lint, in one process that builds each TypeScript program
-// once: ESLint's type-aware rules are given the same programs (typescript-eslint's `programs` option)
-// instead of building their own, and the type-checker's work for test/ is shared by both.
-// src/ and scripts/ are type-checked by the build (`tsc -p .`, scripts/build.js); `--src` checks them
-// here too. `--types` or `--lint` runs one half. Exit code 1 on any diagnostic or lint error.
+// The type-check of src/ and scripts/, test/ and web/ and the lint, in one process that builds each
+// TypeScript program once: ESLint's type-aware rules are given the same programs (typescript-eslint's
+// `programs` option) instead of building their own, so the type-checker's work is shared by both (the
+// build only strips types: scripts/build.js). `--types` or `--lint` runs one half. Exit code 1 on any
+// diagnostic or lint error.
 "use strict";
 const path = require("node:path");
 const ts = require("typescript");
@@ -54,7 +54,7 @@ async function main() {
     web: program("web/tsconfig.json"),
   };
   if (both || args.has("--types")) {
-    for (const name of args.has("--src") ? ["src", "test", "web"] : ["test", "web"]) {
+    for (const name of ["src", "test", "web"]) {
       const found = diagnostics(programs[name]);
       if (found.length === 0) continue;
       failed = true;

@@ -10,13 +10,13 @@
 // - Phase 2: the tests that compare rates measured in the run (test/*.rates.test.ts) and the browser
 //   tests (test/*.browser.test.ts), which hold a 2-second budget with Chromium using a core of its
 //   own: they run after the rest, one file at a time, with no other test beside them.
-// - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them) and tells the tests it is the
-//   gate (TEST_SUITE=gate: behaviour tests on one database, a quarter of each fuzz run;
-//   test/support/suite.ts).
-// - The static checks run from the start to the end, one at a time: type-checks of test/ and web/
-//   with ESLint in one process (scripts/static-checks.js; src/ and scripts/ were type-checked by the
-//   build that `pretest` ran), then Prettier — the same as `npm run check` — at the lowest priority
-//   (nice 19), so they take only CPU the tests leave.
+// - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them)
+//   and tells the tests it is the gate (TEST_SUITE=gate: behaviour tests on one database, a quarter
+//   of each fuzz run; test/support/suite.ts).
+// - The static checks run from the start to the end, one at a time: the type-checks of src/ and
+//   scripts/, test/ and web/ with ESLint in one process (scripts/static-checks.js; the build that
+//   `pretest` ran only strips types), then Prettier — the same as `npm run check` — at the lowest
+//   priority (nice 19), so they take only CPU the tests leave.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
 // as the full suite runs them.
 "use strict";
@@ -42,7 +42,7 @@ const depcruise = [
 const staticChecks = [
   // One process, each TypeScript program built once for both (scripts/static-checks.js).
   [
-    "type-check of test/ and web/ and lint (npm run typecheck, npm run lint)",
+    "type-check of src/, scripts/, test/ and web/ and lint (npm run typecheck, npm run lint)",
     [path.join(root, "scripts", "static-checks.js")],
   ],
   ["formatting (npm run format:check; npm run format fixes it)", [bin("prettier", "bin/prettier.cjs"), "--check", "."]],

@@ -14,6 +14,7 @@ import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } f
 import { oneRecord } from "./support/onerecord-requests";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
+import { inFullSuite } from "./support/suite";
 
 const SHIPMENT = "/carrier/handling/shipment";
 
@@ -498,7 +499,7 @@ describe.each(BEHAVIOUR_BACKENDS)("retention and subscription expiry on %s", (ba
   });
 });
 
-describe("the migration that adds awb_stream_pruned", () => {
+inFullSuite()("the migration that adds awb_stream_pruned", () => {
   it("marks the holes retention had already left: each AWB's highest missing position", async () => {
     const db = await throwawayPGlite();
     try {

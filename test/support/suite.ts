@@ -15,8 +15,9 @@ export function runsInSuite(full: number): number {
 }
 
 /**
- * `describer` (describe, or `describeBackend(…)`) for tests that run a command or a worker as a process
- * of its own: in the gate it skips them, naming the full suite; otherwise it is `describer` itself.
+ * `describer` (describe, or `describeBackend(…)`) for tests the gate leaves to the full suite (README,
+ * "The gate and the full suite", lists them: a command or a worker run as a process of its own, the
+ * migrations replayed): in the gate it skips them, naming the full suite; otherwise it is `describer`.
  */
 export function inFullSuite(describer: jest.Describe = describe): jest.Describe {
   if (!IN_GATE) return describer;
