@@ -17,6 +17,6 @@ const run = (command, args, env = {}) =>
 const engineEnv = process.env.PRISMA_SCHEMA_ENGINE_BINARY ? {} : { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath };
 
 run(bin("prisma"), ["generate"], { ...engineEnv, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" });
-// The build itself (tsc, the embedded template, the pages) through `npm run build`'s script, which
+// The build itself (swc, the embedded template, the pages) through `npm run build`'s script, which
 // records what it built from: the first `npm start` or `npm test` then finds it up to date.
 if (!process.argv.includes("--generate-only")) run(process.execPath, [path.join(root, "scripts", "build.js")]);
