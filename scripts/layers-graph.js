@@ -3,6 +3,8 @@
 //   npm run docs:layers            rewrite the graph
 //   npm run docs:layers -- --check  exit 1 when the committed graph is not what the code draws
 //   --doc <file>                     another copy of the document (the test's)
+//   --cruise <file>                  draw from this result of cruise() (dependency-cruiser's JSON) instead
+//                                    of cruising again (the test's: one cruise for its three runs)
 // Fails on a module of src/ that no layer holds.
 const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -11,6 +13,7 @@ const path = require("node:path");
 const ROOT = path.resolve(__dirname, "..");
 const DOC_ARG = process.argv.indexOf("--doc");
 const DOC = DOC_ARG > 0 ? path.resolve(process.argv[DOC_ARG + 1]) : path.join(ROOT, "docs", "ARCHITECTURE.md");
+const CRUISE_ARG = process.argv.indexOf("--cruise");
 const BEGIN = "<!-- layers:begin (drawn by npm run docs:layers from .dependency-cruiser.cjs) -->";
 const END = "<!-- layers:end -->";
 
@@ -91,7 +94,8 @@ function withGraph(doc, graph) {
 function main() {
   const { layers } = require(path.join(ROOT, ".dependency-cruiser.cjs"));
   const doc = fs.readFileSync(DOC, "utf8");
-  const updated = withGraph(doc, draw(layers, cruise()));
+  const result = CRUISE_ARG > 0 ? JSON.parse(fs.readFileSync(process.argv[CRUISE_ARG + 1], "utf8")) : cruise();
+  const updated = withGraph(doc, draw(layers, result));
   if (process.argv.includes("--check")) {
     if (updated !== doc) {
       console.error(`${path.relative(ROOT, DOC)}: the layer graph is stale; run npm run docs:layers`);
@@ -102,4 +106,5 @@ function main() {
   if (updated !== doc) fs.writeFileSync(DOC, updated);
 }
 
-main();
+if (require.main === module) main();
+module.exports = { cruise };

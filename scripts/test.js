@@ -13,9 +13,9 @@
 // - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them)
 //   and tells the tests it is the gate (TEST_SUITE=gate: behaviour tests on one database, a quarter
 //   of each fuzz run; test/support/suite.ts).
-// - The static checks run from the start to the end, one at a time: the type-checks of src/ and
+// - The static checks run from the start to the end, side by side: the type-checks of src/ and
 //   scripts/, test/ and web/ with ESLint in one process (scripts/static-checks.js; the build that
-//   `pretest` ran only strips types), then Prettier — the same as `npm run check` — at the lowest
+//   `pretest` ran only strips types), and Prettier — the same as `npm run check` — at the lowest
 //   priority (nice 19), so they take only CPU the tests leave.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
 // as the full suite runs them.
@@ -79,15 +79,20 @@ function node(args, { quiet = false, env = process.env } = {}) {
 
 const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 
+/**
+ * The static checks side by side: each is one thread, and once the tests are done, the last of them
+ * would otherwise leave a core idle. Resolves with the ones that failed.
+ */
 async function runChecks() {
-  const failed = [];
-  for (const [what, command] of staticChecks) {
-    const started = Date.now();
-    const status = await node(command, { quiet: true });
-    console.log(`npm test: ${what}: ${status === 0 ? "passed" : "FAILED"} in ${seconds(started)}`);
-    if (status !== 0) failed.push(what);
-  }
-  return failed;
+  const statuses = await Promise.all(
+    staticChecks.map(async ([what, command]) => {
+      const started = Date.now();
+      const status = await node(command, { quiet: true });
+      console.log(`npm test: ${what}: ${status === 0 ? "passed" : "FAILED"} in ${seconds(started)}`);
+      return status;
+    }),
+  );
+  return staticChecks.filter((_, i) => statuses[i] !== 0).map(([what]) => what);
 }
 
 async function main() {
