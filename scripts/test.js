@@ -49,11 +49,11 @@ const staticChecks = [
 ];
 
 /**
- * Runs node with `args`; resolves its exit status. `quiet` (the static checks): output kept and printed
- * only on failure, and at the lowest priority (nice 19), so the tests beside them, some with time
- * bounds, have the cores first.
+ * Runs node with `args`; resolves its exit status. `quiet` (the static checks): at the lowest priority
+ * (nice 19), so the tests beside them, some with time bounds, have the cores first, and the output kept
+ * in `kept.output` for the caller to print.
  */
-function node(args, { quiet = false, env = process.env } = {}) {
+function node(args, { quiet = false, env = process.env, kept = {} } = {}) {
   return new Promise((resolve) => {
     const [command, commandArgs] = quiet ? ["nice", ["-n", "19", process.execPath, ...args]] : [process.execPath, args];
     const child = spawn(command, commandArgs, {
@@ -70,8 +70,8 @@ function node(args, { quiet = false, env = process.env } = {}) {
       output += `${error.message}\n`;
     });
     child.on("close", (status) => {
-      if (quiet && status !== 0) process.stderr.write(output);
-      else if (!quiet && output !== "") process.stderr.write(output); // the spawn itself failed
+      if (quiet) kept.output = output;
+      else if (output !== "") process.stderr.write(output); // the spawn itself failed
       resolve(status ?? 1);
     });
   });
@@ -81,18 +81,19 @@ const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 
 /**
  * The static checks side by side: each is one thread, and once the tests are done, the last of them
- * would otherwise leave a core idle. Resolves with the ones that failed.
+ * would otherwise leave a core idle. Resolves with the ones that failed and what they printed.
  */
 async function runChecks() {
-  const statuses = await Promise.all(
+  const outcomes = await Promise.all(
     staticChecks.map(async ([what, command]) => {
       const started = Date.now();
-      const status = await node(command, { quiet: true });
+      const kept = { output: "" };
+      const status = await node(command, { quiet: true, kept });
       console.log(`npm test: ${what}: ${status === 0 ? "passed" : "FAILED"} in ${seconds(started)}`);
-      return status;
+      return { what, status, output: kept.output };
     }),
   );
-  return staticChecks.filter((_, i) => statuses[i] !== 0).map(([what]) => what);
+  return outcomes.filter((outcome) => outcome.status !== 0);
 }
 
 async function main() {
@@ -127,12 +128,15 @@ async function main() {
   const failedChecks = await checks;
   if (Date.now() - started >= 1_000)
     console.log(`npm test: the static checks went on for ${seconds(started)} after phase 2`);
-  for (const what of failedChecks) console.error(`npm test: ${what} failed (its output is above).`);
+  for (const { what, output } of failedChecks) {
+    process.stderr.write(output);
+    console.error(`npm test: ${what} failed (its output is above).`);
+  }
   if (gate)
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
-        "for the full suite, the behaviour tests' PostgreSQL half and three quarters of each fuzz run: " +
-        'npm run test:full runs them (README, "The gate and the full suite").',
+        "for the full suite, the behaviour tests' PostgreSQL half, three quarters of each fuzz run and " +
+        '18 of the live churn test\'s 30 rounds: npm run test:full runs them (README, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);
 }
