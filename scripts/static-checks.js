@@ -43,16 +43,13 @@ function diagnostics(prog, only) {
   const inScope = only === undefined ? () => true : (file) => file.fileName.startsWith(path.join(root, only) + "/");
   const checked = prog.getSourceFiles().filter(inScope);
   // A path that no longer matches (a moved folder, a link) would check nothing and pass.
-  if (checked.length === 0) throw new Error(`the program holds no file under ${only}/`);
+  if (only !== undefined && checked.length === 0) throw new Error(`the program holds no file under ${only}/`);
   return ts.sortAndDeduplicateDiagnostics([
     ...prog.getConfigFileParsingDiagnostics(),
     ...prog.getOptionsDiagnostics(),
     ...prog.getGlobalDiagnostics(),
     ...prog.getSyntacticDiagnostics(),
-    ...prog
-      .getSourceFiles()
-      .filter(inScope)
-      .flatMap((file) => prog.getSemanticDiagnostics(file)),
+    ...checked.flatMap((file) => prog.getSemanticDiagnostics(file)),
   ]);
 }
 
