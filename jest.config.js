@@ -19,6 +19,7 @@ module.exports = {
   globalSetup: "<rootDir>/test/support/global-setup.ts",
   globalTeardown: "<rootDir>/test/support/global-teardown.ts",
   setupFiles: ["reflect-metadata"],
+  setupFilesAfterEnv: ["<rootDir>/test/support/setup-each-file.ts"],
   testTimeout: 60_000,
   maxWorkers: 2,
 };

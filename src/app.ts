@@ -41,6 +41,11 @@ export interface AppOptions {
    * dump, instead of a new cluster. For tests: every app starts from one migrated dump.
    */
   embeddedDatabaseDump?: Blob;
+  /**
+   * An open database to build on instead of opening the configured one. Its owner closes it: `stop`
+   * leaves it open. For tests: one embedded database serves test files one after another.
+   */
+  database?: Database;
 }
 
 /**
@@ -62,7 +67,7 @@ export async function createApp(config: Config, log: Logger, options: AppOptions
       const tracing = startTracing(config.tracing, log, options.spanExporter);
       stack.defer("tracing", () => tracing.stop());
     }
-    core = await buildServices(config, log, stack, beforeStep, options.embeddedDatabaseDump);
+    core = await buildServices(config, log, stack, beforeStep, options);
     ({ http } = await mountTransports(core, config, log, stack, beforeStep));
   } catch (error) {
     await stack.dispose().catch(() => {}); // each failure is logged; the start's own error is the one to report

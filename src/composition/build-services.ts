@@ -99,8 +99,19 @@ export interface Core {
   readonly oneRecordNotifications: { readonly producers: NotificationProducers; readonly base: LateBase };
 }
 
+/** The database the configuration names, closed last by `stack`. */
+async function openDatabaseOfConfig(config: Config, stack: DisposerStack, embeddedDump?: Blob): Promise<Database> {
+  const database = await openConfiguredDatabase(
+    config,
+    "stop it, or start this one with another DATA_DIR",
+    embeddedDump,
+  );
+  stack.defer("database", () => database.close());
+  return database;
+}
+
 /**
- * Opens the database and builds every service, the live fan-out and the delivery worker; each
+ * Opens the database (unless given one) and builds every service, the live fan-out and the delivery worker; each
  * resource is put on `stack` as soon as it is open, so a failure at a later step closes it.
  */
 export async function buildServices(
@@ -108,15 +119,10 @@ export async function buildServices(
   log: Logger,
   stack: DisposerStack,
   beforeStep: BeforeStep,
-  embeddedDatabaseDump?: Blob,
+  given: { embeddedDatabaseDump?: Blob; database?: Database } = {},
 ): Promise<Core> {
   await beforeStep("database");
-  const database = await openConfiguredDatabase(
-    config,
-    "stop it, or start this one with another DATA_DIR",
-    embeddedDatabaseDump,
-  );
-  stack.defer("database", () => database.close());
+  const database = given.database ?? (await openDatabaseOfConfig(config, stack, given.embeddedDatabaseDump));
   if (database.createdMigrated) log.info("created the embedded database from a migrated copy");
   if (database.appliedMigrations.length > 0) {
     log.info({ migrations: database.appliedMigrations }, "applied database migrations");

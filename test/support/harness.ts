@@ -5,6 +5,7 @@ import { type App, type AppOptions, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { pgliteDump } from "./database-templates";
 import { newEmbeddedDataDir } from "./embedded-data-dirs";
+import { leaseEmbeddedDatabase } from "./embedded-pool";
 import { createPostgresDatabase, postgresAvailable, POSTGRES_UNAVAILABLE_ENV } from "./postgres";
 import { IN_GATE } from "./suite";
 
@@ -91,15 +92,27 @@ export function testAppOptions(env: Record<string, string | undefined>): AppOpti
   return inMemory ? { embeddedDatabaseDump: pgliteDump() } : {};
 }
 
-/** Starts the whole gateway in this process on a free port. */
+/**
+ * Starts the whole gateway in this process on a free port. On the embedded database without a
+ * DATA_DIR of the test's own, on one of the pool's (embedded-pool.ts): the template's contents, its
+ * folder the app's DATA_DIR.
+ */
 export async function startApp(
   backend: Backend,
   disposers: Disposers,
   env: Record<string, string> = {},
 ): Promise<{ app: App; url: string; env: Record<string, string> }> {
+  let options: AppOptions = {};
+  if (backend === "pglite" && env.DATA_DIR === undefined) {
+    const lease = await leaseEmbeddedDatabase();
+    disposers.add(() => lease.release());
+    env = { ...env, DATA_DIR: lease.dir };
+    options = { database: lease.database };
+  }
   const environment = await testEnvironment(backend, env);
   disposers.add(environment.cleanup);
-  const app = await createApp(loadConfig(environment.env), silentLogger, testAppOptions(environment.env));
+  options = { ...testAppOptions(environment.env), ...options };
+  const app = await createApp(loadConfig(environment.env), silentLogger, options);
   disposers.add(() => app.stop());
   const url = await app.listen();
   return { app, url, env: environment.env };

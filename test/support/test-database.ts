@@ -1,23 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { type Database, openDatabase } from "../../src/db/database";
-import { newEmbeddedDataDir } from "./embedded-data-dirs";
+import { leaseEmbeddedDatabase } from "./embedded-pool";
 import type { Backend, Disposers } from "./harness";
 import { createPostgresDatabase } from "./postgres";
 
 /**
- * A migrated database of the backend's kind, of this test file's own, without an app: for testing
- * statements. `url`: PostgreSQL's, for connections of a test's own.
+ * A migrated database of the backend's kind, of this test file's own until it ends, without an app:
+ * for testing statements. The embedded one is the pool's (embedded-pool.ts). `url`: PostgreSQL's, for connections of a test's own.
  */
 export async function openTestDatabase(
   backend: Backend,
   disposers: Disposers,
 ): Promise<{ database: Database; url: string | undefined }> {
   if (backend === "pglite") {
-    const { dir, remove } = await newEmbeddedDataDir();
-    disposers.add(remove);
-    const database = await openDatabase({ kind: "pglite", dataDir: dir });
-    disposers.add(() => database.close());
-    return { database, url: undefined };
+    const lease = await leaseEmbeddedDatabase();
+    disposers.add(() => lease.release());
+    return { database: lease.database, url: undefined };
   }
   const created = await createPostgresDatabase();
   disposers.add(created.drop);
