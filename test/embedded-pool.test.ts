@@ -33,7 +33,7 @@ describe("the embedded databases test files take turns on", () => {
   });
   afterAll(() => disposers.disposeAll());
 
-  /** A lease released by the end of the file, whatever the test did. */
+  /** A lease released by the end of the file if the test did not release it (a failed one). */
   const lease = async (): Promise<EmbeddedLease> => {
     const leased = await leaseEmbeddedDatabase();
     disposers.add(() => leased.release());
@@ -68,6 +68,7 @@ describe("the embedded databases test files take turns on", () => {
       where: { id: await fixtures(second.database).event() },
     });
     expect(event.seq).toBe(1n);
+    await second.release();
   });
 
   it.each([
@@ -92,6 +93,7 @@ describe("the embedded databases test files take turns on", () => {
     const next = await lease();
     expect(next.dir).not.toBe(changed.dir);
     expect(await databaseState(next.database)).toBe(pristine);
+    await next.release();
   });
 
   it("a database its test closed is not handed out again", async () => {
@@ -103,11 +105,13 @@ describe("the embedded databases test files take turns on", () => {
     const next = await lease();
     expect(next.dir).not.toBe(closed.dir);
     expect(await next.database.ping()).toBe(true);
+    await next.release();
   });
 
   it("a leased database's folder cannot be opened a second time (a restart on it fails instead of starting empty)", async () => {
     const leased = await lease();
     await expect(openDatabase({ kind: "pglite", dataDir: leased.dir })).rejects.toThrow(DataDirInUseError);
+    await leased.release();
   });
 
   it("an app built on a leased database serves from it and leaves it open when it stops", async () => {

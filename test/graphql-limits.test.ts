@@ -182,7 +182,8 @@ describe("GraphQL cost, alias, list, batch and time limits", () => {
 
 describe("GraphQL time limit, introspection switch and allow-listed operations", () => {
   const disposers = new Disposers();
-  afterAll(() => disposers.disposeAll());
+  // Each test starts its own gateways: stopped when it ends, their databases go back to the pool.
+  afterEach(() => disposers.disposeAll());
 
   it("stops a query that runs past its time limit and answers one OPERATION_TIMED_OUT error", async () => {
     const { url } = await startApp("pglite", disposers, {

@@ -1,9 +1,7 @@
 import { Writable } from "node:stream";
-import { createApp } from "../src/app";
-import { loadConfig } from "../src/config";
 import { createLogger } from "../src/log";
 import { lazyRequestLogger } from "../src/http/request-log";
-import { Disposers, testEnvironment } from "./support/harness";
+import { Disposers, startApp } from "./support/harness";
 
 type Line = Record<string, unknown> & { msg: string; reqId?: string };
 
@@ -24,12 +22,9 @@ describe("the access log", () => {
   afterEach(() => disposers.disposeAll());
 
   async function start(level: "info" | "debug", env: Record<string, string> = {}) {
-    const environment = await testEnvironment("pglite", env);
-    disposers.add(environment.cleanup);
     const { log, lines } = capturedLogger(level);
-    const app = await createApp(loadConfig(environment.env), log);
-    disposers.add(() => app.stop());
-    return { url: await app.listen(), lines };
+    const { url } = await startApp("pglite", disposers, env, { log });
+    return { url, lines };
   }
 
   it("writes one line per request, when it is answered, with id, route, status and time", async () => {

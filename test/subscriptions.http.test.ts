@@ -614,7 +614,7 @@ describe("callback address policy (ALLOW_PRIVATE_CALLBACKS=false)", () => {
 
 describe("metadata addresses stay forbidden with ALLOW_PRIVATE_CALLBACKS=true", () => {
   const disposers = new Disposers();
-  afterAll(() => disposers.disposeAll());
+  afterEach(() => disposers.disposeAll()); // each test's gateway
   it.each(["http://169.254.169.254/latest", "http://[fe80::1]/x", "http://[fd00:ec2::254]/x"])(
     "refuses %s",
     async (callback) => {

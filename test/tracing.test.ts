@@ -1,12 +1,11 @@
 import { Writable } from "node:stream";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { compiledExecutionTotals } from "../src/graphql-core/compiled-executor";
 import { createLogger } from "../src/log";
 import { tracingOn } from "../src/tracing/spans";
-import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { graphql, postJson } from "./support/http";
 import { openSubscriber } from "./support/ws-protocol";
 import { type ReceivedPost, startReceiver } from "./support/receiver";
@@ -33,15 +32,14 @@ async function startGateway(
   backend: (typeof BEHAVIOUR_BACKENDS)[number],
   { traced, exporter }: { traced: boolean; exporter?: InMemorySpanExporter },
 ) {
-  const environment = await testEnvironment(backend, {
+  const env = {
     DELIVERY_RETRY_SCHEDULE: "200ms,200ms",
     DELIVERY_POLL_MS: "50",
     RATE_LIMIT_PER_SECOND: "0",
     // Nothing listens there: with the test's exporter, nothing is sent to it either.
     ...(traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" } : {}),
-  });
-  disposers.add(environment.cleanup);
-  const config = loadConfig(environment.env);
+  };
+  const config = loadConfig(env);
   expect(config.tracing !== undefined).toBe(traced);
   const lines: Line[] = [];
   const sink = new Writable({
@@ -52,9 +50,10 @@ async function startGateway(
   });
   // Debug: "request received" is a pino line written inside each request (the access line is not pino's).
   const log = createLogger("debug", sink, { traceIds: config.tracing !== undefined });
-  const app = await createApp(config, log, exporter ? { spanExporter: exporter } : {});
-  disposers.add(() => app.stop());
-  const url = await app.listen();
+  const { app, url } = await startApp(backend, disposers, env, {
+    log,
+    appOptions: exporter ? { spanExporter: exporter } : {},
+  });
   const receiver = await startReceiver();
   disposers.add(() => receiver.close());
   const subscribe = async (awb: string) => {

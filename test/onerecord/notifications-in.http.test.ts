@@ -3,17 +3,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { type App, createApp } from "../../src/app";
-import { loadConfig } from "../../src/config";
-import {
-  ADMIN_KEY,
-  BEHAVIOUR_BACKENDS,
-  describeBackend,
-  Disposers,
-  startApp,
-  testAppOptions,
-  testEnvironment,
-} from "../support/harness";
+import type { App } from "../../src/app";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { oneRecord } from "../support/onerecord-requests";
 import { MAX_NOTIFICATION_BYTES } from "../../src/onerecord/notifications-in/notifications-in.routes";
@@ -282,11 +273,7 @@ describe("a notification received is logged: one info line with its sender, even
         done();
       },
     });
-    const { env, cleanup } = await testEnvironment("pglite", { LOG_LEVEL: "info" });
-    disposers.add(cleanup);
-    const app = await createApp(loadConfig(env), pino({ level: "info" }, sink), testAppOptions(env));
-    disposers.add(() => app.stop());
-    const url = await app.listen();
+    const { url } = await startApp("pglite", disposers, { LOG_LEVEL: "info" }, { log: pino({ level: "info" }, sink) });
     const id = randomUUID();
     for (let i = 0; i < 2; i++)
       expect(

@@ -101,18 +101,19 @@ export async function startApp(
   backend: Backend,
   disposers: Disposers,
   env: Record<string, string> = {},
+  { log = silentLogger, appOptions = {} }: { log?: Logger; appOptions?: AppOptions } = {},
 ): Promise<{ app: App; url: string; env: Record<string, string> }> {
-  let options: AppOptions = {};
+  let options: AppOptions = appOptions;
   if (backend === "pglite" && env.DATA_DIR === undefined) {
     const lease = await leaseEmbeddedDatabase();
     disposers.add(() => lease.release());
     env = { ...env, DATA_DIR: lease.dir };
-    options = { database: lease.database };
+    options = { ...options, database: lease.database };
   }
   const environment = await testEnvironment(backend, env);
   disposers.add(environment.cleanup);
   options = { ...testAppOptions(environment.env), ...options };
-  const app = await createApp(loadConfig(environment.env), silentLogger, options);
+  const app = await createApp(loadConfig(environment.env), log, options);
   disposers.add(() => app.stop());
   const url = await app.listen();
   return { app, url, env: environment.env };
