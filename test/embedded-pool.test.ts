@@ -1,7 +1,7 @@
 /**
  * The test files' pool of open embedded databases (test/support/embedded-pool.ts): a database given
- * back is, for the next test file, what a new copy of the build's template is — or is not handed out
- * again.
+ * back is reset to what a new copy of the build's template holds, as far as its digest sees, or is not
+ * handed out again.
  */
 import { writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
@@ -11,7 +11,13 @@ import { loadConfig } from "../src/config";
 import { DataDirInUseError } from "../src/db/data-dir-lock";
 import { openDatabase } from "../src/db/database";
 import { newEmbeddedDataDir } from "./support/embedded-data-dirs";
-import { databaseState, type EmbeddedLease, leaseEmbeddedDatabase, poolCounts } from "./support/embedded-pool";
+import {
+  closeEmbeddedPool,
+  databaseState,
+  type EmbeddedLease,
+  leaseEmbeddedDatabase,
+  poolCounts,
+} from "./support/embedded-pool";
 import { ADMIN_KEY, Disposers, silentLogger } from "./support/harness";
 import { getJson } from "./support/http";
 import { fixtures } from "./support/test-database";
@@ -39,30 +45,32 @@ describe("the embedded databases test files take turns on", () => {
     disposers.add(() => leased.release());
     return leased;
   };
+  const one = async <T>(leased: EmbeddedLease, sql: string) =>
+    (await leased.database.sql.query<Record<string, T>>(sql, []))[0]!;
 
-  it("a database given back is handed out again holding exactly what a new copy holds", async () => {
+  /** Gives `leased` back and takes the next lease, which must be the same database. */
+  const reusedAfter = async (leased: EmbeddedLease): Promise<EmbeddedLease> => {
+    const reused = poolCounts.reused;
+    await leased.release();
+    const next = await lease();
+    expect(poolCounts.reused).toBe(reused + 1);
+    expect(next.dir).toBe(leased.dir);
+    return next;
+  };
+
+  it("a database given back is handed out again holding what a new copy holds", async () => {
     const first = await lease();
     expect(await databaseState(first.database)).toBe(pristine);
     const rows = fixtures(first.database);
     const client = await rows.client();
     await rows.delivery({ subscriptionId: await rows.subscription(client), clientId: client });
-    await first.database.sql.query("SET statement_timeout = 1234", []);
     await writeFile(path.join(first.dir, "secrets.key"), "an app's key file");
     expect(await databaseState(first.database)).not.toBe(pristine);
-    await first.release();
 
-    const reused = poolCounts.reused;
-    const second = await lease();
-    expect(poolCounts.reused).toBe(reused + 1);
-    expect(second.dir).toBe(first.dir);
-    // Rows gone, sequences back at their start, the session's settings and the app's files gone.
+    const second = await reusedAfter(first);
+    // Rows gone, sequences back at their start, the app's files gone.
     expect(await databaseState(second.database)).toBe(pristine);
     expect(await second.database.prisma.client.count()).toBe(0);
-    const [setting] = await second.database.sql.query<{ timeout: string }>(
-      "SELECT current_setting('statement_timeout') AS timeout",
-      [],
-    );
-    expect(setting?.timeout).toBe("0");
     expect(existsSync(path.join(second.dir, "secrets.key"))).toBe(false);
     const event = await second.database.prisma.statusEvent.findUniqueOrThrow({
       where: { id: await fixtures(second.database).event() },
@@ -71,18 +79,56 @@ describe("the embedded databases test files take turns on", () => {
     await second.release();
   });
 
+  it("a session's settings, listeners, advisory locks and temporary tables do not reach the next file", async () => {
+    const first = await lease();
+    await first.database.sql.script(
+      `SET statement_timeout = 1234; LISTEN somewhere; SELECT pg_advisory_lock(42);
+       CREATE TEMPORARY TABLE client (id int); INSERT INTO client VALUES (1);`,
+    );
+    const second = await reusedAfter(first);
+    expect(await one(second, "SELECT current_setting('statement_timeout') AS v")).toEqual({ v: "0" });
+    expect(await one(second, "SELECT count(*)::int AS v FROM pg_listening_channels()")).toEqual({ v: 0 });
+    expect(await one(second, "SELECT count(*)::int AS v FROM pg_locks WHERE locktype = 'advisory'")).toEqual({ v: 0 });
+    // `client` is the gateway's table again, not the temporary one that hid it.
+    expect(await second.database.prisma.client.count()).toBe(0);
+    expect(await databaseState(second.database)).toBe(pristine);
+    await second.release();
+  });
+
+  it("a table written and emptied again, or vacuumed, is truncated: its pages and row estimate are a new copy's", async () => {
+    const first = await lease();
+    const rows = fixtures(first.database);
+    await rows.client();
+    await first.database.sql.query("DELETE FROM client", []);
+    await first.database.sql.script("VACUUM subscription");
+    expect(await one(first, "SELECT reltuples AS v FROM pg_class WHERE relname = 'subscription'")).toEqual({ v: 0 });
+    const second = await reusedAfter(first);
+    expect(await one(second, "SELECT pg_relation_size('client')::int AS v")).toEqual({ v: 0 });
+    expect(await one(second, "SELECT reltuples AS v FROM pg_class WHERE relname = 'subscription'")).toEqual({ v: -1 });
+    expect(await databaseState(second.database)).toBe(pristine);
+    await second.release();
+  });
+
   it.each([
     [
-      "its bundled stations changed",
+      "one of its bundled stations changed",
       "UPDATE station SET name = name || ' (changed)' WHERE ctid IN (SELECT ctid FROM station LIMIT 1)",
     ],
+    ["one of its bundled stations deleted", "DELETE FROM station WHERE ctid IN (SELECT ctid FROM station LIMIT 1)"],
     ["a table added", "CREATE TABLE scratch (id int)"],
     ["a column's default changed", "ALTER TABLE client ALTER COLUMN max_subscriptions SET DEFAULT 7"],
+    ["a constraint added", "ALTER TABLE client ADD CONSTRAINT named CHECK (name <> '')"],
+    ["an index added", "CREATE INDEX client_name ON client (name)"],
+    ["a view added", "CREATE VIEW named AS SELECT name FROM client"],
+    ["a function added", "CREATE FUNCTION answer() RETURNS int LANGUAGE sql AS 'SELECT 42'"],
     [
-      "a trigger added",
-      `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no'; END $$;
-       CREATE TRIGGER refuse BEFORE INSERT ON client FOR EACH ROW EXECUTE FUNCTION refuse();`,
+      "a trigger added (on a function of PostgreSQL's own)",
+      "CREATE TRIGGER unchanged BEFORE UPDATE ON client FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger()",
     ],
+    ["its foreign keys' triggers turned off", "ALTER TABLE delivery DISABLE TRIGGER ALL"],
+    ["a sequence's step changed", "ALTER SEQUENCE status_event_seq_seq INCREMENT BY 10"],
+    ["a database setting made", "ALTER DATABASE template1 SET work_mem = '1MB'"],
+    ["a role added", "CREATE ROLE somebody"],
   ])("a database is not handed out again once %s", async (_what, change) => {
     const changed = await lease();
     await changed.database.sql.script(change);
@@ -96,16 +142,45 @@ describe("the embedded databases test files take turns on", () => {
     await next.release();
   });
 
-  it("a database its test closed is not handed out again", async () => {
-    const closed = await lease();
-    await closed.database.close();
+  it("a database left in a transaction, or closed, is not handed out again", async () => {
+    for (const leaveIt of [
+      (leased: EmbeddedLease) => leased.database.sql.query("BEGIN", []),
+      (leased: EmbeddedLease) => leased.database.close(),
+    ]) {
+      const left = await lease();
+      await leaveIt(left);
+      const discarded = poolCounts.discarded;
+      await left.release();
+      expect(poolCounts.discarded).toBe(discarded + 1);
+      const next = await lease();
+      expect(next.dir).not.toBe(left.dir);
+      expect(await one(next, "SELECT now() = statement_timestamp() AS v")).toEqual({ v: true }); // no transaction
+      await next.release();
+    }
+  });
+
+  it("keeps at most two idle; closing the pool closes the idle ones at once and a leased one when it comes back", async () => {
+    const [a, b, c] = await Promise.all([lease(), lease(), lease()]);
     const discarded = poolCounts.discarded;
-    await closed.release();
+    await c.release();
+    await b.release();
+    await a.release(); // the third idle one
     expect(poolCounts.discarded).toBe(discarded + 1);
-    const next = await lease();
-    expect(next.dir).not.toBe(closed.dir);
-    expect(await next.database.ping()).toBe(true);
-    await next.release();
+    expect(existsSync(a.dir)).toBe(false);
+
+    const leased = await lease();
+    const idle = await lease();
+    await idle.release();
+    await closeEmbeddedPool();
+    expect(await idle.database.ping()).toBe(false);
+    expect(await leased.database.ping()).toBe(true);
+    await leased.release();
+    expect(await leased.database.ping()).toBe(false);
+    expect(existsSync(leased.dir)).toBe(false);
+    // A lease after the close opens a new database, which is kept again when given back.
+    const after = await lease();
+    expect(await after.database.ping()).toBe(true);
+    await reusedAfter(after).then((next) => next.release());
   });
 
   it("a leased database's folder cannot be opened a second time (a restart on it fails instead of starting empty)", async () => {
@@ -136,7 +211,8 @@ describe("the embedded databases test files take turns on", () => {
       await app.stop();
     }
     expect(await leased.database.ping()).toBe(true);
-    await leased.release();
-    expect(await leased.database.prisma.client.count()).toBe(0);
+    const next = await reusedAfter(leased);
+    expect(await next.database.prisma.client.count()).toBe(0);
+    await next.release();
   });
 });

@@ -100,19 +100,28 @@ export interface Core {
 }
 
 /** The database the configuration names, closed last by `stack`. */
-async function openDatabaseOfConfig(config: Config, stack: DisposerStack, embeddedDump?: Blob): Promise<Database> {
+async function openDatabaseOfConfig(
+  config: Config,
+  log: Logger,
+  stack: DisposerStack,
+  embeddedDump: Blob | undefined,
+): Promise<Database> {
   const database = await openConfiguredDatabase(
     config,
     "stop it, or start this one with another DATA_DIR",
     embeddedDump,
   );
   stack.defer("database", () => database.close());
+  if (database.createdMigrated) log.info("created the embedded database from a migrated copy");
+  if (database.appliedMigrations.length > 0) {
+    log.info({ migrations: database.appliedMigrations }, "applied database migrations");
+  }
   return database;
 }
 
 /**
- * Opens the database (unless given one) and builds every service, the live fan-out and the delivery worker; each
- * resource is put on `stack` as soon as it is open, so a failure at a later step closes it.
+ * Opens the database (unless given one) and builds every service, the live fan-out and the delivery
+ * worker; each resource is put on `stack` as soon as it is open, so a failure at a later step closes it.
  */
 export async function buildServices(
   config: Config,
@@ -122,11 +131,7 @@ export async function buildServices(
   given: { embeddedDatabaseDump?: Blob; database?: Database } = {},
 ): Promise<Core> {
   await beforeStep("database");
-  const database = given.database ?? (await openDatabaseOfConfig(config, stack, given.embeddedDatabaseDump));
-  if (database.createdMigrated) log.info("created the embedded database from a migrated copy");
-  if (database.appliedMigrations.length > 0) {
-    log.info({ migrations: database.appliedMigrations }, "applied database migrations");
-  }
+  const database = given.database ?? (await openDatabaseOfConfig(config, log, stack, given.embeddedDatabaseDump));
   log.info(
     { database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) },
     "database ready",

@@ -6,10 +6,15 @@ import { newEmbeddedDataDir } from "./embedded-data-dirs";
 /**
  * Open embedded databases that the test files of one Jest module registry (a shard: test/shards/)
  * take turns on. Starting PGlite is most of what a new embedded database costs a test (its WebAssembly
- * instance, its shared memory, its catalogue read), several times what putting one back as it was
- * costs: a database given back is reset and checked to be as it was opened — a copy of the build's
- * template — before the next test file gets it; one that is not (a test changed the stations or the
- * schema, closed it, left it unusable) is closed and removed, and the next lease opens a new one.
+ * instance, its shared memory, its catalogue read), several times what putting one back costs. A
+ * database given back is reset — its session discarded (DISCARD ALL: settings, role, listeners,
+ * advisory locks, prepared statements, temporary tables), the tables written since truncated, its
+ * sequences put back, files the app wrote in its folder removed — and then must match a digest of
+ * what it held when it opened (databaseState: the schema's objects, the sequences, each table's rows
+ * by count and newest version, its size and statistics). One that does not, or whose reset fails (a
+ * transaction left open, a closed database), is closed and removed, and the next lease opens a new
+ * copy of the template. What the digest does not look at (a large object, a file written beside
+ * PostgreSQL's own) would pass to the next file.
  *
  * A lease is one folder and its open database: an app given it uses the folder as its DATA_DIR, so
  * opening that folder again (a restart on the same DATA_DIR) fails at once — this process holds its
@@ -37,8 +42,14 @@ interface Pooled {
   readonly entries: ReadonlySet<string>;
 }
 
+/** Idle databases kept for the next lease; a file that ran more at once leaves only these open. */
+const MAX_IDLE = 2;
 const idle: Pooled[] = [];
 const all = new Set<Pooled>();
+/** Set by closeEmbeddedPool: a database given back afterwards is closed, not kept. */
+let closed = false;
+/** Where setup-each-file.ts finds closeEmbeddedPool without importing this module into every file. */
+const CLOSE_KEY = Symbol.for("cargo-gateway.test.closeEmbeddedPool");
 /** What the pool did, for tests of it. */
 export const poolCounts = { opened: 0, reused: 0, discarded: 0 };
 
@@ -60,15 +71,19 @@ export async function leaseEmbeddedDatabase(): Promise<EmbeddedLease> {
   };
 }
 
-/** Closes every database of the pool, leased or not (the end of a module registry: setup-each-file.ts). */
+/**
+ * Closes the idle databases; one still leased is closed when it is given back (the end of a module
+ * registry: setup-each-file.ts, whose afterAll may run before a file's own).
+ */
 export async function closeEmbeddedPool(): Promise<void> {
-  idle.length = 0;
-  const closing = [...all];
-  all.clear();
+  closed = true;
+  const closing = idle.splice(0);
   await Promise.all(closing.map((pooled) => discard(pooled)));
 }
 
 async function openPooled(): Promise<Pooled> {
+  closed = false;
+  (globalThis as Record<symbol, unknown>)[CLOSE_KEY] = closeEmbeddedPool;
   const { dir, remove } = await newEmbeddedDataDir();
   const database = await openDatabase({ kind: "pglite", dataDir: dir });
   try {
@@ -76,7 +91,7 @@ async function openPooled(): Promise<Pooled> {
       database,
       dir,
       remove,
-      emptied: await tablesWithRows(database, await userTables(database), false),
+      emptied: await emptyTables(database, await userTables(database)),
       sequences: await database.sql.query<SequenceState>(
         "SELECT format('%I.%I', schemaname, sequencename) AS name, start_value::text AS start, last_value::text AS last FROM pg_sequences",
         [],
@@ -96,14 +111,13 @@ async function openPooled(): Promise<Pooled> {
 
 /** Puts a returned database back as it opened, or discards it when it cannot be. */
 async function giveBack(pooled: Pooled): Promise<void> {
-  if (!all.has(pooled)) return; // the pool was closed meanwhile
   try {
     const { sql } = pooled.database;
-    // What a session may have left set: parameters, listeners, advisory locks.
-    await sql.script("RESET ALL; UNLISTEN *; SELECT pg_advisory_unlock_all();");
-    // Only the tables written since: a TRUNCATE makes new files for a table and each of its indexes,
-    // which costs the embedded database several milliseconds a table.
-    const written = await tablesWithRows(pooled.database, pooled.emptied, true);
+    // Refused inside a transaction block: a database a test left in one is discarded.
+    await sql.query("DISCARD ALL", []);
+    // Only the tables written since (rows, or pages left by rows since deleted): a TRUNCATE makes new
+    // files for a table and each of its indexes, several milliseconds a table here.
+    const written = await writtenTables(pooled.database, pooled.emptied);
     if (written.length > 0) await sql.query(`TRUNCATE ${written.join(", ")} CASCADE`, []);
     for (const { name, start, last } of pooled.sequences)
       await sql.query("SELECT setval($1::regclass, $2::bigint, $3)", [name, last ?? start, last !== null]);
@@ -111,6 +125,7 @@ async function giveBack(pooled: Pooled): Promise<void> {
       if (!pooled.entries.has(entry)) await rm(path.join(pooled.dir, entry), { recursive: true, force: true });
     if ((await databaseState(pooled.database)) !== pooled.opened)
       throw new Error("the database differs from the template after its reset");
+    if (closed || idle.length >= MAX_IDLE) throw new Error("not kept");
     idle.push(pooled);
   } catch {
     poolCounts.discarded += 1;
@@ -126,16 +141,36 @@ interface SequenceState {
   last: string | null;
 }
 
-/** Which of `tables` hold rows (`withRows`) or none. */
-async function tablesWithRows(database: Database, tables: readonly string[], withRows: boolean): Promise<string[]> {
+/**
+ * Which of `tables` (empty and never counted when the database opened) hold rows or pages now, or
+ * were counted since (a VACUUM or ANALYZE sets a row estimate; a TRUNCATE takes it back).
+ */
+async function writtenTables(database: Database, tables: readonly string[]): Promise<string[]> {
   if (tables.length === 0) return [];
-  const rows = await database.sql.query<{ name: string; has: boolean }>(
+  const rows = await database.sql.query<{ name: string; written: boolean }>(
     tables
-      .map((table) => `SELECT ${sqlText(table)} AS name, EXISTS (SELECT 1 FROM ${table}) AS has`)
+      .map(
+        (table) =>
+          `SELECT ${sqlText(table)} AS name, pg_relation_size(${sqlText(table)}::regclass) > 0
+             OR (SELECT reltuples >= 0 FROM pg_class WHERE oid = ${sqlText(table)}::regclass)
+             OR EXISTS (SELECT 1 FROM ${table}) AS written`,
+      )
       .join(" UNION ALL "),
     [],
   );
-  return rows.filter((row) => row.has === withRows).map((row) => row.name);
+  return rows.filter((row) => row.written).map((row) => row.name);
+}
+
+/** Which of `tables` hold no rows. */
+async function emptyTables(database: Database, tables: readonly string[]): Promise<string[]> {
+  if (tables.length === 0) return [];
+  const rows = await database.sql.query<{ name: string; empty: boolean }>(
+    tables
+      .map((table) => `SELECT ${sqlText(table)} AS name, NOT EXISTS (SELECT 1 FROM ${table}) AS empty`)
+      .join(" UNION ALL "),
+    [],
+  );
+  return rows.filter((row) => row.empty).map((row) => row.name);
 }
 
 async function discard(pooled: Pooled): Promise<void> {
@@ -143,7 +178,18 @@ async function discard(pooled: Pooled): Promise<void> {
   await pooled.remove();
 }
 
-const USER_NAMESPACES = `n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'`;
+/** The database's own schemas, temporary ones included (PostgreSQL's own and TOAST's left out). */
+const OWN = (namespace: string) =>
+  `${namespace} NOT IN ('pg_catalog', 'information_schema') AND ${namespace} NOT LIKE 'pg\\_toast%'`;
+/** Catalogue rows of the database's own objects, whole (`x::text`): every attribute counts. */
+const ownRows = (catalog: string, namespaceColumn: string) =>
+  `SELECT format('${catalog} %s', x::text) FROM ${catalog} x JOIN pg_namespace n ON n.oid = x.${namespaceColumn} WHERE ${OWN("n.nspname")}`;
+/** Rows of catalogues that name objects by oid or hold no namespace: whole, all of them. */
+const allRows = (catalog: string) => `SELECT format('${catalog} %s', x::text) FROM ${catalog} x`;
+/** Catalogue rows that belong to a relation of the database's own schemas. */
+const relationRows = (catalog: string, relationColumn: string) =>
+  `SELECT format('${catalog} %s', x::text) FROM ${catalog} x JOIN pg_class c ON c.oid = x.${relationColumn}
+   JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${OWN("n.nspname")}`;
 
 const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
@@ -151,34 +197,53 @@ const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
 async function userTables(database: Database): Promise<string[]> {
   const rows = await database.sql.query<{ name: string }>(
     `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.relkind IN ('r', 'p') AND ${USER_NAMESPACES} ORDER BY 1`,
+     WHERE c.relkind IN ('r', 'p') AND ${OWN("n.nspname")} ORDER BY 1`,
     [],
   );
   return rows.map((row) => row.name);
 }
 
 /**
- * A digest of what a test could change and the next one would see: the schema (relations, columns,
- * defaults, constraints, indexes, triggers, functions, views), the sequences' positions, and each
- * table's row count and newest row version (`xmin`): a row inserted, updated (PostgreSQL writes a new
- * version) or deleted since changes one of the two, as transaction ids only grow.
+ * A digest of what a test could change and the next one would see: the schemas' objects (relations
+ * with their size and row estimate, columns, defaults, constraints, indexes, triggers and whether
+ * they fire, rules and views, functions, types and enum values, policies, statistics), roles,
+ * extensions, settings of databases and roles, large objects, the sequences' definitions and
+ * positions, and each table's row count and newest row version (`xmin`): a row inserted, updated
+ * (PostgreSQL writes a new version) or deleted since changes one of the two, as transaction ids only
+ * grow. Left out: a relation's file number, which a TRUNCATE changes, and an index's page count and
+ * row estimate, which a TRUNCATE sets to none and unknown where a new copy's (built on its empty
+ * table by the migrations) has one page and none.
  */
 export async function databaseState(database: Database): Promise<string> {
   const tables = await userTables(database);
   const parts = [
-    `SELECT format('%s.%s %s', n.nspname, c.relname, c.relkind) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_NAMESPACES}`,
-    `SELECT format('%s.%s %s %s %s %s', c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
-       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-       LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-       WHERE a.attnum > 0 AND NOT a.attisdropped AND ${USER_NAMESPACES}`,
-    `SELECT format('%s %s', conname, pg_get_constraintdef(co.oid)) FROM pg_constraint co JOIN pg_namespace n ON n.oid = co.connamespace WHERE ${USER_NAMESPACES}`,
-    `SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_NAMESPACES}`,
-    `SELECT pg_get_triggerdef(t.oid) FROM pg_trigger t WHERE NOT t.tgisinternal`,
-    `SELECT format('%s.%s %s', n.nspname, p.proname, md5(p.prosrc)) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_NAMESPACES}`,
-    `SELECT format('%s %s', c.relname, pg_get_viewdef(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('v', 'm') AND ${USER_NAMESPACES}`,
-    `SELECT format('%s.%s %s', schemaname, sequencename, last_value) FROM pg_sequences`,
+    `SELECT format('pg_namespace %s', n.nspname) FROM pg_namespace n WHERE ${OWN("n.nspname")} AND n.nspname NOT LIKE 'pg\\_temp%'`,
+    `SELECT format('pg_class %s.%s %s', n.nspname, c.relname,
+       row(c.reltype, c.relowner, c.relam, CASE WHEN c.relkind <> 'i' THEN row(c.relpages, c.reltuples) END,
+           c.relallvisible, c.reltoastrelid, c.relhasindex,
+           c.relpersistence, c.relkind, c.relnatts, c.relchecks, c.relhasrules, c.relhastriggers, c.relrowsecurity,
+           c.relforcerowsecurity, c.relreplident, c.relispartition, c.reloptions)::text)
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${OWN("n.nspname")}`,
+    relationRows("pg_attribute", "attrelid"),
+    relationRows("pg_attrdef", "adrelid"),
+    relationRows("pg_index", "indrelid"),
+    relationRows("pg_trigger", "tgrelid"),
+    relationRows("pg_rewrite", "ev_class"),
+    relationRows("pg_policy", "polrelid"),
+    relationRows("pg_statistic", "starelid"),
+    relationRows("pg_sequence", "seqrelid"),
+    ownRows("pg_constraint", "connamespace"),
+    ownRows("pg_proc", "pronamespace"),
+    ownRows("pg_type", "typnamespace"),
+    allRows("pg_enum"),
+    allRows("pg_authid"),
+    allRows("pg_extension"),
+    allRows("pg_event_trigger"),
+    allRows("pg_db_role_setting"),
+    allRows("pg_largeobject_metadata"),
+    `SELECT format('pg_sequences %s.%s %s', schemaname, sequencename, last_value) FROM pg_sequences`,
     ...tables.map(
-      (table) => `SELECT format('%s %s %s', ${sqlText(table)}, count(*), max(xmin::text::bigint)) FROM ${table}`,
+      (table) => `SELECT format('rows %s %s %s', ${sqlText(table)}, count(*), max(xmin::text::bigint)) FROM ${table}`,
     ),
   ];
   const [row] = await database.sql.query<{ state: string }>(

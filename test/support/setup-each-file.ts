@@ -1,5 +1,8 @@
-import { closeEmbeddedPool } from "./embedded-pool";
-
-// Runs in every test file's module registry (a shard's files share one: test/shards/): the pool's
-// databases close when the registry's last test file is done.
-afterAll(() => closeEmbeddedPool());
+// Runs in every test file's module registry (a shard's files share one: test/shards/): the embedded
+// databases' pool (embedded-pool.ts), if a file used it, closes when the registry's last file is done.
+// Found through globalThis, not imported: importing it here would load the gateway's modules before a
+// test file's jest.mock could replace one of them.
+afterAll(async () => {
+  const close = (globalThis as Record<symbol, unknown>)[Symbol.for("cargo-gateway.test.closeEmbeddedPool")];
+  if (typeof close === "function") await (close as () => Promise<void>)();
+});
