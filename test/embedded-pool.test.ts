@@ -100,11 +100,15 @@ describe("the embedded databases test files take turns on", () => {
     const rows = fixtures(first.database);
     await rows.client();
     await first.database.sql.query("DELETE FROM client", []);
-    await first.database.sql.script("VACUUM subscription");
-    expect(await one(first, "SELECT reltuples AS v FROM pg_class WHERE relname = 'subscription'")).toEqual({ v: 0 });
+    await first.database.sql.script("VACUUM gateway_instance");
+    expect(await one(first, "SELECT reltuples AS v FROM pg_class WHERE relname = 'gateway_instance'")).toEqual({
+      v: 0,
+    });
     const second = await reusedAfter(first);
     expect(await one(second, "SELECT pg_relation_size('client')::int AS v")).toEqual({ v: 0 });
-    expect(await one(second, "SELECT reltuples AS v FROM pg_class WHERE relname = 'subscription'")).toEqual({ v: -1 });
+    expect(await one(second, "SELECT reltuples AS v FROM pg_class WHERE relname = 'gateway_instance'")).toEqual({
+      v: -1,
+    });
     expect(await databaseState(second.database)).toBe(pristine);
     await second.release();
   });
@@ -154,7 +158,7 @@ describe("the embedded databases test files take turns on", () => {
       expect(poolCounts.discarded).toBe(discarded + 1);
       const next = await lease();
       expect(next.dir).not.toBe(left.dir);
-      expect(await one(next, "SELECT now() = statement_timestamp() AS v")).toEqual({ v: true }); // no transaction
+      expect(await next.database.ping()).toBe(true);
       await next.release();
     }
   });
