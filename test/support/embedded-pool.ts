@@ -1,4 +1,5 @@
-import { readdir, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { type Database, openDatabase } from "../../src/db/database";
 import { newEmbeddedDataDir } from "./embedded-data-dirs";
@@ -8,13 +9,13 @@ import { newEmbeddedDataDir } from "./embedded-data-dirs";
  * take turns on. Starting PGlite is most of what a new embedded database costs a test (its WebAssembly
  * instance, its shared memory, its catalogue read), several times what putting one back costs. A
  * database given back is reset — its session discarded (DISCARD ALL: settings, role, listeners,
- * advisory locks, prepared statements, temporary tables), the tables written since truncated, its
- * sequences put back, files the app wrote in its folder removed — and then must match a digest of
- * what it held when it opened (databaseState: the schema's objects, the sequences, each table's rows
- * by count and newest version, its size and statistics). One that does not, or whose reset fails (a
- * transaction left open, a closed database), is closed and removed, and the next lease opens a new
- * copy of the template. What the digest does not look at (a large object, a file written beside
- * PostgreSQL's own) would pass to the next file.
+ * advisory locks, prepared statements, temporary tables), the tables written since truncated and
+ * their statistics removed, its sequences put back, files the app wrote in its folder removed — and
+ * then must match a digest of what it held when it opened (databaseState). One that does not, whose
+ * reset fails (a transaction left open, a closed database), or whose app failed to stop, is closed
+ * and removed, and the next lease opens a new copy of the template. What the digest does not look at
+ * passes to the next file: a change inside PostgreSQL's own folders beyond its catalogues, a
+ * placeholder setting (a custom `x.y` one) that DISCARD ALL empties but does not remove.
  *
  * A lease is one folder and its open database: an app given it uses the folder as its DATA_DIR, so
  * opening that folder again (a restart on the same DATA_DIR) fails at once — this process holds its
@@ -24,8 +25,11 @@ import { newEmbeddedDataDir } from "./embedded-data-dirs";
 export interface EmbeddedLease {
   readonly database: Database;
   readonly dir: string;
-  /** Resets the database and returns it to the pool (or closes and removes it if it cannot be). */
-  release(): Promise<void>;
+  /**
+   * Resets the database and returns it to the pool (or closes and removes it if it cannot be, or with
+   * `keep: false`: what used it may still be running).
+   */
+  release(options?: { keep?: boolean }): Promise<void>;
 }
 
 interface Pooled {
@@ -36,22 +40,29 @@ interface Pooled {
   readonly emptied: readonly string[];
   /** Where each sequence stood when it opened: put back on every return. */
   readonly sequences: readonly SequenceState[];
-  /** What it held when it opened (schemaState): a returned database must hold the same. */
+  /** What it held when it opened (databaseState): a returned database must hold the same. */
   readonly opened: string;
   /** The folder's entries when it opened: anything else (the app's secrets.key) is removed on return. */
   readonly entries: ReadonlySet<string>;
+  /** Its folder's settings files (settingsFiles) when it opened: ALTER SYSTEM rewrites one. */
+  readonly settings: string;
+  /** The pool's generation it was opened in: one given back after closeEmbeddedPool is not kept. */
+  readonly generation: number;
 }
 
 /** Idle databases kept for the next lease; a file that ran more at once leaves only these open. */
 const MAX_IDLE = 2;
 const idle: Pooled[] = [];
-const all = new Set<Pooled>();
-/** Set by closeEmbeddedPool: a database given back afterwards is closed, not kept. */
-let closed = false;
+/** Counted up by closeEmbeddedPool: databases of an earlier generation are closed when given back. */
+let generation = 0;
 /** Where setup-each-file.ts finds closeEmbeddedPool without importing this module into every file. */
 const CLOSE_KEY = Symbol.for("cargo-gateway.test.closeEmbeddedPool");
-/** What the pool did, for tests of it. */
-export const poolCounts = { opened: 0, reused: 0, discarded: 0 };
+/**
+ * What the pool did, for tests of it: databases opened and reused, and given back but not kept — they
+ * differed from their digest, their reset failed, or they were not to be kept (`keep: false`, the
+ * pool full or closed).
+ */
+export const poolCounts = { opened: 0, reused: 0, differed: 0, failed: 0, notKept: 0 };
 
 /** An open embedded database of the template's contents, for one test file until it releases it. */
 export async function leaseEmbeddedDatabase(): Promise<EmbeddedLease> {
@@ -63,10 +74,11 @@ export async function leaseEmbeddedDatabase(): Promise<EmbeddedLease> {
   return {
     database: lease.database,
     dir: lease.dir,
-    async release() {
+    async release({ keep = true } = {}) {
       if (released) return;
       released = true;
-      await giveBack(lease);
+      if (keep) await giveBack(lease);
+      else await notKept(lease);
     },
   };
 }
@@ -76,13 +88,12 @@ export async function leaseEmbeddedDatabase(): Promise<EmbeddedLease> {
  * registry: setup-each-file.ts, whose afterAll may run before a file's own).
  */
 export async function closeEmbeddedPool(): Promise<void> {
-  closed = true;
+  generation += 1;
   const closing = idle.splice(0);
   await Promise.all(closing.map((pooled) => discard(pooled)));
 }
 
 async function openPooled(): Promise<Pooled> {
-  closed = false;
   (globalThis as Record<symbol, unknown>)[CLOSE_KEY] = closeEmbeddedPool;
   const { dir, remove } = await newEmbeddedDataDir();
   const database = await openDatabase({ kind: "pglite", dataDir: dir });
@@ -98,8 +109,9 @@ async function openPooled(): Promise<Pooled> {
       ),
       opened: await databaseState(database),
       entries: new Set(await readdir(dir)),
+      settings: await settingsFiles(dir),
+      generation,
     };
-    all.add(pooled);
     poolCounts.opened += 1;
     return pooled;
   } catch (error) {
@@ -111,27 +123,54 @@ async function openPooled(): Promise<Pooled> {
 
 /** Puts a returned database back as it opened, or discards it when it cannot be. */
 async function giveBack(pooled: Pooled): Promise<void> {
+  let state: string;
   try {
     const { sql } = pooled.database;
     // Refused inside a transaction block: a database a test left in one is discarded.
     await sql.query("DISCARD ALL", []);
-    // Only the tables written since (rows, or pages left by rows since deleted): a TRUNCATE makes new
-    // files for a table and each of its indexes, several milliseconds a table here.
+    // Only the tables written since (rows, pages, a row estimate): a TRUNCATE makes new files for a
+    // table and each of its indexes, several milliseconds a table here. It keeps their statistics.
     const written = await writtenTables(pooled.database, pooled.emptied);
-    if (written.length > 0) await sql.query(`TRUNCATE ${written.join(", ")} CASCADE`, []);
+    if (written.length > 0) {
+      await sql.query(`TRUNCATE ${written.join(", ")} CASCADE`, []);
+      await sql.query(
+        `DELETE FROM pg_statistic WHERE starelid IN (${pooled.emptied.map((table) => `${sqlText(table)}::regclass`).join(", ")})`,
+        [],
+      );
+    }
     for (const { name, start, last } of pooled.sequences)
       await sql.query("SELECT setval($1::regclass, $2::bigint, $3)", [name, last ?? start, last !== null]);
     for (const entry of await readdir(pooled.dir))
       if (!pooled.entries.has(entry)) await rm(path.join(pooled.dir, entry), { recursive: true, force: true });
-    if ((await databaseState(pooled.database)) !== pooled.opened)
-      throw new Error("the database differs from the template after its reset");
-    if (closed || idle.length >= MAX_IDLE) throw new Error("not kept");
-    idle.push(pooled);
+    state = (await databaseState(pooled.database)) + (await settingsFiles(pooled.dir));
   } catch {
-    poolCounts.discarded += 1;
-    all.delete(pooled);
-    await discard(pooled);
+    poolCounts.failed += 1;
+    return discard(pooled);
   }
+  if (state !== pooled.opened + pooled.settings) {
+    poolCounts.differed += 1;
+    return discard(pooled);
+  }
+  if (pooled.generation !== generation || idle.length >= MAX_IDLE) return notKept(pooled);
+  idle.push(pooled);
+}
+
+async function notKept(pooled: Pooled): Promise<void> {
+  poolCounts.notKept += 1;
+  await discard(pooled);
+}
+
+/** The contents of the folder's settings files (postgresql.conf, postgresql.auto.conf, pg_hba.conf, …). */
+async function settingsFiles(dir: string): Promise<string> {
+  const names = (await readdir(dir)).filter((name) => name.endsWith(".conf")).sort();
+  const hash = createHash("sha256");
+  for (const name of names)
+    hash
+      .update(name)
+      .update("\0")
+      .update(await readFile(path.join(dir, name)))
+      .update("\0");
+  return hash.digest("hex");
 }
 
 interface SequenceState {
@@ -204,25 +243,27 @@ async function userTables(database: Database): Promise<string[]> {
 }
 
 /**
- * A digest of what a test could change and the next one would see: the schemas' objects (relations
- * with their size and row estimate, columns, defaults, constraints, indexes, triggers and whether
- * they fire, rules and views, functions, types and enum values, policies, statistics), roles,
- * extensions, settings of databases and roles, large objects, the sequences' definitions and
- * positions, and each table's row count and newest row version (`xmin`): a row inserted, updated
- * (PostgreSQL writes a new version) or deleted since changes one of the two, as transaction ids only
- * grow. Left out: a relation's file number, which a TRUNCATE changes, and an index's page count and
- * row estimate, which a TRUNCATE sets to none and unknown where a new copy's (built on its empty
- * table by the migrations) has one page and none.
+ * A digest of what a test could change and the next one would see, the catalogues' rows whole where
+ * they can be: the schemas and their objects (relations with their privileges and the page count and
+ * row estimate the planner keeps, columns, defaults, constraints, indexes, triggers and whether they
+ * fire, rules and views, functions, operators and their classes, casts, types and enum values,
+ * collations, conversions, text search, policies, statistics, comments), databases, roles and their
+ * memberships, default privileges, extensions, publications, foreign servers, settings of databases
+ * and roles, large objects, the sequences' definitions and positions, and each table's row count and
+ * newest row version (`xmin`): a row inserted, updated (PostgreSQL writes a new version) or deleted
+ * since changes one of the two, as transaction ids only grow. Left out: a relation's file number,
+ * which a TRUNCATE changes, and an index's page count and row estimate, which a TRUNCATE sets to none
+ * and unknown where a new copy's (built on its empty table by the migrations) has one page and none.
  */
 export async function databaseState(database: Database): Promise<string> {
   const tables = await userTables(database);
   const parts = [
-    `SELECT format('pg_namespace %s', n.nspname) FROM pg_namespace n WHERE ${OWN("n.nspname")} AND n.nspname NOT LIKE 'pg\\_temp%'`,
+    `SELECT format('pg_namespace %s', n::text) FROM pg_namespace n WHERE ${OWN("n.nspname")} AND n.nspname NOT LIKE 'pg\\_temp%'`,
     `SELECT format('pg_class %s.%s %s', n.nspname, c.relname,
        row(c.reltype, c.relowner, c.relam, CASE WHEN c.relkind <> 'i' THEN row(c.relpages, c.reltuples) END,
            c.relallvisible, c.reltoastrelid, c.relhasindex,
            c.relpersistence, c.relkind, c.relnatts, c.relchecks, c.relhasrules, c.relhastriggers, c.relrowsecurity,
-           c.relforcerowsecurity, c.relreplident, c.relispartition, c.reloptions)::text)
+           c.relforcerowsecurity, c.relreplident, c.relispartition, c.reloptions, c.relacl)::text)
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${OWN("n.nspname")}`,
     relationRows("pg_attribute", "attrelid"),
     relationRows("pg_attrdef", "adrelid"),
@@ -235,6 +276,27 @@ export async function databaseState(database: Database): Promise<string> {
     ownRows("pg_constraint", "connamespace"),
     ownRows("pg_proc", "pronamespace"),
     ownRows("pg_type", "typnamespace"),
+    ownRows("pg_operator", "oprnamespace"),
+    ownRows("pg_opclass", "opcnamespace"),
+    ownRows("pg_opfamily", "opfnamespace"),
+    ownRows("pg_collation", "collnamespace"),
+    ownRows("pg_conversion", "connamespace"),
+    ownRows("pg_ts_config", "cfgnamespace"),
+    ownRows("pg_ts_dict", "dictnamespace"),
+    ownRows("pg_ts_parser", "prsnamespace"),
+    ownRows("pg_ts_template", "tmplnamespace"),
+    ownRows("pg_statistic_ext", "stxnamespace"),
+    allRows("pg_cast"),
+    allRows("pg_default_acl"),
+    allRows("pg_auth_members"),
+    allRows("pg_publication"),
+    allRows("pg_foreign_data_wrapper"),
+    allRows("pg_foreign_server"),
+    // Objects made after the cluster (oids from 16384 on) with a comment.
+    `SELECT format('pg_description %s', x::text) FROM pg_description x WHERE x.objoid >= 16384`,
+    `SELECT format('pg_shdescription %s', x::text) FROM pg_shdescription x WHERE x.objoid >= 16384`,
+    // Not the transaction-id horizons, which move on their own.
+    `SELECT format('pg_database %s', row(datname, datdba, encoding, datlocprovider, datistemplate, datallowconn, datconnlimit, datacl)::text) FROM pg_database`,
     allRows("pg_enum"),
     allRows("pg_authid"),
     allRows("pg_extension"),

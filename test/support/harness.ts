@@ -104,9 +104,11 @@ export async function startApp(
   { log = silentLogger, appOptions = {} }: { log?: Logger; appOptions?: AppOptions } = {},
 ): Promise<{ app: App; url: string; env: Record<string, string> }> {
   let options: AppOptions = appOptions;
+  let stopped = false;
   if (backend === "pglite" && env.DATA_DIR === undefined) {
     const lease = await leaseEmbeddedDatabase();
-    disposers.add(() => lease.release());
+    // A gateway that failed to stop may still be writing: its database is not handed out again.
+    disposers.add(() => lease.release({ keep: stopped }));
     env = { ...env, DATA_DIR: lease.dir };
     options = { ...options, database: lease.database };
   }
@@ -114,7 +116,10 @@ export async function startApp(
   disposers.add(environment.cleanup);
   options = { ...testAppOptions(environment.env), ...options };
   const app = await createApp(loadConfig(environment.env), log, options);
-  disposers.add(() => app.stop());
+  disposers.add(async () => {
+    await app.stop();
+    stopped = true;
+  });
   const url = await app.listen();
   return { app, url, env: environment.env };
 }
