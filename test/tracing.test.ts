@@ -24,7 +24,7 @@ const nextAwb = () => {
 };
 
 /**
- * The whole gateway in this process (as test/support/harness.ts startApp starts it), with the logger
+ * The whole gateway in this process (test/support/harness.ts startApp), with the logger
  * main.ts makes, writing into memory, and, with tracing on, spans going to `exporter` as they end.
  */
 async function startGateway(

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { type Database, openDatabase } from "../../src/db/database";
+import { sqlString } from "../../src/db/sql-literal";
 import { newEmbeddedDataDir } from "./embedded-data-dirs";
 
 /**
@@ -36,16 +37,14 @@ interface Pooled {
   readonly database: Database;
   readonly dir: string;
   readonly remove: () => Promise<void>;
-  /** The tables empty when it opened: emptied on every return. */
+  /** The tables the template leaves empty (neither pages nor a row estimate): emptied on every return. */
   readonly emptied: readonly string[];
   /** Where each sequence stood when it opened: put back on every return. */
   readonly sequences: readonly SequenceState[];
-  /** What it held when it opened (databaseState): a returned database must hold the same. */
+  /** What it held when it opened (stateOf): a returned database must hold the same. */
   readonly opened: string;
   /** The folder's entries when it opened: anything else (the app's secrets.key) is removed on return. */
   readonly entries: ReadonlySet<string>;
-  /** Its folder's settings files (settingsFiles) when it opened: ALTER SYSTEM rewrites one. */
-  readonly settings: string;
   /** The pool's generation it was opened in: one given back after closeEmbeddedPool is not kept. */
   readonly generation: number;
 }
@@ -98,18 +97,18 @@ async function openPooled(): Promise<Pooled> {
   const { dir, remove } = await newEmbeddedDataDir();
   const database = await openDatabase({ kind: "pglite", dataDir: dir });
   try {
+    const written = new Set(await writtenTables(database));
     const pooled: Pooled = {
       database,
       dir,
       remove,
-      emptied: await emptyTables(database, await userTables(database)),
+      emptied: (await userTables(database)).filter((table) => !written.has(table)),
       sequences: await database.sql.query<SequenceState>(
         "SELECT format('%I.%I', schemaname, sequencename) AS name, start_value::text AS start, last_value::text AS last FROM pg_sequences",
         [],
       ),
-      opened: await databaseState(database),
+      opened: await stateOf(database, dir),
       entries: new Set(await readdir(dir)),
-      settings: await settingsFiles(dir),
       generation,
     };
     poolCounts.opened += 1;
@@ -130,24 +129,25 @@ async function giveBack(pooled: Pooled): Promise<void> {
     await sql.query("DISCARD ALL", []);
     // Only the tables written since (rows, pages, a row estimate): a TRUNCATE makes new files for a
     // table and each of its indexes, several milliseconds a table here. It keeps their statistics.
-    const written = await writtenTables(pooled.database, pooled.emptied);
+    const emptied = new Set(pooled.emptied);
+    const written = (await writtenTables(pooled.database)).filter((table) => emptied.has(table));
     if (written.length > 0) {
       await sql.query(`TRUNCATE ${written.join(", ")} CASCADE`, []);
-      await sql.query(
-        `DELETE FROM pg_statistic WHERE starelid IN (${pooled.emptied.map((table) => `${sqlText(table)}::regclass`).join(", ")})`,
-        [],
-      );
+      await sql.query("DELETE FROM pg_statistic WHERE starelid = ANY ($1::regclass[])", [pooled.emptied]);
     }
-    for (const { name, start, last } of pooled.sequences)
-      await sql.query("SELECT setval($1::regclass, $2::bigint, $3)", [name, last ?? start, last !== null]);
+    await sql.query(
+      `SELECT setval(name::regclass, coalesce(last, start)::bigint, last IS NOT NULL)
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS s(name, start, last)`,
+      [pooled.sequences.map((q) => q.name), pooled.sequences.map((q) => q.start), pooled.sequences.map((q) => q.last)],
+    );
     for (const entry of await readdir(pooled.dir))
       if (!pooled.entries.has(entry)) await rm(path.join(pooled.dir, entry), { recursive: true, force: true });
-    state = (await databaseState(pooled.database)) + (await settingsFiles(pooled.dir));
+    state = await stateOf(pooled.database, pooled.dir);
   } catch {
     poolCounts.failed += 1;
     return discard(pooled);
   }
-  if (state !== pooled.opened + pooled.settings) {
+  if (state !== pooled.opened) {
     poolCounts.differed += 1;
     return discard(pooled);
   }
@@ -158,6 +158,11 @@ async function giveBack(pooled: Pooled): Promise<void> {
 async function notKept(pooled: Pooled): Promise<void> {
   poolCounts.notKept += 1;
   await discard(pooled);
+}
+
+/** What a returned database must hold again: its digest and its folder's settings files (ALTER SYSTEM rewrites one). */
+async function stateOf(database: Database, dir: string): Promise<string> {
+  return (await databaseState(database)) + (await settingsFiles(dir));
 }
 
 /** The contents of the folder's settings files (postgresql.conf, postgresql.auto.conf, pg_hba.conf, …). */
@@ -181,35 +186,17 @@ interface SequenceState {
 }
 
 /**
- * Which of `tables` (empty and never counted when the database opened) hold rows or pages now, or
- * were counted since (a VACUUM or ANALYZE sets a row estimate; a TRUNCATE takes it back).
+ * The database's own tables that hold pages (rows, or rows since deleted) or a row estimate (a VACUUM
+ * or ANALYZE counted them; a TRUNCATE takes both back). A table of a new copy that is neither is one
+ * the template leaves empty.
  */
-async function writtenTables(database: Database, tables: readonly string[]): Promise<string[]> {
-  if (tables.length === 0) return [];
-  const rows = await database.sql.query<{ name: string; written: boolean }>(
-    tables
-      .map(
-        (table) =>
-          `SELECT ${sqlText(table)} AS name, pg_relation_size(${sqlText(table)}::regclass) > 0
-             OR (SELECT reltuples >= 0 FROM pg_class WHERE oid = ${sqlText(table)}::regclass)
-             OR EXISTS (SELECT 1 FROM ${table}) AS written`,
-      )
-      .join(" UNION ALL "),
+async function writtenTables(database: Database): Promise<string[]> {
+  const rows = await database.sql.query<{ name: string }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind IN ('r', 'p') AND ${OWN("n.nspname")} AND (pg_relation_size(c.oid) > 0 OR c.reltuples >= 0)`,
     [],
   );
-  return rows.filter((row) => row.written).map((row) => row.name);
-}
-
-/** Which of `tables` hold no rows. */
-async function emptyTables(database: Database, tables: readonly string[]): Promise<string[]> {
-  if (tables.length === 0) return [];
-  const rows = await database.sql.query<{ name: string; empty: boolean }>(
-    tables
-      .map((table) => `SELECT ${sqlText(table)} AS name, NOT EXISTS (SELECT 1 FROM ${table}) AS empty`)
-      .join(" UNION ALL "),
-    [],
-  );
-  return rows.filter((row) => row.empty).map((row) => row.name);
+  return rows.map((row) => row.name);
 }
 
 async function discard(pooled: Pooled): Promise<void> {
@@ -229,8 +216,6 @@ const allRows = (catalog: string) => `SELECT format('${catalog} %s', x::text) FR
 const relationRows = (catalog: string, relationColumn: string) =>
   `SELECT format('${catalog} %s', x::text) FROM ${catalog} x JOIN pg_class c ON c.oid = x.${relationColumn}
    JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${OWN("n.nspname")}`;
-
-const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** Every table of the database's own schemas, quoted for SQL. */
 async function userTables(database: Database): Promise<string[]> {
@@ -305,7 +290,7 @@ export async function databaseState(database: Database): Promise<string> {
     allRows("pg_largeobject_metadata"),
     `SELECT format('pg_sequences %s.%s %s', schemaname, sequencename, last_value) FROM pg_sequences`,
     ...tables.map(
-      (table) => `SELECT format('rows %s %s %s', ${sqlText(table)}, count(*), max(xmin::text::bigint)) FROM ${table}`,
+      (table) => `SELECT format('rows %s %s %s', ${sqlString(table)}, count(*), max(xmin::text::bigint)) FROM ${table}`,
     ),
   ];
   const [row] = await database.sql.query<{ state: string }>(

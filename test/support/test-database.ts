@@ -6,7 +6,8 @@ import { createPostgresDatabase } from "./postgres";
 
 /**
  * A migrated database of the backend's kind, of this test file's own until it ends, without an app:
- * for testing statements. The embedded one is the pool's (embedded-pool.ts). `url`: PostgreSQL's, for connections of a test's own.
+ * for testing statements. The embedded one is the pool's (embedded-pool.ts). `url`: PostgreSQL's,
+ * for connections of a test's own.
  */
 export async function openTestDatabase(
   backend: Backend,
