@@ -145,6 +145,17 @@ export interface OneRecordSettings {
    * (docs/ONE-RECORD.md "Publisher-initiated subscriptions"); 0: never on this instance.
    */
   readonly proposalIntervalMs: number;
+  /**
+   * ONE_RECORD_CHANGE_REQUESTS_PER_DAY and ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY: how many change
+   * requests, and how many bytes of them, one Organization may store a UTC day (docs/ONE-RECORD.md "Quotas").
+   */
+  readonly changeRequestQuota: { readonly perDay: number; readonly bytesPerDay: number };
+  /**
+   * ONE_RECORD_NOTIFICATIONS_PER_DAY and ONE_RECORD_NOTIFICATION_BYTES_PER_DAY: how many notifications,
+   * and how many bytes of them as stored, one partner may send here a UTC day (docs/ONE-RECORD.md
+   * "Receiving notifications"). At least a MiB: one notification stored is at most that.
+   */
+  readonly notificationQuota: { readonly perDay: number; readonly bytesPerDay: number };
 }
 
 export interface OneRecordTokenSettings {
@@ -397,6 +408,14 @@ function oneRecord(env: Env): OneRecordSettings {
         : Object.freeze({ issuer, jwksUrl, audience: text(env, "ONE_RECORD_OIDC_AUDIENCE") }),
     notificationToken: oneRecordToken(env),
     proposalIntervalMs: proposalInterval(env),
+    changeRequestQuota: Object.freeze({
+      perDay: integer(env, "ONE_RECORD_CHANGE_REQUESTS_PER_DAY", 1_000, 1, 1_000_000),
+      bytesPerDay: integer(env, "ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY", 16 * 1024 * 1024, 1_024, 2 ** 40),
+    }),
+    notificationQuota: Object.freeze({
+      perDay: integer(env, "ONE_RECORD_NOTIFICATIONS_PER_DAY", 5_000, 1, 10_000_000),
+      bytesPerDay: integer(env, "ONE_RECORD_NOTIFICATION_BYTES_PER_DAY", 50 * 1024 * 1024, 1024 * 1024, 2 ** 40),
+    }),
   });
 }
 

@@ -49,6 +49,7 @@ export const ERROR_TABLE = {
     close: 4409,
     title: "The caller has too many change requests pending on this logistics object",
   },
+  QUOTA_EXCEEDED: { status: 429, close: 4429, title: "The caller has stored what its daily quota allows" },
   ACTION_REQUEST_DECIDED: { status: 422, close: 4422, title: "The action request is no longer pending" },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
   SUBSCRIPTION_NOT_WANTED: { status: 422, close: 4422, title: "This server wants no subscription to that topic" },

@@ -70,6 +70,15 @@ export async function mountOneRecord(
       return station ? { code: station.station.code, name: station.station.name } : undefined;
     },
     carrierName: config.oneRecord.organizationName,
+    changeRequestQuota: {
+      name: "change_requests",
+      what: "change requests",
+      ...config.oneRecord.changeRequestQuota,
+      settings: {
+        perDay: "ONE_RECORD_CHANGE_REQUESTS_PER_DAY",
+        bytesPerDay: "ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY",
+      },
+    },
     notifications: producers,
     clientOf: (clientId) =>
       requireClient(core.database.prisma, clientId).then(
@@ -117,7 +126,7 @@ export async function mountOneRecord(
 
   // The gateway as a subscriber: POST /notifications, GET /subscriptions, the publisher-initiated proposals.
   moreRoutes.push(
-    mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens, config.oneRecord.proposalIntervalMs),
+    mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens, config.oneRecord),
   );
 
   await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events, actionRequestKinds, moreRoutes });

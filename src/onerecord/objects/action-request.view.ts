@@ -1,7 +1,8 @@
 import { apiErrorTitle } from "../api-error";
 import { organizationUriOf } from "../identity/organizations";
 import { API, XSD } from "../jsonld-context";
-import { isLocalId, mapIds, type NodeObject } from "../jsonld-tree";
+import { isLocalId, mapIds, type NodeObject, valuesOf } from "../jsonld-tree";
+import { MAX_CHANGE_OPERATIONS } from "./change";
 import type { ApiVersion } from "../negotiation";
 import type { ActionRequestRow } from "../sql/action-request-columns";
 import type { OneRecordUris } from "../uris";
@@ -21,7 +22,9 @@ export function actionRequestNode(row: ActionRequestRow, uris: OneRecordUris, ve
   const node: NodeObject = {
     "@id": uri,
     "@type": [`${API}ChangeRequest`],
-    [`${API}hasChange`]: [mapIds(row.request, (id) => (isLocalId(id) ? uris.objectUri(id) : undefined))],
+    [`${API}hasChange`]: [
+      mapIds(withinChangeBounds(row.request), (id) => (isLocalId(id) ? uris.objectUri(id) : undefined)),
+    ],
     [`${API}hasRequestStatus`]: status(row.status),
     [`${API}isRequestedAt`]: time(row.requested_at),
     [`${API}isRequestedBy`]: organization(row.requested_by),
@@ -64,26 +67,49 @@ export function actionRequestNode(row: ActionRequestRow, uris: OneRecordUris, ve
   return node;
 }
 
+/**
+ * The stored Change within what a Change may hold now (MAX_CHANGE_OPERATIONS, one api:o each): a row
+ * written under looser rules costs a reader no more than a new one.
+ */
+function withinChangeBounds(change: NodeObject): NodeObject {
+  const operations = change[HAS_OPERATION];
+  if (!Array.isArray(operations)) return change;
+  const fits = operations.length <= MAX_CHANGE_OPERATIONS && operations.every((op) => valuesOf(op, API_O).length <= 1);
+  if (fits) return change;
+  return {
+    ...change,
+    [HAS_OPERATION]: operations
+      .slice(0, MAX_CHANGE_OPERATIONS)
+      .map((op: NodeObject) => ({ ...op, [API_O]: valuesOf(op, API_O).slice(0, 1) })),
+  };
+}
+
+const HAS_OPERATION = `${API}hasOperation`;
+const API_O = `${API}o`;
+
 function errorTitle(status: number): string {
   return status === 409
     ? "Conflict with Logistics Object revision number"
     : apiErrorTitle("CHANGE_UNPROCESSABLE", status, "The change cannot be applied");
 }
 
-/** The api:AuditTrail of an object: its change requests, and its latest revision. */
-export function auditTrailNode(
+/**
+ * The api:AuditTrail of an object: its latest revision, and its change requests, each referred to by its
+ * URI in `trail` and given whole in `requests` (same order), for the route to compact one at a time.
+ */
+export function auditTrailNodes(
   objectId: string,
-  requests: readonly ActionRequestRow[],
+  rows: readonly ActionRequestRow[],
   latestRevision: number,
   uris: OneRecordUris,
   version: ApiVersion,
-): NodeObject {
-  return {
+): { trail: NodeObject; requests: NodeObject[] } {
+  const requests = rows.map((row) => actionRequestNode(row, uris, version));
+  const trail: NodeObject = {
     "@id": `${uris.objectUri(objectId)}/audit-trail`,
     "@type": [`${API}AuditTrail`],
-    ...(requests.length > 0
-      ? { [`${API}hasActionRequest`]: requests.map((row) => actionRequestNode(row, uris, version)) }
-      : {}),
+    ...(requests.length > 0 ? { [`${API}hasActionRequest`]: requests.map((node) => ({ "@id": node["@id"] })) } : {}),
     [`${API}hasLatestRevision`]: [{ "@value": String(latestRevision), "@type": `${XSD}positiveInteger` }],
   };
+  return { trail, requests };
 }

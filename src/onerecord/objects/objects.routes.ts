@@ -7,7 +7,8 @@ import { compactJsonLd, readJsonLdObject } from "../jsonld-codec";
 import { API, CARGO } from "../jsonld-context";
 import { apiVersionOf, jsonLdBodyOf, oneRecordCallerOf, sendCreated, sendJsonLd } from "../onerecord-http";
 import { type OneRecordUris, awbOfAlias, waybillIdOf } from "../uris";
-import { auditTrailNode } from "./action-request.view";
+import { auditTrailNodes } from "./action-request.view";
+import { compactAuditTrail } from "./audit-trail.answer";
 import { readChange } from "./change";
 import type { ObjectService } from "./objects.service";
 import { parseQueryTime, parseStatuses, queryOf } from "../query";
@@ -92,8 +93,8 @@ export function registerObjectRoutes(scope: FastifyInstance, { objects, uris }: 
       to: to?.endOfSecond ?? null,
       statuses: parseStatuses(query.status),
     });
-    const node = auditTrailNode(request.params.id, trail.requests, trail.latestRevision, uris, apiVersionOf(request));
-    return sendJsonLd(reply, 200, await compactJsonLd(node));
+    const nodes = auditTrailNodes(request.params.id, trail.requests, trail.latestRevision, uris, apiVersionOf(request));
+    return sendJsonLd(reply, 200, await compactAuditTrail(nodes.trail, nodes.requests));
   });
 }
 

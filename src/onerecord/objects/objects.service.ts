@@ -33,6 +33,7 @@ import {
   mostSpecificLogisticsObjectType,
 } from "./object-model";
 import { checkOntology } from "./ontology-validation";
+import { type DailyQuota, spendDailyQuota } from "../quota/daily-quota";
 import type { ActionRequestRow, ActionRequestStatus, ObjectStore, ObjectTx, StoredObject } from "./objects.store";
 import type { NotificationProducers } from "../notifications-out/notification-producers";
 import type { NotifiedObject } from "../notifications-out/notifications-out.store";
@@ -84,6 +85,8 @@ export interface ObjectServiceDeps {
   readonly carrierName: string;
   /** An API client by its id: its name and when it was registered; undefined when there is none. */
   clientOf(clientId: string): Promise<{ name: string; createdAt: Date } | undefined>;
+  /** What one Organization may store of change requests a day. */
+  readonly changeRequestQuota: DailyQuota;
   /** Queues the ONE Record notifications of creations, changes and change requests' statuses, in their transactions. */
   readonly notifications: Pick<
     NotificationProducers,
@@ -96,6 +99,8 @@ const MAX_EMBEDDED_OBJECTS = 100;
 const CHANGE_REQUEST = "CHANGE_REQUEST";
 /** Change requests one requester may have pending on one object: each holds up to a whole body. */
 export const MAX_PENDING_CHANGE_REQUESTS = 20;
+/** The most one stored change request may weigh (its JSON text), so that an audit trail holds a few. */
+export const MAX_CHANGE_REQUEST_BYTES = 256 * 1024;
 
 /**
  * Logistics objects (create, read at a revision or a time, embedded) and their change requests
@@ -500,13 +505,28 @@ export function createObjectService(deps: ObjectServiceDeps) {
           { extensions: { resource: uris.objectUri(id) } },
         );
       const requestId = randomUUID();
-      const row = await store.insertActionRequest({
-        id: requestId,
-        kind: CHANGE_REQUEST,
-        objectId: id,
-        request: localized(changeNode(change, `internal:${requestId}-change`)),
-        requestedBy: caller.organizationId,
-        revision: change.revision,
+      const request = JSON.stringify(localized(changeNode(change, `internal:${requestId}-change`)));
+      if (Buffer.byteLength(request) > MAX_CHANGE_REQUEST_BYTES)
+        throw new AppError(
+          "PAYLOAD_TOO_LARGE",
+          `The change takes ${Buffer.byteLength(request)} bytes stored; one change request may take ${MAX_CHANGE_REQUEST_BYTES} (MAX_CHANGE_REQUEST_BYTES): split it`,
+        );
+      // Every change request is kept (an outdated one too, failed, as the audit trail shows it): each
+      // spends its requester's daily quota, in the transaction that stores it.
+      const row = await store.transaction(async (tx) => {
+        await spendDailyQuota(tx, deps.changeRequestQuota, caller.organizationId, Buffer.byteLength(request));
+        return store.insertActionRequest(
+          {
+            id: requestId,
+            kind: CHANGE_REQUEST,
+            objectId: id,
+            request,
+            requestedBy: caller.organizationId,
+            revision: change.revision,
+            operations: change.operations.length,
+          },
+          tx,
+        );
       });
       if (change.revision !== held.revision)
         return fail(row, caller.organizationId, outdated(change.revision, held.revision), 409, held.meta);

@@ -93,18 +93,21 @@ export function createObjectStore(prisma: Prisma) {
       )[0];
     },
 
+    /** `request` is the stored JSON text, measured by the caller against its quota. */
     async insertActionRequest(
       request: {
         id: string;
         kind: string;
         objectId: string;
-        request: NodeObject;
+        request: string;
         requestedBy: string;
         revision: number;
+        operations: number;
       },
       tx?: SqlRunner,
     ): Promise<ActionRequestRow> {
-      const [row] = await insertActionRequest.rows(on(tx), { ...request, request: JSON.stringify(request.request) });
+      const bytes = Buffer.byteLength(request.request);
+      const [row] = await insertActionRequest.rows(on(tx), { ...request, bytes });
       return row!;
     },
 
@@ -139,6 +142,7 @@ export function createObjectStore(prisma: Prisma) {
       return row?.pending ?? 0;
     },
 
+    /** The latest of an object's action requests that fit the audit trail's budgets, oldest first. */
     async actionRequestsOf(filter: {
       objectId: string;
       from: Date | null;
