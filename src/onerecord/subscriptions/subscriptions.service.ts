@@ -246,8 +246,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         throw unprocessable(
           "hasSubscriber",
           "this server knows no ONE Record server of yours to send notifications to: the operator registers it " +
-            "(npm run admin -- partner:add --server <your server URL> --client <your client id>), or call with an " +
-            "access token whose logistics_agent_uri is an Organization on your server ({server}/logistics-objects/…)",
+            "(npm run admin -- partner:add --server <your server URL> --client <your client id>, or --agent " +
+            "<your logistics_agent_uri> for an access token; the token's URI alone names no server)",
         );
       const refusal =
         object === undefined || canRead(caller, object)
