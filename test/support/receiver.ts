@@ -13,21 +13,22 @@ export interface ReceivedPost {
  *   /ok…        204, Allow: GET, POST, OPTIONS        /no-post…  200, Allow: GET, HEAD
  *   /no-allow…  204 without Allow                     /error…    500
  *   /redirect…  301 to /ok                            /hang…     never answers
- * POSTs are recorded and answered with `postStatus` (default 204); POSTs to /ok/hang… are never answered;
- * POSTs to /ok/missing… are answered 404 (a wrong path on a healthy origin).
+ * POSTs are recorded and answered with `postStatus` (default 204; a function decides per POST, given it as
+ * recorded); POSTs to /ok/hang… are never answered; POSTs to /ok/missing… are answered 404 (a wrong path
+ * on a healthy origin).
  */
 export async function startReceiver(port = 0): Promise<{
   url: string;
   posts: ReceivedPost[];
   optionsCount: () => number;
-  setPostStatus: (status: number, headers?: Record<string, string>) => void;
+  setPostStatus: (status: number | ((post: ReceivedPost) => number), headers?: Record<string, string>) => void;
   onPost: (listener: (post: ReceivedPost) => void) => void;
   close: () => Promise<void>;
 }> {
   const posts: ReceivedPost[] = [];
   const listeners: Array<(post: ReceivedPost) => void> = [];
   let optionsCount = 0;
-  let postStatus = 204;
+  let postStatus: number | ((post: ReceivedPost) => number) = 204;
   let postHeaders: Record<string, string> = {};
   const hanging: http.ServerResponse[] = [];
   const server = http.createServer((req, res) => {
@@ -47,7 +48,8 @@ export async function startReceiver(port = 0): Promise<{
     req.on("end", () => {
       const post = { path, headers: req.headers, body, receivedAt: Date.now() };
       posts.push(post);
-      res.writeHead(path.startsWith("/ok/missing") ? 404 : postStatus, postHeaders).end();
+      const status = typeof postStatus === "function" ? postStatus(post) : postStatus;
+      res.writeHead(path.startsWith("/ok/missing") ? 404 : status, postHeaders).end();
       for (const listener of listeners) listener(post);
     });
   });
