@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { OneRecordSettings } from "../config";
 import type { TokenClient } from "../outbound/token-client";
 import { organizationUriOf } from "../onerecord/identity/organizations";
 import { createNotificationsInMetrics } from "../onerecord/notifications-in/notifications-in.metrics";
@@ -30,12 +31,15 @@ export function mountOneRecordSubscriber(
   core: Pick<Core, "database" | "metrics" | "callbackAgent" | "oneRecordPartnerServers">,
   uris: OneRecordUris,
   tokens: TokenClient | undefined,
-  /** How often this instance fills and asks the proposals' to-do (ONE_RECORD_PROPOSAL_INTERVAL_MS); 0: never. */
-  proposalIntervalMs: number,
+  settings: Pick<OneRecordSettings, "proposalIntervalMs" | "notificationQuota">,
 ): (scope: FastifyInstance) => void {
+  // How often this instance fills and asks the proposals' to-do (ONE_RECORD_PROPOSAL_INTERVAL_MS); 0: never.
+  const { proposalIntervalMs } = settings;
   const received = createNotificationsInMetrics(core.metrics.registry);
   const notificationsIn = createNotificationsIn({
     sql: core.database.sql,
+    transaction: (work) => core.database.prisma.$transaction((tx) => work(tx)),
+    quota: settings.notificationQuota,
     onStored: (eventType) => received.received(eventType),
     log: http.log,
   });

@@ -70,6 +70,9 @@ export const SHARED_SETTINGS: ReadonlyArray<{
   api("ONE_RECORD_OIDC_ISSUER", (c) => value(c.oneRecord.oidc?.issuer ?? "unset")),
   api("ONE_RECORD_OIDC_JWKS_URL", (c) => value(c.oneRecord.oidc?.jwksUrl ?? "unset")),
   api("ONE_RECORD_OIDC_AUDIENCE", (c) => value(c.oneRecord.oidc?.audience ?? "unset")),
+  // A quota counted in the database: every instance must count against the same numbers.
+  api("ONE_RECORD_NOTIFICATIONS_PER_DAY", (c) => value(c.oneRecord.notificationQuota.perDay)),
+  api("ONE_RECORD_NOTIFICATION_BYTES_PER_DAY", (c) => value(c.oneRecord.notificationQuota.bytesPerDay)),
   {
     name: "DELIVERY_RETRY_SCHEDULE",
     usedBy: (role) => role.deliveryWorker,

@@ -4,9 +4,10 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import type { App } from "../../src/app";
-import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { oneRecord } from "../support/onerecord-requests";
+import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { MAX_NOTIFICATION_BYTES } from "../../src/onerecord/notifications-in/notifications-in.routes";
 
 const API = "https://onerecord.iata.org/ns/api#";
@@ -36,7 +37,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received on %s", (ba
     let url: string;
     let base: string;
     let issuer: OidcIssuer;
-    /** A forwarder's key, without any scope: any authenticated caller may notify. */
+    /** A forwarder's key, of a scope that does not matter: any registered partner may notify. */
     let key = "";
     let sender = "";
 
@@ -52,6 +53,10 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received on %s", (ba
       const client = await app.services.clients.createClient({ name: "publisher", callbackPrefixes: ["*"] });
       key = (await app.services.clients.issueKey(client.clientId, ["events:read"])).key;
       sender = `organization-${client.clientId}`;
+      // Notifications are taken from registered partners only (notifications-in.quota.http.test.ts).
+      const partners = createPartnerAdmin(app.database.prisma, base);
+      await partners.add({ serverUrl: "https://1r.publisher.test", clientId: client.clientId });
+      await partners.add({ serverUrl: "https://1r.forwarder.test", agentUri: AGENT });
     }, 120_000);
     afterAll(() => disposers.disposeAll());
 
@@ -273,14 +278,25 @@ describe("a notification received is logged: one info line with its sender, even
         done();
       },
     });
-    const { url } = await startApp("pglite", disposers, { LOG_LEVEL: "info" }, { log: pino({ level: "info" }, sink) });
+    const { app, url } = await startApp(
+      "pglite",
+      disposers,
+      { LOG_LEVEL: "info" },
+      { log: pino({ level: "info" }, sink) },
+    );
+    const client = await app.services.clients.createClient({ name: "logged", callbackPrefixes: ["*"] });
+    const token = (await app.services.clients.issueKey(client.clientId, ["events:read"])).key;
+    await createPartnerAdmin(app.database.prisma, undefined).add({
+      serverUrl: "https://1r.logged.test",
+      clientId: client.clientId,
+    });
     const id = randomUUID();
     for (let i = 0; i < 2; i++)
       expect(
         (
           await oneRecord(`${url}/onerecord/notifications`, {
             body: notification(),
-            token: ADMIN_KEY,
+            token,
             headers: { "notification-id": id },
           })
         ).status,

@@ -2,13 +2,21 @@ import type { Logger } from "pino";
 import type { SqlRunner } from "../../db/sql-statement";
 import { AppError } from "../../errors";
 import type { OneRecordCaller } from "../identity/caller";
+import { clientIdOfOrganizationId } from "../identity/organizations";
 import { readJsonLdObject } from "../jsonld-codec";
+import { type DailyQuota, spendDailyQuota } from "../quota/daily-quota";
 import { insertReceivedNotification } from "../sql/notification-received-insert.sql";
+import { seenReceivedNotification } from "../sql/notification-received-seen.sql";
+import { readPartner } from "../sql/partner-read.sql";
 import { readNotification } from "./notification-in";
 
 export interface NotificationsInDeps {
-  /** Where the statement runs (Database.sql). */
+  /** Where single statements run (Database.sql). */
   sql: SqlRunner;
+  /** Runs `work` in one transaction (Prisma's interactive one): the quota's spend and the insert commit together. */
+  transaction: <T>(work: (tx: SqlRunner) => Promise<T>) => Promise<T>;
+  /** What one sender may store a UTC day (ONE_RECORD_NOTIFICATIONS_PER_DAY, ONE_RECORD_NOTIFICATION_BYTES_PER_DAY). */
+  quota: { perDay: number; bytesPerDay: number };
   /** Counts a stored notification (notifications-in.metrics.ts). */
   onStored: (eventType: string) => void;
   log: Pick<Logger, "info">;
@@ -17,8 +25,9 @@ export interface NotificationsInDeps {
 export interface NotificationsIn {
   /**
    * Reads and stores a notification POSTed by `caller`; answers whether it was stored now (false: its
-   * sender sent this Notification-Id before, and it is stored once). A body that is no api:Notification
-   * is refused (400) and nothing is stored.
+   * sender sent this Notification-Id before, and it is stored once). Refused, nothing stored: a caller
+   * the operator did not register as a partner (403), a body that is no api:Notification (400), one
+   * whose stored form is over MAX_STORED_NOTIFICATION_BYTES (413), one past the sender's daily quota (429).
    */
   receive(caller: OneRecordCaller, body: unknown, notificationId: string | undefined): Promise<{ stored: boolean }>;
 }
@@ -26,38 +35,99 @@ export interface NotificationsIn {
 /** A Notification-Id this server keeps: printable ASCII, at most this long (the outbox's are UUIDs). */
 const MAX_NOTIFICATION_ID = 200;
 
+/**
+ * The largest notification stored (bytes of its expanded JSON-LD, as kept): 4 times the largest body,
+ * as expanding writes every term as its full IRI and every value as an object. A context of long
+ * IRIs makes a body of a few KiB expand to megabytes; beyond this it is 413 and nothing is stored.
+ */
+export const MAX_STORED_NOTIFICATION_BYTES = 1024 * 1024;
+
 /** The gateway as a subscriber: notifications from other ONE Record servers (docs/ONE-RECORD.md "Receiving notifications"). */
 export function createNotificationsIn(deps: NotificationsInDeps): NotificationsIn {
+  const quota: DailyQuota = {
+    name: "onerecord_notifications_received",
+    what: "notifications",
+    perDay: deps.quota.perDay,
+    bytesPerDay: deps.quota.bytesPerDay,
+    settings: { perDay: "ONE_RECORD_NOTIFICATIONS_PER_DAY", bytesPerDay: "ONE_RECORD_NOTIFICATION_BYTES_PER_DAY" },
+  };
   return {
     async receive(caller, body, notificationId) {
       const id = checkedNotificationId(notificationId);
+      // Before the body's JSON-LD is read: a stranger costs one lookup and stores nothing.
+      const [partner] = await readPartner.rows(deps.sql, { organization: caller.organizationId });
+      if (partner === undefined) throw notAPartner(caller);
       const root = await readJsonLdObject(body);
       const notification = readNotification(root);
       // A notification is a message, not a resource: the label the reading gave its root says nothing.
       if (typeof root["@id"] === "string" && root["@id"].startsWith("_:")) delete root["@id"];
-      const rows = await insertReceivedNotification.rows(deps.sql, {
-        sender: caller.organizationId,
-        notificationId: id,
-        eventType: notification.eventType,
-        logisticsObject: notification.logisticsObject ?? null,
-        body: JSON.stringify(root),
-      });
-      const stored = rows.length > 0;
-      if (stored) {
+      const stored = JSON.stringify(root);
+      const bytes = Buffer.byteLength(stored);
+      if (bytes > MAX_STORED_NOTIFICATION_BYTES)
+        throw new AppError(
+          "PAYLOAD_TOO_LARGE",
+          `The notification is ${bytes} bytes as stored (expanded JSON-LD), over the ${MAX_STORED_NOTIFICATION_BYTES / 1024} KiB ` +
+            "this server stores: send it with fewer or shorter terms (its object's body is optional)",
+        );
+      const inserted = await deps
+        .transaction(async (tx) => {
+          // MUST come first: the quota's row lock makes a sender's concurrent notifications take turns,
+          // and a refused one writes nothing (an insert rolled back would still leave its bytes on disk).
+          await spendDailyQuota(tx, quota, caller.organizationId, bytes);
+          const rows = await insertReceivedNotification.rows(tx, {
+            sender: caller.organizationId,
+            notificationId: id,
+            eventType: notification.eventType,
+            logisticsObject: notification.logisticsObject ?? null,
+            body: stored,
+          });
+          // A repeat stores nothing and spends nothing: rolled back.
+          if (rows.length === 0) throw REPEAT;
+          return true;
+        })
+        .catch(async (error: unknown) => {
+          if (error === REPEAT) return false;
+          // A publisher retrying one whose answer it lost is answered as any repeat, its quota spent or not.
+          if (error instanceof AppError && error.code === "QUOTA_EXCEEDED" && id !== null) {
+            const seen = await seenReceivedNotification.rows(deps.sql, {
+              sender: caller.organizationId,
+              notificationId: id,
+            });
+            if (seen.length > 0) return false;
+          }
+          throw error;
+        });
+      if (inserted) {
         deps.onStored(notification.eventType);
         deps.log.info(
           {
             sender: caller.organizationUri,
             eventType: notification.eventType,
             logisticsObject: notification.logisticsObject,
+            bytes,
             ...(id === null ? {} : { notificationId: id }),
           },
           "ONE Record notification received",
         );
       }
-      return { stored };
+      return { stored: inserted };
     },
   };
+}
+
+/** Thrown inside the transaction to roll back a repeated Notification-Id's quota spend. */
+const REPEAT = Symbol("repeated Notification-Id");
+
+/** 403 naming what the operator runs to register the caller (docs/ONE-RECORD.md "Receiving notifications"). */
+function notAPartner(caller: OneRecordCaller): AppError {
+  const clientId = clientIdOfOrganizationId(caller.organizationId);
+  const who = clientId === undefined ? `--agent ${caller.organizationId}` : `--client ${clientId}`;
+  return new AppError(
+    "ACCESS_DENIED",
+    `This server takes notifications only from the ONE Record partners its operator registered, and ` +
+      `${caller.organizationUri} is not one: ask the operator to run ` +
+      `\`npm run admin -- partner:add --server <your ONE Record server's URL> ${who}\``,
+  );
 }
 
 function checkedNotificationId(header: string | undefined): string | null {
