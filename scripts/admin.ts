@@ -38,9 +38,11 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                        one keeps signing too for --grace seconds (default
                                                        86400 = 24 h, at most 604800 = 7 days; 0: ends at once)
   prefixes:set --client <id> --prefixes <p1,p2>        replace the registered callback prefixes ("*": any URL)
-  object:grant --object <id> --organization <id|URI>   give an Organization ("organization-<client id>", or an
+  object:grant --object <id> --organization <id|URI> [--may-pass-on]
+                                                       give an Organization ("organization-<client id>", or an
                                                        agent's URI) read access to a ONE Record logistics
-                                                       object, on its creator's behalf
+                                                       object, on its creator's behalf; --may-pass-on: it
+                                                       may delegate that access further (default: not)
   object:revoke --object <id> --organization <id|URI>  withdraw it
   partner:add --server <URL> (--client <id> | --agent <URI>) [--propose] [--announce] [--audience <aud>]
                                                        register a ONE Record partner's server: its notifications
@@ -138,9 +140,12 @@ async function run(
         `prefixes: ${(await clients.setCallbackPrefixes(need("client"), list(need("prefixes")))).join(", ")}`,
       );
       return;
-    case "object:grant":
-      console.log(`granted ${await objects.grant(need("object"), need("organization"))} read access`);
+    case "object:grant": {
+      const mayPassOn = Boolean(options["may-pass-on"]);
+      const grantee = await objects.grant(need("object"), need("organization"), { mayPassOn });
+      console.log(`granted ${grantee} read access${mayPassOn ? ", to be passed on" : ""}`);
       return;
+    }
     case "object:revoke":
       console.log(`withdrew ${await objects.revoke(need("object"), need("organization"))}'s read access`);
       return;
@@ -280,6 +285,7 @@ async function main(): Promise<number> {
         grace: { type: "string" },
         object: { type: "string" },
         organization: { type: "string" },
+        "may-pass-on": { type: "boolean" },
         server: { type: "string" },
         agent: { type: "string" },
         propose: { type: "boolean" },

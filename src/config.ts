@@ -156,6 +156,12 @@ export interface OneRecordSettings {
    * "Receiving notifications"). At least a MiB: one notification stored is at most that.
    */
   readonly notificationQuota: { readonly perDay: number; readonly bytesPerDay: number };
+  /**
+   * ONE_RECORD_DELEGATED_OBJECTS_PER_REQUESTER and ONE_RECORD_DELEGATES_PER_OBJECT: the logistics objects
+   * one requester's stored access delegations may name in all, and the Organizations it may grant any
+   * one object to (docs/ONE-RECORD.md "Access delegations", quotas).
+   */
+  readonly delegationQuota: { readonly objectsPerRequester: number; readonly delegatesPerObject: number };
 }
 
 export interface OneRecordTokenSettings {
@@ -411,6 +417,10 @@ function oneRecord(env: Env): OneRecordSettings {
     changeRequestQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_CHANGE_REQUESTS_PER_DAY", 1_000, 1, 1_000_000),
       bytesPerDay: integer(env, "ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY", 16 * 1024 * 1024, 1_024, 2 ** 40),
+    }),
+    delegationQuota: Object.freeze({
+      objectsPerRequester: integer(env, "ONE_RECORD_DELEGATED_OBJECTS_PER_REQUESTER", 20_000, 100, 10_000_000),
+      delegatesPerObject: integer(env, "ONE_RECORD_DELEGATES_PER_OBJECT", 50, 1, 100_000),
     }),
     notificationQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_NOTIFICATIONS_PER_DAY", 5_000, 1, 10_000_000),

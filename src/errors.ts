@@ -51,6 +51,11 @@ export const ERROR_TABLE = {
   },
   QUOTA_EXCEEDED: { status: 429, close: 4429, title: "The caller has stored what its daily quota allows" },
   ACTION_REQUEST_DECIDED: { status: 422, close: 4422, title: "The action request is no longer pending" },
+  DELEGATION_LIMIT_REACHED: {
+    status: 422,
+    close: 4422,
+    title: "The caller holds as many access delegations as this server keeps for it",
+  },
   CHANGE_UNPROCESSABLE: { status: 422, close: 4422, title: "The change cannot be applied to the logistics object" },
   SUBSCRIPTION_NOT_WANTED: { status: 422, close: 4422, title: "This server wants no subscription to that topic" },
   SUBSCRIPTION_UNPROCESSABLE: {

@@ -8,8 +8,11 @@ import { revokeDelegation } from "../src/onerecord/sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../src/onerecord/sql/delegation-withdraw.sql";
 import { revokeChainedDelegations } from "../src/onerecord/sql/delegations-chain-revoke.sql";
 import { delegationsRejectedRecently } from "../src/onerecord/sql/delegations-rejected-recently.sql";
-import { grantRead } from "../src/onerecord/sql/grant-read.sql";
+import { grantRead as grantReadStatement } from "../src/onerecord/sql/grant-read.sql";
 import { readObject } from "../src/onerecord/sql/object-read.sql";
+import { readObjectAs } from "../src/onerecord/sql/object-read-as.sql";
+import { delegatedObjectsHeld } from "../src/onerecord/sql/delegations-held.sql";
+import { endedGrantObjects, withdrawEndedGrants } from "../src/onerecord/sql/grants-ended-withdraw.sql";
 import { readersOf } from "../src/onerecord/sql/readers-of.sql";
 import { revokeRead } from "../src/onerecord/sql/revoke-read.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
@@ -71,7 +74,21 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       organizationId: string,
       grantedBy: string,
       expiresAt: Date | null = null,
-    ) => grantDelegation.rows(db.prisma, { delegationId, objectIds, organizationId, grantedBy, expiresAt });
+      more: { mayPassOn?: boolean; scopeObjectIds?: string[]; grantedWithKey?: string; scopeExpiresAt?: Date } = {},
+    ) =>
+      grantDelegation.rows(db.prisma, {
+        delegationId,
+        objectIds,
+        organizationId,
+        grantedBy,
+        expiresAt,
+        mayPassOn: more.mayPassOn ?? false,
+        scopeObjectIds: more.scopeObjectIds ?? [],
+        grantedWithKey: more.grantedWithKey ?? null,
+        scopeExpiresAt: more.scopeExpiresAt ?? null,
+      });
+    const grantRead = (objectId: string, organizationId: string, grantedBy: string, mayPassOn = false) =>
+      grantReadStatement.rows(db.prisma, { objectId, organizationId, grantedBy, mayPassOn });
 
     it("delegation-insert stores a decided request, delegation-read answers it, on the raw driver too", async () => {
       const id = await objectOf();
@@ -122,7 +139,7 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       ]);
     });
 
-    it("readers-of, object-read and delegation-objects-lock leave out expired grants", async () => {
+    it("readers-of, object-read(-as) and delegation-objects-lock leave out expired grants", async () => {
       const id = await objectOf();
       const row = await delegation(CREATOR, [id], AIRLINE);
       await grant(row.id, [id], AIRLINE, CREATOR, FUTURE);
@@ -136,20 +153,116 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       ]);
       expect(await readersOf.rows(db.sql, { objectIds: [id] })).toEqual([{ object_id: id, organization_id: AIRLINE }]);
       expect((await readObject.rows(db.prisma, { id }))[0]).toMatchObject({ readers: [AIRLINE], delegates: [AIRLINE] });
-      await grantRead.rows(db.prisma, { objectId: id, organizationId: TRUCKER, grantedBy: CREATOR });
+      await grantRead(id, TRUCKER, CREATOR);
       expect((await readObject.rows(db.sql, { id }))[0]).toMatchObject({
         readers: [AIRLINE, TRUCKER],
         delegates: [AIRLINE],
       });
-      const locked = await db.prisma.$transaction((tx) => lockDelegationObjects.rows(tx, { objectIds: [id, "none"] }));
-      expect(locked).toEqual([{ id, type: PIECE, awb: null, created_by: CREATOR, readers: [AIRLINE, TRUCKER] }]);
+      // One reader's grants only: its own, and nobody else's.
+      expect((await readObjectAs.rows(db.sql, { id, reader: AIRLINE }))[0]).toMatchObject({
+        readers: [AIRLINE],
+        delegates: [AIRLINE],
+      });
+      expect((await readObjectAs.rows(db.prisma, { id, reader: TRUCKER }))[0]).toMatchObject({
+        readers: [TRUCKER],
+        delegates: [],
+      });
+      expect((await readObjectAs.rows(db.prisma, { id, reader: GHA }))[0]).toMatchObject({
+        readers: [],
+        delegates: [],
+      });
+      const lock = (requester: string) =>
+        db.prisma.$transaction((tx) => lockDelegationObjects.rows(tx, { objectIds: [id, "none"], requester }));
+      const object = { id, type: PIECE, awb: null, created_by: CREATOR };
+      // The creator's two delegation grants count (the expired one too), not its own grant to the trucker.
+      expect(await lock(CREATOR)).toEqual([{ ...object, requester_may_pass_on: null, delegated_by_requester: 2 }]);
+      expect(await lock(AIRLINE)).toEqual([{ ...object, requester_may_pass_on: false, delegated_by_requester: 0 }]);
+      expect(await lock(GHA)).toEqual([{ ...object, requester_may_pass_on: null, delegated_by_requester: 0 }]);
+    });
+
+    it("a grant made on an API key's scope grants nothing once the key is revoked or deleted", async () => {
+      const id = await objectOf();
+      const { id: clientId } = await db.prisma.client.create({
+        data: { name: "forwarder", callbackPrefixes: [], signingSecret: "sealed" },
+      });
+      const key = async () =>
+        (
+          await db.prisma.apiKey.create({
+            data: { clientId, lookupPrefix: randomUUID().slice(0, 16), keyHash: "x", scopes: ["events:read"] },
+          })
+        ).id;
+      const [revoked, deleted, kept] = [await key(), await key(), await key()];
+      for (const [delegate, keyId] of [
+        [AIRLINE, revoked],
+        [GHA, deleted],
+        [TRUCKER, kept],
+      ] as const) {
+        const row = await delegation("organization-forwarder", [id], delegate);
+        await grant(row.id, [id], delegate, "organization-forwarder", null, {
+          scopeObjectIds: [id],
+          grantedWithKey: keyId,
+        });
+      }
+      const readers = async () => (await readersOf.rows(db.sql, { objectIds: [id] })).map((r) => r.organization_id);
+      expect(await readers()).toEqual([AIRLINE, GHA, TRUCKER].sort());
+      await db.prisma.apiKey.update({ where: { id: revoked }, data: { revokedAt: new Date() } });
+      await db.prisma.apiKey.delete({ where: { id: deleted } });
+      expect(await readers()).toEqual([TRUCKER]);
+      expect((await readObjectAs.rows(db.prisma, { id, reader: AIRLINE }))[0]!.readers).toEqual([]);
+      // A new delegation replaces a grant that ended so; objects read by other means get no key.
+      const other = await objectOf();
+      const renewed = await delegation("organization-forwarder", [id, other], AIRLINE);
+      await grant(renewed.id, [id, other], AIRLINE, "organization-forwarder", null, {
+        scopeObjectIds: [id],
+        grantedWithKey: kept,
+      });
+      expect((await grants(id)).find((g) => g.organizationId === AIRLINE)).toMatchObject({
+        delegationId: renewed.id,
+        grantedWithKey: kept,
+      });
+      expect((await grants(other))[0]).toMatchObject({ grantedWithKey: null, mayPassOn: false });
+    });
+
+    it("delegation-grant ends an agent's scope-based grant with its token, and marks what may be passed on", async () => {
+      const [scoped, held] = [await objectOf(), await objectOf()];
+      const row = await delegation(AIRLINE, [scoped, held], GHA);
+      await grant(row.id, [scoped, held], GHA, AIRLINE, LATER, {
+        scopeObjectIds: [scoped],
+        scopeExpiresAt: FUTURE,
+        mayPassOn: true,
+      });
+      expect((await grants(scoped))[0]).toMatchObject({ expiresAt: FUTURE, mayPassOn: true, grantedWithKey: null });
+      expect((await grants(held))[0]).toMatchObject({ expiresAt: LATER, mayPassOn: true });
+    });
+
+    it("grants-ended finds and withdraws a grantor's ended grants only; delegations-held counts what it stored", async () => {
+      const requester = `organization-${randomUUID()}`;
+      const [a, b] = [await objectOf(), await objectOf()];
+      const first = await delegation(requester, [a, b], AIRLINE);
+      await grant(first.id, [a, b], AIRLINE, requester, FUTURE);
+      const second = await delegation(requester, [a], GHA);
+      await grant(second.id, [a], GHA, requester);
+      expect(await endedGrantObjects.rows(db.prisma, { grantedBy: requester, limit: 10 })).toEqual([]);
+      await db.prisma.logisticsObjectGrant.updateMany({
+        where: { grantedBy: requester, organizationId: AIRLINE },
+        data: { expiresAt: PAST },
+      });
+      const ended = await endedGrantObjects.rows(db.sql, { grantedBy: requester, limit: 1 });
+      expect(ended).toEqual([{ object_id: [a, b].sort()[0] }]);
+      const withdrawn = await withdrawEndedGrants.rows(db.prisma, { grantedBy: requester, objectIds: [a, b] });
+      expect(withdrawn).toEqual([{ delegation_id: first.id }, { delegation_id: first.id }]);
+      expect((await grants(a)).map((g) => g.organizationId)).toEqual([GHA]);
+      expect(await delegatedObjectsHeld.rows(db.prisma, { requestedBy: requester })).toEqual([{ objects: 3 }]);
+      await revokeDelegation.rows(db.prisma, { id: second.id, revokedBy: requester });
+      expect(await delegatedObjectsHeld.rows(db.sql, { requestedBy: requester })).toEqual([{ objects: 3 }]);
+      expect(await delegatedObjectsHeld.rows(db.sql, { requestedBy: "organization-nobody" })).toEqual([{ objects: 0 }]);
     });
 
     it("delegation-grant grants each object once, expiring no later than the requester's own grant", async () => {
       const [first, second] = [await objectOf(), await objectOf()];
       // The airline holds first until FUTURE, second for ever (the creator's grant).
       await grant((await delegation(CREATOR, [first], AIRLINE)).id, [first], AIRLINE, CREATOR, FUTURE);
-      await grantRead.rows(db.prisma, { objectId: second, organizationId: AIRLINE, grantedBy: CREATOR });
+      await grantRead(second, AIRLINE, CREATOR);
       const passed = await delegation(AIRLINE, [first, second], GHA);
       const granted = await grant(passed.id, [first, second, "none"], GHA, AIRLINE, LATER);
       expect(granted.map((g) => g.object_id).sort()).toEqual([first, second].sort());
@@ -197,7 +310,7 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       const toTrucker = await delegation(GHA, [piece], TRUCKER);
       await grant(toTrucker.id, [piece], TRUCKER, GHA);
       // The creator's own grant to the trucker on the other object, and what the creator passed on, stay.
-      await grantRead.rows(db.prisma, { objectId: other, organizationId: TRUCKER, grantedBy: CREATOR });
+      await grantRead(other, TRUCKER, CREATOR);
       const unrelated = await delegation(CREATOR, [piece], "organization-unrelated");
       await grant(unrelated.id, [piece], "organization-unrelated", CREATOR);
 
@@ -234,7 +347,7 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       const toAirline = await delegation(CREATOR, [piece], AIRLINE);
       await grant(toAirline.id, [piece], AIRLINE, CREATOR);
       // The airline passes on both objects; the other it reads by the creator's own grant.
-      await grantRead.rows(db.prisma, { objectId: other, organizationId: AIRLINE, grantedBy: CREATOR });
+      await grantRead(other, AIRLINE, CREATOR);
       const toGha = await delegation(AIRLINE, [piece, other], GHA);
       await grant(toGha.id, [piece, other], GHA, AIRLINE);
       const withdrawn = await withdrawDelegation.rows(db.prisma, { delegationId: toAirline.id });
@@ -248,7 +361,7 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
 
     it("revoke-read withdraws the creator's grant with what the grantee passed on, answering those delegations", async () => {
       const id = await objectOf();
-      await grantRead.rows(db.prisma, { objectId: id, organizationId: AIRLINE, grantedBy: CREATOR });
+      await grantRead(id, AIRLINE, CREATOR);
       const toGha = await delegation(AIRLINE, [id], GHA);
       await grant(toGha.id, [id], GHA, AIRLINE);
       expect(
@@ -265,7 +378,7 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       const id = await objectOf();
       const row = await delegation(CREATOR, [id], AIRLINE);
       await grant(row.id, [id], AIRLINE, CREATOR, FUTURE);
-      await grantRead.rows(db.prisma, { objectId: id, organizationId: AIRLINE, grantedBy: CREATOR });
+      await grantRead(id, AIRLINE, CREATOR);
       expect(await grants(id)).toEqual([
         expect.objectContaining({ organizationId: AIRLINE, grantedBy: CREATOR, delegationId: null, expiresAt: null }),
       ]);

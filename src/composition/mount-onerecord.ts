@@ -92,7 +92,7 @@ export async function mountOneRecord(
   const events = createEventsService({
     store: createEventStore(core.database.sql),
     uris,
-    objectMeta: (id) => objects.metaOf(id),
+    objectMeta: (id, reader) => objects.metaOf(id, reader),
     milestones: core.services.milestones,
     isStation: (code) => core.services.stations.isStation(code),
     enforceCheckDigit: core.services.enforceCheckDigit,
@@ -117,7 +117,8 @@ export async function mountOneRecord(
   const delegations = createDelegationService({
     prisma: core.database.prisma,
     uris,
-    objectMeta: (id) => objects.metaOf(id),
+    quota: config.oneRecord.delegationQuota,
+    objectMeta: (id, reader) => objects.metaOf(id, reader),
     endpointOf: (tx, organizationId) => notificationEndpointOf(tx, organizationId),
     queueNotifications: (tx, notifications) => queueOneRecordNotifications(tx, notifications),
   });

@@ -1,6 +1,6 @@
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
-import { MAX_DELEGATED_OBJECTS } from "../../src/onerecord/delegations/access-delegation";
+import { MAX_DELEGATED_OBJECTS, MAY_BE_PASSED_ON } from "../../src/onerecord/delegations/access-delegation";
 import { MAX_REJECTED_DELEGATIONS_PER_DAY } from "../../src/onerecord/delegations/delegations.service";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
@@ -22,6 +22,8 @@ const API = "https://onerecord.iata.org/ns/api#";
 const CONTEXT = { cargo: "https://onerecord.iata.org/ns/cargo#", api: API, xsd: "http://www.w3.org/2001/XMLSchema#" };
 const AWB = "020-12345675";
 const AGENT = "https://1r.gha.example/logistics-objects/organization-gha";
+/** The holder lets the delegate pass the access on (this server's extension of api:AccessDelegation). */
+const PASSABLE = { [MAY_BE_PASSED_ON]: true };
 
 describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
@@ -213,7 +215,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
 
     it("the objects' holder revokes a delegation another asked for (PATCH ?status=REQUEST_REVOKED)", async () => {
       const uri = await piece();
-      await delegate(holder, delegation([uri], airline.organization));
+      await delegate(holder, delegation([uri], airline.organization, PASSABLE));
       // The airline passes it on to the ground handler; the holder withdraws that.
       const passedOn = await delegate(airline.key, delegation([uri], AGENT));
       expect(await reads(uri, gha)).toEqual([200, 200, 200]);
@@ -230,7 +232,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
 
     it("decided on arrival: accepting or rejecting is 422 for the holder, 403 for the requester", async () => {
       const uri = await piece();
-      await delegate(holder, delegation([uri], airline.organization));
+      await delegate(holder, delegation([uri], airline.organization, PASSABLE));
       const request = await delegate(airline.key, delegation([uri], AGENT));
       for (const status of ["REQUEST_ACCEPTED", "REQUEST_REJECTED"]) {
         await expectDenied(await oneRecord(`${request}?status=${status}`, { token: holder, method: "PATCH" }), 422);
@@ -309,6 +311,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
         holder,
         delegation([uri], airline.organization, {
           "api:expiresAt": { "@type": "xsd:dateTime", "@value": expiresAt.toISOString() },
+          ...PASSABLE,
         }),
       );
       const toGha = await delegate(airline.key, delegation([uri], AGENT));
@@ -334,7 +337,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
     it("the operator's object:revoke withdraws what the grantee passed on, and revokes that delegation", async () => {
       const uri = await piece();
       const grants = createOperatorGrants(app.database.prisma, base);
-      await grants.grant(idOf(uri), airline.organization);
+      await grants.grant(idOf(uri), airline.organization, { mayPassOn: true });
       const passedOn = await delegate(airline.key, delegation([uri], AGENT));
       expect(await reads(uri, gha)).toEqual([200, 200, 200]);
       await grants.revoke(idOf(uri), airline.organization);
@@ -346,7 +349,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
       "a delegation asked while the requester's own access is being revoked waits for it, and is rejected",
       async () => {
         const uri = await piece();
-        const toAirline = idOf(await delegate(holder, delegation([uri], airline.organization)));
+        const toAirline = idOf(await delegate(holder, delegation([uri], airline.organization, PASSABLE)));
         const { prisma } = app.database;
         // A revocation of the airline's access, held open after it has withdrawn the grants.
         let release!: () => void;
@@ -355,7 +358,7 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
         const hasWithdrawn = new Promise<void>((resolve) => (withdrawn = resolve));
         const revocation = prisma.$transaction(
           async (tx) => {
-            await lockDelegationObjects.rows(tx, { objectIds: [idOf(uri)] });
+            await lockDelegationObjects.rows(tx, { objectIds: [idOf(uri)], requester: "organization-test" });
             await revokeDelegation.rows(tx, { id: toAirline, revokedBy: "organization-test" });
             await withdrawDelegation.rows(tx, { delegationId: toAirline });
             withdrawn();

@@ -67,6 +67,7 @@ describe("OIDC access tokens", () => {
       organizationId: AGENT,
       organizationUri: AGENT,
       agentUri: AGENT,
+      agentExpiresAt: expect.any(Date),
       scopes: new Set(["events:read", "objects:write"]), // admin stays with API keys; openid is not ours
     });
   });

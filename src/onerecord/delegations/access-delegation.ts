@@ -17,6 +17,14 @@ export type Permission = (typeof PERMISSIONS)[number];
 /** At most this many logistics objects in one delegation: each is looked up, locked and granted. */
 export const MAX_DELEGATED_OBJECTS = 100;
 
+/**
+ * This server's extension of api:AccessDelegation (the API ontology has no such property; servers may
+ * take more properties than it names): an xsd:boolean, default false, saying that the delegate may pass
+ * the access on, delegating it further. Only the objects' holder may say true (docs/ONE-RECORD.md
+ * "Passing access on").
+ */
+export const MAY_BE_PASSED_ON = "urn:cargo-gateway:onerecord:mayBePassedOn";
+
 /** An api:AccessDelegation as this server takes it. */
 export interface AccessDelegation {
   /** The logistics objects' local ids, each once, in the order given. */
@@ -30,6 +38,8 @@ export interface AccessDelegation {
   readonly expiresAt: Date | undefined;
   readonly notifyRequestStatusChange: boolean;
   readonly description: string | undefined;
+  /** MAY_BE_PASSED_ON: the delegate may delegate the access further. */
+  readonly mayBePassedOn: boolean;
 }
 
 const term = (name: string) => `${API}${name}`;
@@ -47,6 +57,7 @@ const PROPERTIES = new Set([
   EXPIRES_AT,
   NOTIFY,
   HAS_DESCRIPTION,
+  MAY_BE_PASSED_ON,
 ]);
 
 /** xsd:dateTime with a time zone: an instant, which an expiry must be. */
@@ -63,7 +74,7 @@ const INSTANT =
  * - `hasPermission`: 1 or more members of api:Permission;
  * - `expiresAt`: at most one xsd:dateTime with a time zone, after `now`;
  * - `notifyRequestStatusChange`: at most one xsd:boolean (default false); `hasDescription` at most one string
- *   of at most MAX_DESCRIPTION_CHARACTERS;
+ *   of at most MAX_DESCRIPTION_CHARACTERS; MAY_BE_PASSED_ON at most one xsd:boolean (default false);
  * - no other property.
  */
 export function readAccessDelegation(
@@ -139,14 +150,16 @@ export function readAccessDelegation(
     else expiresAt = new Date(text);
   }
 
-  let notify = false;
-  const notifies = valuesOf(root, NOTIFY);
-  if (notifies.length > 1) problem(NOTIFY, "at most one");
-  else if (notifies.length === 1) {
-    const flag = booleanOf(notifies[0]!);
-    if (flag === undefined) problem(NOTIFY, `must be an xsd:boolean, got ${shown(notifies[0])}`);
-    else notify = flag;
-  }
+  const flagOf = (property: string): boolean => {
+    const values = valuesOf(root, property);
+    if (values.length > 1) problem(property, "at most one");
+    if (values.length !== 1) return false;
+    const flag = booleanOf(values[0]!);
+    if (flag === undefined) problem(property, `must be an xsd:boolean, got ${shown(values[0])}`);
+    return flag ?? false;
+  };
+  const notify = flagOf(NOTIFY);
+  const mayBePassedOn = flagOf(MAY_BE_PASSED_ON);
 
   const descriptions = valuesOf(root, HAS_DESCRIPTION);
   const description = descriptions[0]?.["@value"];
@@ -166,6 +179,7 @@ export function readAccessDelegation(
     expiresAt,
     notifyRequestStatusChange: notify,
     description: typeof description === "string" ? description : undefined,
+    mayBePassedOn,
   };
 }
 

@@ -5,6 +5,7 @@ import type { NodeObject } from "../jsonld-tree";
 import type { ApiVersion } from "../negotiation";
 import type { AccessDelegationRow } from "../sql/delegation-columns";
 import type { OneRecordUris } from "../uris";
+import { MAY_BE_PASSED_ON } from "./access-delegation";
 
 export const ACCESS_DELEGATION_REQUEST = `${API}AccessDelegationRequest`;
 
@@ -76,6 +77,8 @@ function delegationNode(row: AccessDelegationRow, uris: OneRecordUris): NodeObje
   if (row.expires_at) node[`${API}expiresAt`] = [{ "@value": row.expires_at.toISOString(), "@type": `${XSD}dateTime` }];
   const description = (row.delegation as NodeObject)[`${API}hasDescription`];
   if (Array.isArray(description) && description.length > 0) node[`${API}hasDescription`] = description;
+  const passOn = (row.delegation as NodeObject)[MAY_BE_PASSED_ON];
+  if (Array.isArray(passOn) && passOn.length > 0) node[MAY_BE_PASSED_ON] = passOn;
   return node;
 }
 

@@ -1,25 +1,46 @@
 import { randomUUID } from "node:crypto";
 import type { Prisma } from "../../db/database";
 import { AppError } from "../../errors";
-import { canRead, canWrite, type ObjectMeta } from "../identity/access-policy";
+import { canWrite, delegationGround, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
 import { clientIdOfOrganizationId } from "../identity/organizations";
 import { mapIds, type NodeObject } from "../jsonld-tree";
 import type { AccessDelegationRow } from "../sql/delegation-columns";
-import { lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
+import { type LockedObjectRow, lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
 import { grantDelegation } from "../sql/delegation-grant.sql";
 import { insertDelegation } from "../sql/delegation-insert.sql";
+import { lockDelegationRequester } from "../sql/delegation-requester-lock.sql";
+import { delegatedObjectsHeld } from "../sql/delegations-held.sql";
 import { delegationsRejectedRecently } from "../sql/delegations-rejected-recently.sql";
 import { readDelegation } from "../sql/delegation-read.sql";
 import { revokeDelegation } from "../sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../sql/delegation-withdraw.sql";
 import { revokeChainedDelegations } from "../sql/delegations-chain-revoke.sql";
+import { endedGrantObjects, withdrawEndedGrants } from "../sql/grants-ended-withdraw.sql";
 import type { OneRecordUris } from "../uris";
-import type { AccessDelegation, Permission } from "./access-delegation";
+import { type AccessDelegation, MAY_BE_PASSED_ON, type Permission } from "./access-delegation";
 import { DECIDED_ON_ARRIVAL_BY } from "./delegation.view";
 
 /** Rejected access delegations one requester may have stored in 24 hours; beyond, refused (429), nothing stored. */
 export const MAX_REJECTED_DELEGATIONS_PER_DAY = 100;
+
+/** Grants that ended, withdrawn per request before it is decided: the rest go with the next ones. */
+const ENDED_GRANTS_PER_REQUEST = 1_000;
+
+/**
+ * What one requester may have this server keep of its access delegations (config.oneRecord
+ * .delegationQuota; docs/ONE-RECORD.md "Quotas"). Past either, a delegation is refused (422
+ * DELEGATION_LIMIT_REACHED) and nothing is stored.
+ */
+export interface DelegationQuota {
+  /**
+   * ONE_RECORD_DELEGATED_OBJECTS_PER_REQUESTER: the logistics objects its stored delegations name in
+   * all (each delegation counting its own), accepted, revoked or failed until retention deletes them.
+   */
+  readonly objectsPerRequester: number;
+  /** ONE_RECORD_DELEGATES_PER_OBJECT: the Organizations it has granted any one object to. */
+  readonly delegatesPerObject: number;
+}
 
 /** A transaction's client: what the statements and the outbox take. */
 type Tx = Pick<Prisma, "$queryRawUnsafe">;
@@ -38,8 +59,12 @@ export interface DelegationStatusNotification {
 export interface DelegationServiceDeps {
   readonly prisma: Prisma;
   readonly uris: OneRecordUris;
-  /** objects.service metaOf: an object's access facts (an AWB's skeletons written on first use); undefined for none. */
-  objectMeta(id: string): Promise<ObjectMeta | undefined>;
+  readonly quota: DelegationQuota;
+  /**
+   * objects.service metaOf: an object's access facts (an AWB's skeletons written on first use), its
+   * grants read for `reader` only; undefined for none.
+   */
+  objectMeta(id: string, reader: string): Promise<ObjectMeta | undefined>;
   /**
    * Where notifications to an Organization go (partners/notification-endpoint.ts); undefined when none is
    * known: the status change is then not notified. Without it, none is.
@@ -52,22 +77,15 @@ export interface DelegationServiceDeps {
 const READ_PERMISSIONS: readonly Permission[] = ["GET_LOGISTICS_OBJECT", "GET_LOGISTICS_EVENT"];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A stored object as the access rules see it, with its active grants (delegation-objects-lock). */
-interface LockedObject {
-  readonly id: string;
-  readonly type: string;
-  readonly awb: string | null;
-  readonly created_by: string;
-  readonly readers: string[];
-}
-
-const metaOf = (row: LockedObject): ObjectMeta => ({
+const metaOf = (row: LockedObjectRow): ObjectMeta => ({
   id: row.id,
   type: row.type,
   awb: row.awb,
   createdBy: row.created_by,
-  readers: row.readers,
 });
+
+/** The holder's policy on a delegation: why it refuses it, or the objects granted on a scope's access. */
+type Decision = { readonly reason: string } | { readonly reason?: undefined; readonly scopeObjects: string[] };
 
 /**
  * Access delegations (docs/ONE-RECORD.md "Access delegations"): an Organization asks this server to let
@@ -76,31 +94,103 @@ const metaOf = (row: LockedObject): ObjectMeta => ({
  * those grants withdrawn with everything passed on from them (the trust chain), in one transaction.
  */
 export function createDelegationService(deps: DelegationServiceDeps) {
-  const { prisma, uris } = deps;
+  const { prisma, uris, quota } = deps;
 
   const actionRequestError = (code: "ACCESS_DENIED" | "ACTION_REQUEST_DECIDED", id: string, message: string) =>
     new AppError(code, message, { extensions: { resource: uris.actionRequestUri(id) } });
 
   /**
-   * Why the holder's policy refuses the delegation; undefined when it accepts it. This server delegates
-   * reading only, and only an Organization that may read an object (its creator, an AWB's reader, or a
-   * delegate itself: the trust chain) may pass that on.
+   * The holder's policy (docs/ONE-RECORD.md "Access delegations"): this server delegates reading only,
+   * and only an Organization that may pass reading an object on does (access-policy.ts
+   * delegationGround): its creator, a reader of an AWB's objects by scope, a grantee the holder let pass
+   * it on. Only the creator lets its delegates pass it on in turn.
    */
-  function refusal(caller: OneRecordCaller, delegation: AccessDelegation, locked: readonly LockedObject[]) {
+  function decide(caller: OneRecordCaller, delegation: AccessDelegation, locked: readonly LockedObjectRow[]): Decision {
     const writes = delegation.permissions.filter((p) => !READ_PERMISSIONS.includes(p));
     if (writes.length > 0)
-      return `This server delegates reading only (api:GET_LOGISTICS_OBJECT, api:GET_LOGISTICS_EVENT); it does not delegate ${writes.map((p) => `api:${p}`).join(", ")}`;
+      return {
+        reason: `This server delegates reading only (api:GET_LOGISTICS_OBJECT, api:GET_LOGISTICS_EVENT); it does not delegate ${writes.map((p) => `api:${p}`).join(", ")}`,
+      };
     if (!delegation.permissions.includes("GET_LOGISTICS_OBJECT"))
-      return "This server delegates reading a logistics object and its events together: ask for api:GET_LOGISTICS_OBJECT";
+      return {
+        reason:
+          "This server delegates reading a logistics object and its events together: ask for api:GET_LOGISTICS_OBJECT",
+      };
     const byId = new Map(locked.map((row) => [row.id, row]));
+    const scopeObjects: string[] = [];
     for (const id of delegation.objects) {
       const row = byId.get(id);
+      const uri = uris.objectUri(id);
       if (!row)
-        return `${uris.objectUri(id)} is the carrier's reference data, readable by every authenticated caller: there is nothing to delegate`;
-      if (!canRead(caller, metaOf(row)))
-        return `You may not read ${uris.objectUri(id)}: only its holder, or an Organization that may read it, delegates access to it`;
+        return {
+          reason: `${uri} is the carrier's reference data, readable by every authenticated caller: there is nothing to delegate`,
+        };
+      const ground = delegationGround(caller, metaOf(row), row.requester_may_pass_on);
+      if (ground === undefined)
+        return {
+          reason: `You may not read ${uri}: only its holder, or an Organization that may read it, delegates access to it`,
+        };
+      if (ground === "grant")
+        return {
+          reason: `Your access to ${uri} is a grant its holder did not let you pass on: ask the holder to delegate it`,
+        };
+      if (delegation.mayBePassedOn && ground !== "holder")
+        return {
+          reason: `Only the holder of ${uri}, its creator, lets a delegate pass access to it on (${MAY_BE_PASSED_ON})`,
+        };
+      if (ground === "scope") scopeObjects.push(id);
     }
-    return undefined;
+    return { scopeObjects };
+  }
+
+  /** Refuses (422, nothing stored) a delegation that would take its requester past a quota. */
+  async function checkQuota(
+    tx: Tx,
+    caller: OneRecordCaller,
+    delegation: AccessDelegation,
+    locked: readonly LockedObjectRow[],
+  ): Promise<void> {
+    for (const object of locked)
+      if (object.delegated_by_requester >= quota.delegatesPerObject)
+        throw new AppError(
+          "DELEGATION_LIMIT_REACHED",
+          `You have delegated ${uris.objectUri(object.id)} to ${object.delegated_by_requester} Organizations: this ` +
+            `server keeps at most ${quota.delegatesPerObject} per object and requester (ONE_RECORD_DELEGATES_PER_OBJECT); ` +
+            "revoke one you no longer need",
+          { extensions: { resource: uris.objectUri(object.id) } },
+        );
+    const [{ objects } = { objects: 0 }] = await delegatedObjectsHeld.rows(tx, { requestedBy: caller.organizationId });
+    if (objects + delegation.objects.length > quota.objectsPerRequester)
+      throw new AppError(
+        "DELEGATION_LIMIT_REACHED",
+        `Your access delegations name ${objects} logistics objects: this server keeps at most ` +
+          `${quota.objectsPerRequester} per requester (ONE_RECORD_DELEGATED_OBJECTS_PER_REQUESTER), revoked ones ` +
+          "until retention deletes them; revoke those you no longer need",
+      );
+  }
+
+  /**
+   * Withdraws the requester's grants that ended (expired, or made on an API key since revoked), and
+   * revokes the delegations left with none, in a transaction of its own: what it holds then counts
+   * only what still grants, and retention deletes the rest in time. Locks as a revocation does.
+   */
+  async function withdrawEnded(requester: string): Promise<void> {
+    const objects = await endedGrantObjects.rows(prisma, { grantedBy: requester, limit: ENDED_GRANTS_PER_REQUEST });
+    if (objects.length === 0) return;
+    await prisma.$transaction(async (tx) => {
+      const objectIds = objects.map((o) => o.object_id);
+      const locked = await lockDelegationObjects.rows(tx, { objectIds, requester });
+      const ended = await withdrawEndedGrants.rows(tx, { grantedBy: requester, objectIds });
+      const ids = [...new Set(ended.map((g) => g.delegation_id))];
+      if (ids.length === 0) return;
+      const revoked = await revokeChainedDelegations.rows(tx, {
+        ids,
+        revokedBy: DECIDED_ON_ARRIVAL_BY,
+        reason: "Its grants ended: they expired, or the API key it was asked with was revoked",
+      });
+      const types = new Map(locked.map((object) => [object.id, object.type]));
+      await notifyStatus(tx, revoked, (id) => types.get(id));
+    });
   }
 
   /** The status notifications of these requests for their requesters, when asked for and an endpoint is known. */
@@ -140,7 +230,7 @@ export function createDelegationService(deps: DelegationServiceDeps) {
   /** Whether the caller holds one of the request's objects (may write it): it may revoke the request. */
   async function holdsAnObject(caller: OneRecordCaller, row: AccessDelegationRow): Promise<boolean> {
     for (const id of row.objects) {
-      const meta = await deps.objectMeta(id);
+      const meta = await deps.objectMeta(id, caller.organizationId);
       if (meta && canWrite(caller, meta)) return true;
     }
     return false;
@@ -170,8 +260,9 @@ export function createDelegationService(deps: DelegationServiceDeps) {
       delegation: AccessDelegation,
       body: NodeObject,
     ): Promise<AccessDelegationRow> {
+      const requester = caller.organizationId;
       for (const id of delegation.objects)
-        if ((await deps.objectMeta(id)) === undefined)
+        if ((await deps.objectMeta(id, requester)) === undefined)
           throw new AppError(
             "INVALID_LOGISTICS_OBJECT",
             `api:hasLogisticsObject: no logistics object ${uris.objectUri(id)}`,
@@ -185,16 +276,18 @@ export function createDelegationService(deps: DelegationServiceDeps) {
             },
           );
       const stored = mapIds(body, (id) => uris.localIdOf(id));
+      await withdrawEnded(requester);
       return prisma.$transaction(async (tx) => {
-        // Locked, then read again: a statement sees what committed before it began, and the locking one
-        // may have waited for a revocation of the requester's own access to commit.
-        await lockDelegationObjects.rows(tx, { objectIds: [...delegation.objects] });
-        const locked = await lockDelegationObjects.rows(tx, { objectIds: [...delegation.objects] });
-        const reason = refusal(caller, delegation, locked);
-        if (reason !== undefined) {
-          // A soft bound (no lock: requests racing at the edge may each be stored): what keeps one
-          // requester's refused asks from filling the table.
-          const [{ n } = { n: 0 }] = await delegationsRejectedRecently.rows(tx, { requestedBy: caller.organizationId });
+        // The requester's lock first (its counts), then the objects'. Locked, then read again: a statement
+        // sees what committed before it began, and the locking one may have waited for a revocation of
+        // the requester's own access to commit.
+        await lockDelegationRequester.affectedRows(tx, { requester });
+        const objectIds = [...delegation.objects];
+        await lockDelegationObjects.rows(tx, { objectIds, requester });
+        const locked = await lockDelegationObjects.rows(tx, { objectIds, requester });
+        const decision = decide(caller, delegation, locked);
+        if (decision.reason !== undefined) {
+          const [{ n } = { n: 0 }] = await delegationsRejectedRecently.rows(tx, { requestedBy: requester });
           if (n >= MAX_REJECTED_DELEGATIONS_PER_DAY)
             throw new AppError(
               "RATE_LIMITED",
@@ -202,28 +295,33 @@ export function createDelegationService(deps: DelegationServiceDeps) {
                 `${MAX_REJECTED_DELEGATIONS_PER_DAY} a day; delegate what you may delegate`,
               { retryAfterSeconds: 3_600 },
             );
-        }
+        } else await checkQuota(tx, caller, delegation, locked);
         const [row] = await insertDelegation.rows(tx, {
           id: randomUUID(),
-          status: reason === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED",
-          requestedBy: caller.organizationId,
+          status: decision.reason === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED",
+          requestedBy: requester,
           decidedBy: DECIDED_ON_ARRIVAL_BY,
-          reason: reason ?? null,
-          errorStatus: reason === undefined ? null : 403,
+          reason: decision.reason ?? null,
+          errorStatus: decision.reason === undefined ? null : 403,
           delegation: JSON.stringify(stored),
-          objects: [...delegation.objects],
+          objects: objectIds,
           organizations: [delegation.organization],
           permissions: [...delegation.permissions],
           expiresAt: delegation.expiresAt ?? null,
           notifyStatusChange: delegation.notifyRequestStatusChange,
         });
-        if (reason === undefined)
+        if (decision.reason === undefined)
           await grantDelegation.rows(tx, {
             delegationId: row!.id,
-            objectIds: [...delegation.objects],
+            objectIds,
             organizationId: delegation.organization,
-            grantedBy: caller.organizationId,
+            grantedBy: requester,
             expiresAt: delegation.expiresAt ?? null,
+            mayPassOn: delegation.mayBePassedOn,
+            // Access by a scope ends with the key (GRANT_IS_ACTIVE) or the token that carried it.
+            scopeObjectIds: decision.scopeObjects,
+            grantedWithKey: caller.principal?.keyId ?? null,
+            scopeExpiresAt: caller.agentExpiresAt ?? null,
           });
         const types = new Map(locked.map((object) => [object.id, object.type]));
         await notifyStatus(tx, [row!], (id) => types.get(id));
@@ -276,7 +374,10 @@ export function createDelegationService(deps: DelegationServiceDeps) {
       if (row.status !== "REQUEST_PENDING" && row.status !== "REQUEST_ACCEPTED") throw decided();
       return prisma.$transaction(async (tx) => {
         // The objects first, then the requests (as every writer of these grants): no cycle of waits.
-        const locked = await lockDelegationObjects.rows(tx, { objectIds: row.objects });
+        const locked = await lockDelegationObjects.rows(tx, {
+          objectIds: row.objects,
+          requester: caller.organizationId,
+        });
         const [revoked] = await revokeDelegation.rows(tx, { id, revokedBy: caller.organizationId });
         if (!revoked) throw decided();
         const withdrawn = await withdrawDelegation.rows(tx, { delegationId: id });

@@ -35,8 +35,11 @@ import type { NotificationProducers, NotifyTx } from "../notifications-out/notif
 export interface EventsServiceDeps {
   store: EventStore;
   uris: Pick<OneRecordUris, "base" | "objectUri" | "eventUri" | "eventsUri" | "localIdOf">;
-  /** The access facts of one of this server's objects; undefined when it holds none by that id. */
-  objectMeta: (objectId: string) => Promise<ObjectMeta | undefined>;
+  /**
+   * The access facts of one of this server's objects, its grants read for `reader` (the caller) only;
+   * undefined when it holds none by that id.
+   */
+  objectMeta: (objectId: string, reader: string) => Promise<ObjectMeta | undefined>;
   milestones: Pick<MilestoneService, "ingest">;
   /** Whether a code is one of the carrier's stations. */
   isStation: (code: string) => boolean;
@@ -86,7 +89,7 @@ export function createEventsService(deps: EventsServiceDeps) {
 
   /** The object, when the caller may read it: 404 when this server holds none, 403 when it may not. */
   async function checkReadable(caller: OneRecordCaller, objectId: string): Promise<void> {
-    const meta = await deps.objectMeta(objectId);
+    const meta = await deps.objectMeta(objectId, caller.organizationId);
     const byId = awbShipmentMeta(objectId);
     // An AWB's Shipment its scopes do not open answers 403 whether or not the AWB exists (as the awb- alias).
     if (meta === undefined && (byId === undefined || canRead(caller, byId))) throw notFound(objectId);
@@ -94,8 +97,8 @@ export function createEventsService(deps: EventsServiceDeps) {
       throw accessDenied(objectId, "read this object's logistics events");
   }
 
-  async function objectOrNotFound(objectId: string): Promise<ObjectMeta> {
-    const meta = await deps.objectMeta(objectId);
+  async function objectOrNotFound(objectId: string, reader: string): Promise<ObjectMeta> {
+    const meta = await deps.objectMeta(objectId, reader);
     if (meta === undefined) throw notFound(objectId);
     return meta;
   }
@@ -158,7 +161,7 @@ export function createEventsService(deps: EventsServiceDeps) {
       // An AWB's Shipment takes its first milestone before the gateway knows the AWB, as the legacy
       // ingestion does; it must exist for any other event.
       const awbShipment = awbShipmentMeta(objectId);
-      const meta = awbShipment ?? (await objectOrNotFound(objectId));
+      const meta = awbShipment ?? (await objectOrNotFound(objectId, caller.organizationId));
       if (!canPostEvent(caller, meta)) throw accessDenied(objectId, "add logistics events to this object");
       const root = await readJsonLdObject(body);
       const event = readPostedEvent(root, { uri: uris.objectUri(objectId), type: meta.type });
@@ -167,7 +170,7 @@ export function createEventsService(deps: EventsServiceDeps) {
         owner.awb !== null && event.statusCode !== null
           ? milestoneStateOf(event.statusCode, event.timeType)
           : undefined;
-      if (awbShipment !== undefined && state === undefined) await objectOrNotFound(objectId);
+      if (awbShipment !== undefined && state === undefined) await objectOrNotFound(objectId, caller.organizationId);
       if (awbShipment !== undefined && state !== undefined && !acceptsMilestones(awbShipment.awb))
         throw invalidEvent(`${CARGO}eventFor`, `${awbShipment.awb} has a wrong check digit (AWB_CHECK_DIGIT=enforce)`);
       const stored = await storedBodyOf(event.node);

@@ -18,7 +18,8 @@ export interface ObjectMeta {
   readonly createdBy: string;
   /**
    * Organizations with an active grant to read it (readers-of.sql.ts: the creator's grants and access
-   * delegations' grants, expired ones left out).
+   * delegations' grants, those that ended left out). Read for one caller (object-read-as.sql.ts), it
+   * names that caller or nobody: what the rules below ask of it, whatever the number of grants.
    */
   readonly readers?: readonly string[] | undefined;
   /**
@@ -86,6 +87,29 @@ export function canPostEvent(caller: OneRecordCaller, object: ObjectMeta): boole
 /** Creating logistics objects. */
 export function canCreate(caller: OneRecordCaller): boolean {
   return caller.scopes.has("objects:write");
+}
+
+/**
+ * On what access the caller would pass reading an object on (an access delegation), as the holder's
+ * policy tells them apart (docs/ONE-RECORD.md "Passing access on"):
+ * - "holder": it created the object; it may also let its delegates pass the access on;
+ * - "scope": its scopes open an AWB's objects (the carrier's policy lets such a reader delegate), so
+ *   what it grants ends with that access: the API key, or the token, that carried the scope;
+ * - "passable grant": it holds a grant the holder let it pass on;
+ * - "grant": it holds a grant it may not pass on (the default);
+ * - undefined: it may not read the object.
+ * `mayPassOn` is whether its own active grant, if any, may be passed on.
+ */
+export function delegationGround(
+  caller: OneRecordCaller,
+  object: ObjectMeta,
+  mayPassOn: boolean | null,
+): "holder" | "scope" | "passable grant" | "grant" | undefined {
+  if (isCarrierReferenceData(object)) return undefined;
+  if (object.createdBy === caller.organizationId) return "holder";
+  if (isAwbObject(object) && (caller.scopes.has("events:read") || caller.scopes.has("objects:write"))) return "scope";
+  if (mayPassOn === null) return undefined;
+  return mayPassOn ? "passable grant" : "grant";
 }
 
 /** Granting another Organization read access: the creator only. */

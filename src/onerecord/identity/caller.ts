@@ -13,6 +13,8 @@ export interface OneRecordCaller {
   readonly scopes: ReadonlySet<Scope>;
   /** The OIDC token's `logistics_agent_uri`; absent for an API key. */
   readonly agentUri?: string;
+  /** When the OIDC token expires: its scopes are attested until then. Absent for an API key. */
+  readonly agentExpiresAt?: Date;
   /** The API key's principal; absent for an OIDC agent. */
   readonly principal?: Principal;
 }
@@ -108,6 +110,7 @@ function callerOfAgent(
     organizationUri: organizationId === agent.agentUri ? agent.agentUri : organizationUri(organizationId),
     scopes: agent.scopes,
     agentUri: agent.agentUri,
+    agentExpiresAt: agent.expiresAt,
   };
 }
 

@@ -15,6 +15,8 @@ export interface AgentToken {
   /** The `logistics_agent_uri` claim: the agent's LogisticsAgent in its own ONE Record server. */
   readonly agentUri: string;
   readonly scopes: ReadonlySet<Scope>;
+  /** The token's `exp`: what its scopes attest holds until then, not after. */
+  readonly expiresAt: Date;
 }
 
 export type OidcSettings = NonNullable<OneRecordSettings["oidc"]>;
@@ -70,7 +72,8 @@ export function createJwtVerifier(
     } catch (error) {
       throw refusalOf(error, oidc);
     }
-    return { agentUri: agentUriOf(payload), scopes: scopesOf(payload) };
+    // jose checked that `exp` is there and a number (requiredClaims).
+    return { agentUri: agentUriOf(payload), scopes: scopesOf(payload), expiresAt: new Date(payload.exp! * 1000) };
   };
 }
 

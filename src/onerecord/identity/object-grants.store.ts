@@ -15,9 +15,10 @@ import { revokeRead } from "../sql/revoke-read.sql";
 export interface ObjectGrantStore {
   /**
    * Grants `organizationId` read access to the object; `grantedBy` must be its creator. It takes the
-   * place of a grant an access delegation made (no expiry, no delegation). Again: no change.
+   * place of a grant an access delegation made (no expiry, no delegation). `mayPassOn`: the grantee may
+   * delegate it further (default: not). Again: it says `mayPassOn` again, nothing else changes.
    */
-  grantRead(objectId: string, organizationId: string, grantedBy: string): Promise<void>;
+  grantRead(objectId: string, organizationId: string, grantedBy: string, mayPassOn?: boolean): Promise<void>;
   /**
    * Withdraws it, and with it what the grantee passed on through access delegations (the trust chain);
    * delegations left with no grant are revoked. `revokedBy` must be the object's creator. One never
@@ -30,14 +31,14 @@ export interface ObjectGrantStore {
 
 export function createObjectGrantStore(prisma: Prisma): ObjectGrantStore {
   return {
-    async grantRead(objectId, organizationId, grantedBy) {
-      const [object] = await grantRead.rows(prisma, { objectId, organizationId, grantedBy });
+    async grantRead(objectId, organizationId, grantedBy, mayPassOn = false) {
+      const [object] = await grantRead.rows(prisma, { objectId, organizationId, grantedBy, mayPassOn });
       refuseUnlessCreator(objectId, object?.created_by, grantedBy);
     },
     async revokeRead(objectId, organizationId, revokedBy) {
       const object = await prisma.$transaction(async (tx) => {
         // As a delegation's revocation: no delegation is decided on this object meanwhile.
-        await lockDelegationObjects.rows(tx, { objectIds: [objectId] });
+        await lockDelegationObjects.rows(tx, { objectIds: [objectId], requester: revokedBy });
         const [revoked] = await revokeRead.rows(tx, { objectId, organizationId, revokedBy });
         if (revoked && revoked.delegation_ids.length > 0)
           await revokeChainedDelegations.rows(tx, {

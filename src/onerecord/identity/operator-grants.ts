@@ -24,10 +24,10 @@ export function createOperatorGrants(prisma: Prisma, baseUrl: string | undefined
     return object.createdBy;
   };
   return {
-    /** Grants read access; answers the grantee's Organization id. */
-    async grant(objectId: string, organization: string): Promise<string> {
+    /** Grants read access, to be passed on or not (`mayPassOn`); answers the grantee's Organization id. */
+    async grant(objectId: string, organization: string, { mayPassOn = false } = {}): Promise<string> {
       const organizationId = organizationIdOf(organization);
-      await store.grantRead(objectId, organizationId, await creatorOf(objectId));
+      await store.grantRead(objectId, organizationId, await creatorOf(objectId), mayPassOn);
       return organizationId;
     },
     async revoke(objectId: string, organization: string): Promise<string> {

@@ -183,20 +183,24 @@ export function createObjectService(deps: ObjectServiceDeps) {
     });
   }
 
-  /** The object, stored or reference data; an AWB's objects written on first use. */
-  async function find(id: string): Promise<Held | undefined> {
+  /**
+   * The object, stored or reference data; an AWB's objects written on first use. With `reader`, its
+   * grants are read for that Organization only (one index probe, however many it has).
+   */
+  async function find(id: string, reader?: string): Promise<Held | undefined> {
     const reference = await referenceObject(id);
     if (reference) return reference;
-    const row = await store.read(id);
+    const read = () => (reader === undefined ? store.read(id) : store.readAs(id, reader));
+    const row = await read();
     if (row) return heldOf(row);
     const awb = awbOfObjectId(id);
     if (awb === undefined || !(await ensureAwbObjects(awb))) return undefined;
-    const created = await store.read(id);
+    const created = await read();
     return created && heldOf(created);
   }
 
   async function readable(caller: OneRecordCaller, id: string): Promise<Held> {
-    const held = await find(id);
+    const held = await find(id, caller.organizationId);
     if (!held) throw notFound(id);
     if (!mayRead(caller, held))
       throw new AppError("ACCESS_DENIED", `You may not read ${uris.objectUri(id)}`, {
@@ -248,7 +252,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
             // Spent before the lookup, not after: the items of one list are looked up together, and each
             // must find the budget already reduced by the others (at most MAX_EMBEDDED_OBJECTS lookups).
             budget--;
-            const held = await find(id);
+            const held = await find(id, caller.organizationId);
             if (!held || !mayRead(caller, held)) return item;
             const state = await stateAt(held, at);
             if (!state) return item;
@@ -425,9 +429,12 @@ export function createObjectService(deps: ObjectServiceDeps) {
     create,
     ensureAwbObjects,
 
-    /** What the access rules need of an object (events: canRead, canPostEvent); undefined when there is none. */
-    async metaOf(id: string): Promise<ObjectMeta | undefined> {
-      return (await find(id))?.meta;
+    /**
+     * What the access rules need of an object (events: canRead, canPostEvent); undefined when there is
+     * none. With `reader`, its grants are read for that Organization only: pass the caller's.
+     */
+    async metaOf(id: string, reader?: string): Promise<ObjectMeta | undefined> {
+      return (await find(id, reader))?.meta;
     },
 
     /**
@@ -596,7 +603,7 @@ export function createObjectService(deps: ObjectServiceDeps) {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw missing();
     const row = await store.readActionRequest(id);
     if (!row) throw missing();
-    const object = await find(row.object_id);
+    const object = await find(row.object_id, caller.organizationId);
     if (!object) throw missing();
     if (row.requested_by !== caller.organizationId && !canRead(caller, object.meta))
       throw new AppError("ACCESS_DENIED", `You may not read ${uris.actionRequestUri(id)}`, {

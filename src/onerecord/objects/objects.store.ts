@@ -12,6 +12,7 @@ import { ensureAwbObjects } from "../sql/awb-objects-ensure.sql";
 import type { ObjectRow } from "../sql/object-columns";
 import { insertObject } from "../sql/object-insert.sql";
 import { readObject } from "../sql/object-read.sql";
+import { readObjectAs } from "../sql/object-read-as.sql";
 import { objectRevisionAt } from "../sql/object-revision-at.sql";
 import { writeObjectRevision } from "../sql/object-write-revision.sql";
 
@@ -46,6 +47,11 @@ export function createObjectStore(prisma: Prisma) {
 
     async read(id: string, tx?: SqlRunner): Promise<StoredObject | undefined> {
       return (await readObject.rows(on(tx), { id }))[0];
+    },
+
+    /** As `read`, its grants read for `reader` only: what one caller's access check needs. */
+    async readAs(id: string, reader: string): Promise<StoredObject | undefined> {
+      return (await readObjectAs.rows(prisma, { id, reader }))[0];
     },
 
     async revisionAt(id: string, at: Date) {
