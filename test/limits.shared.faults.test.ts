@@ -7,19 +7,38 @@
 import { createServer, type Server, type Socket, connect } from "node:net";
 import pino from "pino";
 import type WebSocket from "ws";
-import { createApp } from "../src/app";
+import { type App, createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { describeBackend, Disposers, startApp, testEnvironment } from "./support/harness";
 import { freePort, type PrivateService, startPrivateRedis } from "./support/private-services";
-import { type Answer, AT_CAP, freshKey, limitsCountedIn, listSubscriptions, openSocket } from "./support/shared-limits";
+import type Redis from "ioredis";
+import {
+  type Answer,
+  AT_CAP,
+  type Counted,
+  expectDecidedByWindows,
+  freshKey,
+  freshKeyWithId,
+  lastWindow,
+  limitsCountedIn,
+  listSubscriptions,
+  openSocket,
+  redisReader,
+  requestsCounter,
+  sendCounted,
+  spendLocalBucket,
+} from "./support/shared-limits";
 import { metric } from "./support/ws-protocol";
 
+const REQUESTS = { perSecond: 1, burst: 5 };
+const AUTH_FAILURES = { perSecond: 1, burst: 4 };
 const LIMITS = {
-  // Shared, 5 requests per window of 5 s (shared-buckets.ts); each instance's own bucket: a burst of 5.
-  RATE_LIMIT_PER_SECOND: "1",
-  RATE_LIMIT_BURST: "5",
-  AUTH_FAILURE_LIMIT_PER_SECOND: "1",
-  AUTH_FAILURE_LIMIT_BURST: "4",
+  // Shared, 5 requests per window of 5 s (shared-buckets.ts); each instance's own bucket: a burst of 5
+  // refilled at 1 a second.
+  RATE_LIMIT_PER_SECOND: String(REQUESTS.perSecond),
+  RATE_LIMIT_BURST: String(REQUESTS.burst),
+  AUTH_FAILURE_LIMIT_PER_SECOND: String(AUTH_FAILURES.perSecond),
+  AUTH_FAILURE_LIMIT_BURST: String(AUTH_FAILURES.burst),
   LIVE_MAX_CONNECTIONS_PER_KEY: "2",
   LIVE_CONNECTION_LEASE_MS: "3000",
 };
@@ -36,19 +55,35 @@ async function startLoggedApp(disposers: Disposers, env: Record<string, string>)
   return { app, url, env: environment.env, lines };
 }
 
-/** `count` requests with one key, alternating over `urls`; every one must be answered. */
-async function spread(urls: string[], authorization: string, count: number, from?: string): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  for (let i = 0; i < count; i++) answers.push(await listSubscriptions(urls[i % urls.length]!, authorization, from));
-  return answers;
+/**
+ * Requests with a fresh key, alternating over `urls`, until the shared window of the last one has
+ * refused one on each URL; asserts that the one window every instance counts in decided each of them
+ * (test/support/shared-limits.ts, `expectDecidedByWindows`), and that the last granted `REQUESTS.burst`.
+ */
+async function expectOneSharedBudget(redis: Redis, app: App, urls: string[]): Promise<void> {
+  const { key, keyId } = await freshKeyWithId(app, `shared over ${urls.length}`);
+  const refusedOnEach = (answers: Array<Counted<Answer & { url: string }>>) => {
+    const refused = lastWindow(answers).filter((answer) => answer.status === 429);
+    return urls.every((url) => refused.some((answer) => answer.url === url));
+  };
+  const answers = await sendCounted(
+    redis,
+    requestsCounter(keyId),
+    async (i) => {
+      const url = urls[i % urls.length]!;
+      return { ...(await listSubscriptions(url, `Bearer ${key}`)), url };
+    },
+    { enough: refusedOnEach, max: 100 },
+  );
+  expect(refusedOnEach(answers)).toBe(true);
+  expectDecidedByWindows(answers, REQUESTS.burst, 200);
+  expect(lastWindow(answers).filter((answer) => answer.status === 200)).toHaveLength(REQUESTS.burst);
 }
-
-const statuses = (answers: Answer[]) => answers.map((answer) => answer.status);
-const count = (answers: Answer[], status: number) => answers.filter((answer) => answer.status === status).length;
 
 describeBackend("postgres")("shared limits while Redis is stopped and started again", () => {
   const disposers = new Disposers();
   let redis: PrivateService;
+  let reader: Redis;
   let a: Awaited<ReturnType<typeof startLoggedApp>>;
   let b: Awaited<ReturnType<typeof startApp>>;
   const sockets: WebSocket[] = [];
@@ -71,20 +106,19 @@ describeBackend("postgres")("shared limits while Redis is stopped and started ag
     await limitsCountedIn(a.url, "memory");
     await limitsCountedIn(b.url, "memory");
 
-    // Requests: each instance grants the key its own budget of 5; nothing fails for want of Redis.
+    // Requests: each instance grants the key its own budget of 5 (a bucket refilled at 1 a second);
+    // nothing fails for want of Redis.
     const key = `Bearer ${await freshKey(a.app, "during the outage")}`;
-    const onA = await spread([a.url], key, 7);
-    const onB = await spread([b.url], key, 7);
-    expect(statuses(onA)).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(statuses(onB)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    const onA = await spendLocalBucket(() => listSubscriptions(a.url, key), { ...REQUESTS, granted: 200 });
+    const onB = await spendLocalBucket(() => listSubscriptions(b.url, key), { ...REQUESTS, granted: 200 });
     for (const answer of [...onA, ...onB].filter((x) => x.status === 429)) {
       expect(answer).toMatchObject({ code: "RATE_LIMITED" });
       expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
     }
     // Failed authentications: each instance budgets the address itself (4 each).
     const unknown = "Bearer cgw_this-key-was-never-issued-by-anyone-0001";
-    expect(statuses(await spread([a.url], unknown, 5, "127.0.0.31"))).toEqual([401, 401, 401, 401, 429]);
-    expect(statuses(await spread([b.url], unknown, 5, "127.0.0.31"))).toEqual([401, 401, 401, 401, 429]);
+    for (const url of [a.url, b.url])
+      await spendLocalBucket(() => listSubscriptions(url, unknown, "127.0.0.31"), { ...AUTH_FAILURES, granted: 401 });
     // Websockets: the cap of 2 counted by each instance alone; one socket on each for now.
     expect((await openSocket(a.url, sharedSocketsKey, track)).outcome).toBe("acked");
     expect((await openSocket(b.url, sharedSocketsKey, track)).outcome).toBe("acked");
@@ -97,6 +131,8 @@ describeBackend("postgres")("shared limits while Redis is stopped and started ag
     );
 
     await redis.start();
+    reader = await redisReader(redis.url);
+    disposers.add(async () => void (await reader.quit()));
     await limitsCountedIn(a.url, "redis");
     await limitsCountedIn(b.url, "redis");
     expect(a.lines).toContainEqual(
@@ -104,9 +140,7 @@ describeBackend("postgres")("shared limits while Redis is stopped and started ag
     );
 
     // One budget again: 5 in all over both instances.
-    const after = await spread([a.url, b.url], `Bearer ${await freshKey(a.app, "after the outage")}`, 12);
-    expect(statuses(after).slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
-    expect(count(after, 429)).toBe(7);
+    await expectOneSharedBudget(reader, a.app, [a.url, b.url]);
     // The sockets opened during the outage count again (Redis came back empty): the key is at its cap of 2.
     const third = await openSocket(a.url, sharedSocketsKey, track);
     expect(third.outcome).toMatchObject({ code: 4429, reason: expect.stringMatching(AT_CAP) });
@@ -159,6 +193,7 @@ async function startStallingRelay(
 describeBackend("postgres")("shared limits while Redis stops answering", () => {
   const disposers = new Disposers();
   let relay: Awaited<ReturnType<typeof startStallingRelay>>;
+  let reader: Redis;
   let app: Awaited<ReturnType<typeof startLoggedApp>>;
   const sockets: WebSocket[] = [];
   const track = (socket: WebSocket) => void sockets.push(socket);
@@ -166,6 +201,8 @@ describeBackend("postgres")("shared limits while Redis stops answering", () => {
   beforeAll(async () => {
     const redis = await startPrivateRedis();
     disposers.add(() => redis.dispose());
+    reader = await redisReader(redis.url); // straight to Redis, not through the relay
+    disposers.add(async () => void (await reader.quit()));
     relay = await startStallingRelay(redis.url);
     disposers.add(() => relay.close());
     app = await startLoggedApp(disposers, { REDIS_URL: relay.url, ...LIMITS });
@@ -181,7 +218,7 @@ describeBackend("postgres")("shared limits while Redis stops answering", () => {
     relay.stall(true);
     // Each of these would wait for Redis forever without a bound (the request helper gives up after 15 s).
     const key = `Bearer ${await freshKey(app.app, "stalled")}`;
-    expect(statuses(await spread([app.url], key, 7))).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    await spendLocalBucket(() => listSubscriptions(app.url, key), { ...REQUESTS, granted: 200 });
     expect((await openSocket(app.url, await freshKey(app.app, "stalled sockets"), track)).outcome).toBe("acked");
     await limitsCountedIn(app.url, "memory");
     expect(await metric(app.url, 'gateway_rate_limit_fallbacks_total{limit="requests"}')).toBeGreaterThan(0);
@@ -192,8 +229,7 @@ describeBackend("postgres")("shared limits while Redis stops answering", () => {
     relay.stall(false);
     await limitsCountedIn(app.url, "redis");
     const fallbacks = await metric(app.url, 'gateway_rate_limit_fallbacks_total{limit="requests"}');
-    const shared = await spread([app.url], `Bearer ${await freshKey(app.app, "after the stall")}`, 7);
-    expect(statuses(shared)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    await expectOneSharedBudget(reader, app.app, [app.url]);
     // Decided in Redis again, not by the instance alone.
     expect(await metric(app.url, 'gateway_rate_limit_fallbacks_total{limit="requests"}')).toBe(fallbacks);
   });
