@@ -2,7 +2,7 @@ import { apiErrorTitle } from "../api-error";
 import { organizationUriOf } from "../identity/organizations";
 import { API, XSD } from "../jsonld-context";
 import { isLocalId, mapIds, type NodeObject, valuesOf } from "../jsonld-tree";
-import { MAX_CHANGE_OPERATIONS } from "./change";
+import { MAX_CHANGE_OPERATIONS } from "./change-bounds";
 import type { ApiVersion } from "../negotiation";
 import type { ActionRequestRow } from "../sql/action-request-columns";
 import type { OneRecordUris } from "../uris";

@@ -1,6 +1,7 @@
 import { AppError, type FieldError } from "../../errors";
 import { API, XSD } from "../jsonld-context";
 import { isNode, literalOf, newEmbeddedId, type NodeObject, nodesOf, typesOf, valuesOf } from "../jsonld-tree";
+import { MAX_CHANGE_OPERATIONS } from "./change-bounds";
 import { EVENTS, isCargoProperty, isLogisticsObjectClass } from "./object-model";
 
 /**
@@ -31,12 +32,6 @@ export interface Change {
   readonly operations: readonly Operation[];
 }
 
-/**
- * Operations one Change may hold. Compacting a stored Change for an answer costs about 0.7 ms of CPU
- * per operation (jsonld.js), so this bounds what one action request costs every later reader.
- */
-export const MAX_CHANGE_OPERATIONS = 50;
-
 const CHANGE = `${API}Change`;
 const term = (name: string) => `${API}${name}`;
 
@@ -58,7 +53,9 @@ export function readChange(root: NodeObject): Change {
       `at most ${MAX_CHANGE_OPERATIONS} operations in one change (MAX_CHANGE_OPERATIONS); send the rest as another change`,
     );
   const operations =
-    operationNodes.length > MAX_CHANGE_OPERATIONS ? [] : operationNodes.map((node, i) => readOperation(node, i, problem));
+    operationNodes.length > MAX_CHANGE_OPERATIONS
+      ? []
+      : operationNodes.map((node, i) => readOperation(node, i, problem));
   if (operationNodes.length === 0) problem(term("hasOperation"), "at least one operation");
   if (problems.length > 0)
     throw new AppError("INVALID_LOGISTICS_OBJECT", problems.map((p) => `${p.field}: ${p.message}`).join("; "), {

@@ -32,6 +32,7 @@ import {
   HAS_REVISION,
   mostSpecificLogisticsObjectType,
 } from "./object-model";
+import { MAX_CHANGE_REQUEST_BYTES } from "./change-bounds";
 import { checkOntology } from "./ontology-validation";
 import { type DailyQuota, spendDailyQuota } from "../quota/daily-quota";
 import type { ActionRequestRow, ActionRequestStatus, ObjectStore, ObjectTx, StoredObject } from "./objects.store";
@@ -99,8 +100,6 @@ const MAX_EMBEDDED_OBJECTS = 100;
 const CHANGE_REQUEST = "CHANGE_REQUEST";
 /** Change requests one requester may have pending on one object: each holds up to a whole body. */
 export const MAX_PENDING_CHANGE_REQUESTS = 20;
-/** The most one stored change request may weigh (its JSON text), so that an audit trail holds a few. */
-export const MAX_CHANGE_REQUEST_BYTES = 256 * 1024;
 
 /**
  * Logistics objects (create, read at a revision or a time, embedded) and their change requests

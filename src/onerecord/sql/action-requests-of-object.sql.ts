@@ -1,5 +1,6 @@
 import { param, sql, sqlText, statement } from "../../db/sql-statement";
 import { ACTION_REQUEST_COLUMNS, type ActionRequestRow } from "./action-request-columns";
+import { MAX_CHANGE_OPERATIONS, MAX_CHANGE_REQUEST_BYTES } from "../objects/change-bounds";
 
 /** The most action requests one audit trail lists (the latest ones). */
 export const MAX_AUDIT_TRAIL_REQUESTS = 100;
@@ -34,6 +35,8 @@ export const actionRequestsOfObject = statement<
             AND (${param("from")}::timestamptz IS NULL OR coalesce(decided_at, requested_at) >= ${param("from")}::timestamptz)
             AND (${param("to")}::timestamptz IS NULL OR coalesce(decided_at, requested_at) <= ${param("to")}::timestamptz)
             AND (${param("statuses")}::text[] IS NULL OR status = ANY(${param("statuses")}::text[]))
+            -- A request over what one may hold now (stored under looser rules) is read on its own only.
+            AND operations <= ${sqlText(String(MAX_CHANGE_OPERATIONS))} AND bytes <= ${sqlText(String(MAX_CHANGE_REQUEST_BYTES))}
           WINDOW latest_first AS (ORDER BY requested_at DESC, id DESC ROWS UNBOUNDED PRECEDING)
         ) weighed
         WHERE rank <= ${sqlText(String(MAX_AUDIT_TRAIL_REQUESTS))}
