@@ -77,7 +77,11 @@ export function lastWindow<T>(answers: Array<Counted<T>>): Array<Counted<T>> {
  * place in the window every instance counts in (or the first of a new window), and was answered
  * `granted` at places 1…points and 429 past them.
  */
-export function expectDecidedByWindows(answers: Array<Counted<Answer>>, points: number, granted: number): void {
+export function expectDecidedByWindows(
+  answers: Array<Counted<{ status: number }>>,
+  points: number,
+  granted: number,
+): void {
   answers.forEach((answer, i) => {
     const before = i === 0 ? 0 : answers[i - 1]!.place;
     if (answer.place === null) {
