@@ -97,6 +97,8 @@ export interface Core {
   readonly oneRecordPartnerServers: PartnerServers;
   /** What queues ONE Record notifications, and the base URL of their URIs (set by mount-onerecord.ts). */
   readonly oneRecordNotifications: { readonly producers: NotificationProducers; readonly base: LateBase };
+  /** Told of what writers change, so the embedded database's log is checkpointed (db/table-upkeep.ts); none with EMBEDDED_VACUUM_ROWS=0. */
+  readonly tableUpkeep: TableUpkeep | undefined;
 }
 
 /** The database the configuration names, closed last by `stack`. */
@@ -315,6 +317,7 @@ export async function buildServices(
     oneRecordNotifications: { producers: oneRecordProducers, base: oneRecordBase },
     oneRecordTokens,
     oneRecordPartnerServers,
+    tableUpkeep: upkeep,
   };
 }
 

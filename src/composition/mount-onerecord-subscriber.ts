@@ -28,7 +28,7 @@ const PROPOSAL_RETRY = doublingDelay(30_000, 3_600_000);
  */
 export function mountOneRecordSubscriber(
   http: FastifyInstance,
-  core: Pick<Core, "database" | "metrics" | "callbackAgent" | "oneRecordPartnerServers">,
+  core: Pick<Core, "database" | "metrics" | "callbackAgent" | "oneRecordPartnerServers" | "tableUpkeep">,
   uris: OneRecordUris,
   tokens: TokenClient | undefined,
   settings: Pick<OneRecordSettings, "proposalIntervalMs" | "notificationQuota">,
@@ -36,11 +36,18 @@ export function mountOneRecordSubscriber(
   // How often this instance fills and asks the proposals' to-do (ONE_RECORD_PROPOSAL_INTERVAL_MS); 0: never.
   const { proposalIntervalMs } = settings;
   const received = createNotificationsInMetrics(core.metrics.registry);
+  // A server checkpoints its own log; the embedded database's is checkpointed by the table upkeep only.
+  const upkeep = core.database.kind === "pglite" ? core.tableUpkeep : undefined;
   const notificationsIn = createNotificationsIn({
     sql: core.database.sql,
     transaction: (work) => core.database.prisma.$transaction((tx) => work(tx)),
     quota: settings.notificationQuota,
-    onStored: (eventType) => received.received(eventType),
+    onStored: (eventType, bytes) => {
+      received.received(eventType);
+      // Counted as rows of a KiB each: the log is checkpointed every EMBEDDED_VACUUM_ROWS KiB received
+      // (20 MiB by default), and its segments are reused instead of piling up.
+      upkeep?.changed(Math.ceil(bytes / 1024));
+    },
     log: http.log,
   });
   const wishes = createSubscriptionWishes(core.database.prisma);

@@ -17,8 +17,8 @@ export interface NotificationsInDeps {
   transaction: <T>(work: (tx: SqlRunner) => Promise<T>) => Promise<T>;
   /** What one sender may store a UTC day (ONE_RECORD_NOTIFICATIONS_PER_DAY, ONE_RECORD_NOTIFICATION_BYTES_PER_DAY). */
   quota: { perDay: number; bytesPerDay: number };
-  /** Counts a stored notification (notifications-in.metrics.ts). */
-  onStored: (eventType: string) => void;
+  /** Told of each notification stored and its bytes: counted (notifications-in.metrics.ts), and told to the table upkeep. */
+  onStored: (eventType: string, bytes: number) => void;
   log: Pick<Logger, "info">;
 }
 
@@ -98,7 +98,7 @@ export function createNotificationsIn(deps: NotificationsInDeps): NotificationsI
           throw error;
         });
       if (inserted) {
-        deps.onStored(notification.eventType);
+        deps.onStored(notification.eventType, bytes);
         deps.log.info(
           {
             sender: caller.organizationUri,
