@@ -98,6 +98,8 @@ describe.each(BEHAVIOUR_BACKENDS)("two ONE Record nodes on %s", (backend) => {
       b = await startNode("node-b");
       // A sends notifications only to servers its operator registered: B's, for B's agent URI.
       await createPartnerAdmin(a.app.database.prisma, a.base).add({ serverUrl: b.base, agentUri: b.organization });
+      // B takes notifications only from partners its operator registered: A's agent URI.
+      await createPartnerAdmin(b.app.database.prisma, b.base).add({ serverUrl: a.base, agentUri: a.organization });
       const created = await a.app.services.clients.createClient({ name: "follower", callbackPrefixes: ["*"] });
       follower = {
         clientId: created.clientId,

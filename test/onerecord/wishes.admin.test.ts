@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { ADMIN_KEY, Disposers, startApp } from "../support/harness";
 import { oneRecord } from "../support/onerecord-requests";
 
@@ -87,6 +88,9 @@ describe("npm run admin -- onerecord:want, onerecord:wants, onerecord:unwant, no
       { token: ADMIN_KEY },
     );
     expect([wanted.status, wanted.body["api:sendLogisticsObjectBody"]]).toEqual([200, true]);
+    // Notifications are taken from registered partners only: the bootstrap client, the one client here.
+    const { id: clientId } = await app.database.prisma.client.findFirstOrThrow({ select: { id: true } });
+    await createPartnerAdmin(app.database.prisma, undefined).add({ serverUrl: "https://1r.publisher.test", clientId });
     const notified = await oneRecord(`${url}/onerecord/notifications`, {
       token: ADMIN_KEY,
       headers: { "notification-id": "n-1" },
