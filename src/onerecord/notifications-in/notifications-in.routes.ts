@@ -11,8 +11,9 @@ import type { SubscriptionWish, SubscriptionWishes } from "./subscription-wishes
 
 /**
  * The gateway as a subscriber (docs/ONE-RECORD.md "Receiving notifications"): `POST /notifications`
- * from other ONE Record servers, and `GET /subscriptions?topicType=&topic=`, what this server wants
- * when a publisher proposes a subscription. Any authenticated caller, as the specification asks.
+ * from other ONE Record servers (registered partners only, within their daily quota: the service
+ * decides), and `GET /subscriptions?topicType=&topic=`, what this server wants when a publisher
+ * proposes a subscription (any authenticated caller, as the specification asks).
  */
 export function registerSubscriberRoutes(
   scope: FastifyInstance,
@@ -48,7 +49,8 @@ export function registerSubscriberRoutes(
 
 /**
  * The largest api:Notification body taken (bytes): the specification's examples, an object's body
- * included, are a few KiB; every one taken is stored. Beyond, 413 and nothing stored.
+ * included, are a few KiB; every one taken is stored. Beyond, 413 and nothing stored. Its stored form
+ * is bounded apart (MAX_STORED_NOTIFICATION_BYTES), as expanding may multiply it.
  */
 export const MAX_NOTIFICATION_BYTES = 256 * 1024;
 
