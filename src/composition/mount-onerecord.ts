@@ -43,6 +43,7 @@ export async function mountOneRecord(
     | "oneRecordNotifications"
     | "oneRecordTokens"
     | "oneRecordPartnerServers"
+    | "tableUpkeep"
   >,
 ): Promise<void> {
   const { basePath, baseUrl, oidc } = config.oneRecord;
