@@ -1,8 +1,12 @@
+import { setImmediate } from "node:timers/promises";
 import jsonld from "jsonld";
+import { flatten as flattenExpanded } from "jsonld/lib/flatten";
 import { AppError } from "../errors";
-import { checkJsonLdBounds } from "./jsonld-bounds";
+import { checkExpandedBody, checkJsonLdBounds } from "./jsonld-bounds";
+import { compactTree } from "./jsonld-compact";
 import { ONE_RECORD_CONTEXT } from "./jsonld-context";
 import type { NodeObject } from "./jsonld-tree";
+import { canonicalLiterals } from "./xsd-canonical";
 
 /**
  * Reading JSON-LD bodies in any of the three forms the specification requires (expanded, compacted,
@@ -15,8 +19,8 @@ import type { NodeObject } from "./jsonld-tree";
  * The one object a body describes, as an expanded tree: its root node, with every node it alone refers
  * to embedded under it (a flattened body's @graph is rebuilt into that tree). Blank nodes keep their
  * labels ("_:b0"), unlabelled nested nodes get one. Refuses a body that is not JSON-LD, uses a remote
- * context, or describes no single root (several top-level objects, or none), and, before any JSON-LD
- * processing, one over what a body may cost (jsonld-bounds.ts).
+ * context, or describes no single root (several top-level objects, or none), and one over what a body
+ * may cost (jsonld-bounds.ts: before any JSON-LD processing, and before flattening).
  */
 export async function readJsonLdObject(body: unknown): Promise<NodeObject> {
   return rootTreeOf(await readJsonLdNodes(body));
@@ -31,24 +35,38 @@ export async function readJsonLdNodes(body: unknown): Promise<NodeObject[]> {
   if (body === null || typeof body !== "object")
     throw new AppError("INVALID_JSON_LD", "The body must be a JSON-LD object (or an array of node objects)");
   checkJsonLdBounds(body);
+  let expanded: unknown;
   try {
-    const expanded = await jsonld.expand(body, expandOptions(body));
-    return (await jsonld.flatten(
-      expanded,
-      null as never,
-      {
-        documentLoader: refuseRemoteDocuments,
-      } as jsonld.Options.Common,
-    )) as unknown as NodeObject[];
+    expanded = await jsonld.expand(body, expandOptions(body));
   } catch (error) {
-    throw new AppError("INVALID_JSON_LD", `The body is not JSON-LD this server can read: ${jsonLdReason(error)}`, {
-      cause: error,
-    });
+    throw unreadable(error);
+  }
+  checkExpandedBody(expanded);
+  // A turn of the event loop between the two costly steps: other requests wait for one step, not both.
+  await setImmediate();
+  try {
+    // jsonld.flatten() would expand the expanded body a second time before this.
+    return flattenExpanded(expanded) as NodeObject[];
+  } catch (error) {
+    throw unreadable(error);
   }
 }
 
-/** An expanded tree compacted with the inline context: the form every answer has. */
-export async function compactJsonLd(node: NodeObject): Promise<Record<string, unknown>> {
+function unreadable(error: unknown): AppError {
+  return new AppError("INVALID_JSON_LD", `The body is not JSON-LD this server can read: ${jsonLdReason(error)}`, {
+    cause: error,
+  });
+}
+
+/**
+ * An expanded tree compacted with the inline context, its typed literals canonical (xsd-canonical.ts):
+ * the form every answer has. The trees the server builds take the fast path (jsonld-compact.ts);
+ * jsonld.js compacts any other.
+ */
+export async function compactJsonLd(tree: NodeObject): Promise<Record<string, unknown>> {
+  const node = canonicalLiterals(tree);
+  const fast = compactTree(node);
+  if (fast !== undefined) return { "@context": ONE_RECORD_CONTEXT, ...fast };
   const compacted = (await jsonld.compact(node, ONE_RECORD_CONTEXT as jsonld.ContextDefinition, {
     documentLoader: refuseRemoteDocuments,
   })) as Record<string, unknown>;

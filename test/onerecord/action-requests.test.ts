@@ -106,7 +106,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change requests on %s", (backend) 
         "api:hasChange": { "@type": "api:Change", "api:hasLogisticsObject": { "@id": piece } },
       });
       // Typed by the context's coercion: the compacted form is the bare date and time.
-      expect(res.body["api:hasRequestStatusSince"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(res.body["api:hasRequestStatusSince"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$/);
       await assertConforms(res.body);
       const object = await get(piece);
       expect([object.headers.get("revision"), object.body["cargo:goodsDescription"]]).toEqual(["2", "MAGAZINES"]);
@@ -153,7 +153,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change requests on %s", (backend) 
         "api:isRevokedBy": { "@id": expect.stringContaining(readerOrganization) },
       });
       // Revoked when its status last changed, not when it was asked.
-      expect(res.body["api:isRevokedAt"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(res.body["api:isRevokedAt"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$/);
       expect(res.body["api:isRevokedAt"]).toBe(res.body["api:hasRequestStatusSince"]);
       expect(Date.parse(res.body["api:isRevokedAt"])).toBeGreaterThanOrEqual(Date.parse(res.body["api:isRequestedAt"]));
       expect((await oneRecord(revoked, { method: "DELETE", token: readerKey })).status).toBe(422);

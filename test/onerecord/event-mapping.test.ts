@@ -57,7 +57,7 @@ describe("a milestone as its Shipment's logistics event", () => {
       "@type": ["cargo:StatusUpdateEvent", "cargo:LogisticsEvent"],
       "cargo:eventCode": { "@id": `${CODES}StatusCode#DEP` },
       "cargo:eventName": "Departed",
-      "cargo:eventDate": { "@type": "xsd:dateTime", "@value": "2026-10-16T15:45:00.000Z" },
+      "cargo:eventDate": { "@type": "xsd:dateTime", "@value": "2026-10-16T15:45:00Z" },
       "cargo:creationDate": { "@type": "xsd:dateTime", "@value": "2026-10-16T15:46:02.123Z" },
       "cargo:eventTimeType": { "@id": "cargo:ACTUAL" },
       "cargo:eventFor": { "@id": SHIPMENT },
@@ -93,11 +93,11 @@ describe("a milestone as its Shipment's logistics event", () => {
     expect(event).toMatchObject({
       "cargo:eventCode": { "@id": `${CODES}StatusCode#ARR` },
       "cargo:eventTimeType": { "@id": "cargo:EXPECTED" },
-      "cargo:eventDate": { "@value": toa.toISOString() },
+      "cargo:eventDate": { "@value": "2026-10-17T05:30:00Z" },
     });
     await assertConforms(withContext(event));
     const untimed = milestoneEvent(milestone({ state: "TOA" }), uris);
-    expect(untimed["cargo:eventDate"]).toEqual({ "@type": "xsd:dateTime", "@value": "2026-10-16T15:45:00.000Z" });
+    expect(untimed["cargo:eventDate"]).toEqual({ "@type": "xsd:dateTime", "@value": "2026-10-16T15:45:00Z" });
   });
 
   test("a DIS takes the StatusCode member of its discrepancy; without one it has no eventCode and still conforms", async () => {
@@ -143,7 +143,7 @@ describe("a carrier status that is no milestone", () => {
     expect(event).toMatchObject({
       "cargo:eventCode": { "@id": `${CODES}StatusCode#FOH` },
       "cargo:eventName": "Freight on hand",
-      "cargo:eventDate": { "@value": "2026-10-16T08:00:00.000Z" },
+      "cargo:eventDate": { "@value": "2026-10-16T08:00:00Z" },
       "cargo:partialEventIndicator": false,
       "cargo:recordedPieceCount": 10,
     });

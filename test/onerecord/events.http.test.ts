@@ -17,6 +17,7 @@ import { assertConforms } from "../support/onerecord-conformance";
 import { oneRecord, type OneRecordAnswer } from "../support/onerecord-requests";
 import { startReceiver } from "../support/receiver";
 import { until } from "../support/webhooks";
+import { liveSubscriptions, liveSubscriptionsRunning } from "../support/ws-protocol";
 
 const CARGO = "https://onerecord.iata.org/ns/cargo#";
 const STATUS = "https://onerecord.iata.org/ns/code-lists/StatusCode#";
@@ -103,7 +104,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend)
       const [, rcs, dep] = items; // one message: in the order they happened
       expect(dep).toMatchObject({
         "@type": ["cargo:StatusUpdateEvent", "cargo:LogisticsEvent"],
-        "cargo:eventDate": { "@value": "2026-10-16T15:45:00.000Z" },
+        "cargo:eventDate": { "@value": "2026-10-16T15:45:00Z" },
         "cargo:eventTimeType": { "@id": "cargo:ACTUAL" },
         "cargo:eventFor": { "@id": shipment(awb) },
         "cargo:eventLocation": { "@id": `${base}/logistics-objects/location-FRA` },
@@ -182,6 +183,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend)
       expect(first.headers.get("content-language")).toBe("en-US");
       const lastModified = new Date(first.headers.get("last-modified")!);
       const get = await read(events(awb));
+      // Typed as every other answer: the list is an api:Collection.
+      for (const answer of [first, get])
+        expect(answer.headers.get("type")).toBe("https://onerecord.iata.org/ns/api#Collection");
       expect(get.headers.get("last-modified")).toBe(first.headers.get("last-modified"));
       expect(get.headers.get("etag")).toBe(first.headers.get("etag"));
       // A milestone stored two seconds later (its received time given, so no clock is waited for).
@@ -210,7 +214,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend)
         admin,
       );
       expect(subscribed.status).toBe(201);
-      const live = watchLive(url, awb, disposers);
+      const live = await watchLive(url, awb, disposers);
       await live.ready;
 
       const body = departure({ "cargo:eventLocation": { "@id": `${base}/logistics-objects/location-FRA` } });
@@ -284,6 +288,24 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend)
       expect(list.body["api:hasTotalItems"]).toBe(3);
       // Only the RCS is a milestone: nothing was delivered for the FOH nor the planned departure.
       expect(await app.database.prisma.statusEvent.count({ where: { awb } })).toBe(1);
+    });
+
+    it("answers typed literals in XSD's canonical form, however they were posted", async () => {
+      const awb = nextAwb();
+      await ingest({ awb, state: "RCS", station: "FRA" });
+      const posted = departure({
+        "cargo:eventCode": { "@id": `${STATUS}FOH` },
+        "cargo:eventDate": {
+          "@type": "http://www.w3.org/2001/XMLSchema#dateTime",
+          "@value": "2023-04-01T10:38:01.000Z",
+        },
+      });
+      const created = await post(awb, posted);
+      expect([created.status, created.body]).toEqual([201, undefined]);
+      const event = await read(created.headers.get("location")!);
+      expect(event.body["cargo:eventDate"]).toEqual({ "@type": "xsd:dateTime", "@value": "2023-04-01T10:38:01Z" });
+      // What the server writes itself is canonical too: no ".000".
+      expect(event.body["cargo:creationDate"]["@value"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$/);
     });
 
     it("refuses an event without eventDate, with an unknown code, or for another object, storing nothing", async () => {
@@ -388,8 +410,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend)
   });
 });
 
-/** A live GraphQL subscriber of one AWB, collecting the states it receives. */
-function watchLive(url: string, awb: string, disposers: Disposers) {
+/** A live GraphQL subscriber of one AWB, collecting the states it receives; `ready` once it runs. */
+async function watchLive(url: string, awb: string, disposers: Disposers) {
+  const running = await liveSubscriptions(url);
   const client: Client = createClient({
     url: `${url.replace("http", "ws")}/graphql`,
     webSocketImpl: WebSocket,
@@ -398,9 +421,6 @@ function watchLive(url: string, awb: string, disposers: Disposers) {
   });
   disposers.add(() => client.dispose());
   const states: string[] = [];
-  let started: () => void;
-  const ready = new Promise<void>((resolve) => (started = resolve));
-  client.on("connected", () => setTimeout(() => started(), 150)); // the subscribe message reaches the server
   client.subscribe(
     {
       query: `subscription($awb: String!) { awbStatusChanged(awb: $awb) { state } }`,
@@ -412,5 +432,5 @@ function watchLive(url: string, awb: string, disposers: Disposers) {
       complete: () => {},
     },
   );
-  return { states, ready };
+  return { states, ready: liveSubscriptionsRunning(url, running + 1) };
 }

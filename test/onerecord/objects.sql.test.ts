@@ -1,10 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../src/db/database";
-import { actionRequestsOfObject } from "../../src/onerecord/sql/action-requests-of-object.sql";
+import {
+  actionRequestsOfObject,
+  MAX_AUDIT_TRAIL_BYTES,
+  MAX_AUDIT_TRAIL_OPERATIONS,
+} from "../../src/onerecord/sql/action-requests-of-object.sql";
 import { countPendingActionRequests } from "../../src/onerecord/sql/action-requests-pending-count.sql";
 import { supersedeActionRequests } from "../../src/onerecord/sql/action-requests-supersede.sql";
 import { decideActionRequest } from "../../src/onerecord/sql/action-request-decide.sql";
 import { insertActionRequest } from "../../src/onerecord/sql/action-request-insert.sql";
+import { MAX_CHANGE_OPERATIONS, MAX_CHANGE_REQUEST_BYTES } from "../../src/onerecord/objects/change-bounds";
 import { readActionRequest } from "../../src/onerecord/sql/action-request-read.sql";
 import { ensureAwbObjects } from "../../src/onerecord/sql/awb-objects-ensure.sql";
 import { insertObject } from "../../src/onerecord/sql/object-insert.sql";
@@ -193,6 +198,8 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
             request: "{}",
             requestedBy,
             revision: 1,
+            operations: 1,
+            bytes: 2,
           })
         )[0]!;
       const count = async (objectId: string, requestedBy: string) =>
@@ -223,6 +230,8 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
           request: JSON.stringify({ "@type": ["Change"] }),
           requestedBy: "organization-b",
           revision,
+          operations: 1,
+          bytes: 20,
         });
       const [first] = await request(1);
       const [second] = await request(1);
@@ -283,6 +292,45 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
       expect(await list({ from: new Date(Date.now() + 60_000) })).toEqual([]);
       expect(await list({ to: new Date(Date.now() - 60_000) })).toEqual([]);
       expect(await readActionRequest.rows(db.prisma, { id: randomUUID() })).toEqual([]);
+    });
+
+    it("lists for the audit trail the latest requests within its operations and bytes, none over a request's bounds", async () => {
+      const object = await newObject();
+      const asked = async (operations: number, bytes: number, secondsAgo: number) => {
+        const [row] = await insertActionRequest.rows(db.prisma, {
+          id: randomUUID(),
+          kind: "CHANGE_REQUEST",
+          objectId: object.id,
+          request: "{}",
+          requestedBy: "organization-b",
+          revision: 1,
+          operations,
+          bytes,
+        });
+        await db.prisma.actionRequest.update({
+          where: { id: row!.id },
+          data: { requestedAt: new Date(Date.now() - secondsAgo * 1_000) },
+        });
+        return row!.id;
+      };
+      const list = async () =>
+        (
+          await actionRequestsOfObject.rows(db.prisma, { objectId: object.id, from: null, to: null, statuses: null })
+        ).map((r) => r.id);
+      const perRequest = MAX_AUDIT_TRAIL_OPERATIONS / 4;
+      const ids = [];
+      for (let i = 0; i < 6; i++) ids.push(await asked(perRequest, 10, 60 - i));
+      // The latest four fill the operations; the two before them are left out, oldest first.
+      expect(await list()).toEqual(ids.slice(2));
+      // A newer request over one request's bounds is not listed, and takes no room.
+      await asked(MAX_CHANGE_OPERATIONS + 1, 10, 1);
+      await asked(1, MAX_CHANGE_REQUEST_BYTES + 1, 1);
+      expect(await list()).toEqual(ids.slice(2));
+      // Bytes: four of the largest a request may be fill the budget; nothing older has room.
+      const large = [];
+      for (let i = 0; i < MAX_AUDIT_TRAIL_BYTES / MAX_CHANGE_REQUEST_BYTES; i++)
+        large.push(await asked(1, MAX_CHANGE_REQUEST_BYTES, 0.5 - i * 0.1));
+      expect(await list()).toEqual(large);
     });
   });
 });

@@ -3,6 +3,8 @@ import { createOperatorGrants } from "../../src/onerecord/identity/operator-gran
 import { isLogisticsObjectClass } from "../../src/onerecord/objects/object-model";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS } from "../../src/onerecord/subscriptions/subscriptions.service";
+import { XSD } from "../../src/onerecord/jsonld-context";
+import { canonicalLiteral } from "../../src/onerecord/xsd-canonical";
 import cargo from "../../src/onerecord/vocabulary/cargo.json";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
@@ -148,7 +150,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) =>
           "api:hasDescription": "the AWB's milestones",
           "api:sendLogisticsObjectBody": true,
           "api:notifyRequestStatusChange": false,
-          "api:expiresAt": "2099-01-01T00:00:00.000Z",
+          "api:expiresAt": "2099-01-01T00:00:00Z",
           "api:includeSubscriptionEventType": [
             { "@id": "api:LOGISTICS_OBJECT_UPDATED" },
             { "@id": "api:LOGISTICS_EVENT_RECEIVED" },
@@ -507,7 +509,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) =>
         expect(failed.status).toBe(200);
         expect(failed.body).toMatchObject({
           "api:hasRequestStatus": { "@id": "api:REQUEST_FAILED" },
-          "api:hasRequestStatusSince": disabledAt.toISOString(),
+          "api:hasRequestStatusSince": canonicalLiteral(`${XSD}dateTime`, disabledAt.toISOString()),
           "api:hasError": {
             "@type": "api:Error",
             "api:hasErrorDetail": {
@@ -535,7 +537,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) =>
         ).toEqual([
           ["api:REQUEST_PENDING", expect.any(String)],
           ["api:REQUEST_ACCEPTED", expect.any(String)],
-          ["api:REQUEST_FAILED", disabledAt.toISOString()],
+          ["api:REQUEST_FAILED", canonicalLiteral(`${XSD}dateTime`, disabledAt.toISOString())],
         ]);
       });
 

@@ -1,6 +1,7 @@
 import { isFlightDesignator } from "../../domain/flight";
 import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
-import { ONE_RECORD_CONTEXT } from "../jsonld-context";
+import { ONE_RECORD_CONTEXT, XSD } from "../jsonld-context";
+import { canonicalLiteral } from "../xsd-canonical";
 import { locationIdOf, shipmentIdOf } from "../uris";
 import {
   eventNameOf,
@@ -179,9 +180,9 @@ export function flightOfTransportMovementId(id: string): string | undefined {
   return flight !== undefined && isFlightDesignator(flight) ? flight : undefined;
 }
 
-/** xsd:dateTime, as the specification's examples write it. */
+/** xsd:dateTime, as the specification's examples write it, in its canonical form (no `.000`). */
 export function dateTime(at: Date): { "@type": "xsd:dateTime"; "@value": string } {
-  return { "@type": "xsd:dateTime", "@value": at.toISOString() };
+  return { "@type": "xsd:dateTime", "@value": canonicalLiteral(`${XSD}dateTime`, at.toISOString()) };
 }
 
 function isoDay(at: Date): string {

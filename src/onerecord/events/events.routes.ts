@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../../errors";
+import { API } from "../jsonld-context";
 import { CONTENT_LANGUAGE, jsonLdContentType } from "../negotiation";
 import { apiVersionOf, oneRecordCallerOf, sendCreated, sendJsonLd } from "../onerecord-http";
 import { readEventListQuery } from "./event-query";
@@ -64,6 +65,10 @@ export function registerEventRoutes(
   });
 }
 
+/** The list's headers: typed like every other answer (an api:Collection), its Last-Modified and ETag. */
 function listHeaders(reply: FastifyReply, list: EventList & { lastModified: Date }): FastifyReply {
-  return reply.header("last-modified", list.lastModified.toUTCString()).header("etag", list.etag);
+  return reply
+    .header("type", `${API}Collection`)
+    .header("last-modified", list.lastModified.toUTCString())
+    .header("etag", list.etag);
 }
