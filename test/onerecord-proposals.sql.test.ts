@@ -5,7 +5,6 @@ import {
   type ClaimedProposal,
   type ProposalStore,
 } from "../src/onerecord/proposals/proposals.store";
-import { insertReceivedNotification } from "../src/onerecord/sql/notification-received-insert.sql";
 import { claimProposals } from "../src/onerecord/sql/proposals-claim.sql";
 import { fillProposals } from "../src/onerecord/sql/proposals-fill.sql";
 import { recordProposal } from "../src/onerecord/sql/proposal-record.sql";
@@ -20,8 +19,8 @@ const LEASE_MS = 60_000;
 
 /**
  * The subscriber side's statements on both databases: the proposal loop's to-do (fill, claim with a
- * lease, record the answer or the failure, each fenced by the claim's lease) and the notifications
- * received from other servers (stored once per sender and Notification-Id).
+ * lease, record the answer or the failure, each fenced by the claim's lease). The notifications
+ * received from other servers: onerecord-notifications-in.sql.test.ts.
  */
 describe.each(BACKENDS)("ONE Record subscriber statements on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
@@ -369,35 +368,6 @@ describe.each(BACKENDS)("ONE Record subscriber statements on %s", (backend) => {
           clientId: null,
         });
         expect(rows).toEqual([{ done: 0, recorded: 0 }]);
-      });
-    });
-
-    describe("onerecord/notification-received-insert", () => {
-      const insert = (sender: string, notificationId: string | null) =>
-        insertReceivedNotification.rows(db.sql, {
-          sender,
-          notificationId,
-          eventType: "LOGISTICS_EVENT_RECEIVED",
-          logisticsObject: "https://1r.partner.test/logistics-objects/x",
-          body: JSON.stringify({ "@type": ["https://onerecord.iata.org/ns/api#Notification"] }),
-        });
-
-      it("stores a sender's Notification-Id once; another sender's same id and notifications without one each time", async () => {
-        const id = randomUUID();
-        expect(await insert("organization-a", id)).toEqual([{ id: expect.any(String) }]);
-        expect(await insert("organization-a", id)).toEqual([]);
-        expect(await insert("https://1r.other.test/logistics-objects/org", id)).toHaveLength(1);
-        expect(await insert("organization-a", null)).toHaveLength(1);
-        expect(await insert("organization-a", null)).toHaveLength(1);
-        const rows = await db.prisma.oneRecordNotificationReceived.findMany({ where: { notificationId: id } });
-        expect(rows).toHaveLength(2);
-        expect(rows[0]).toEqual(
-          expect.objectContaining({
-            eventType: "LOGISTICS_EVENT_RECEIVED",
-            logisticsObject: "https://1r.partner.test/logistics-objects/x",
-            body: { "@type": ["https://onerecord.iata.org/ns/api#Notification"] },
-          }),
-        );
       });
     });
   });

@@ -40,7 +40,6 @@ export function mountOneRecordSubscriber(
   const upkeep = core.database.kind === "pglite" ? core.tableUpkeep : undefined;
   const notificationsIn = createNotificationsIn({
     sql: core.database.sql,
-    transaction: (work) => core.database.prisma.$transaction((tx) => work(tx)),
     quota: settings.notificationQuota,
     onStored: (eventType, bytes) => {
       received.received(eventType);

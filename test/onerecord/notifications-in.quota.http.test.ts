@@ -117,6 +117,25 @@ function flood(settings: {
 /** The api:Error's first message in an answer's text. */
 const messageIn = (text: string): string => messageOf({ body: JSON.parse(text) } as OneRecordAnswer);
 
+/**
+ * A notification POSTed, its answer not checked against the shapes as `oneRecord` checks it: 40 checks
+ * at once would load this process, the gateway's. The status only.
+ */
+async function postUnchecked(base: string, key: string, id: string): Promise<{ status: number }> {
+  const res = await fetch(`${base}/notifications`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/ld+json",
+      accept: "application/ld+json",
+      "notification-id": id,
+    },
+    body: JSON.stringify(notification()),
+  });
+  await res.arrayBuffer();
+  return { status: res.status };
+}
+
 /** How many of each status. */
 const countsOf = (statuses: readonly number[]): Record<number, number> => {
   const counts: Record<number, number> = {};
@@ -293,12 +312,12 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
 
       it("40 posted at once store exactly 10; a repeat is answered 204 and spends nothing; a new UTC day starts again", async () => {
         const ids = Array.from({ length: 40 }, () => randomUUID());
-        const answers = await Promise.all(ids.map((id) => post(id)));
-        const statuses = answers.map((answer) => answer.status).sort();
-        expect(statuses).toEqual([...Array(PER_DAY).fill(204), ...Array(40 - PER_DAY).fill(429)]);
+        const answers = await Promise.all(ids.map((id) => postUnchecked(gw.base, partner.key, id)));
+        expect(countsOf(answers.map((answer) => answer.status))).toEqual({ 204: PER_DAY, 429: 40 - PER_DAY });
         expect(await rowsOf(gw.app, partner.sender)).toBe(PER_DAY);
         expect((await spentOf(gw.app, partner.sender))!.count).toBe(PER_DAY);
-        const refused = answers.find((answer) => answer.status === 429)!;
+        const refused = await post(randomUUID());
+        expect(refused.status).toBe(429);
         expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
         expect(messageOf(refused)).toContain("ONE_RECORD_NOTIFICATIONS_PER_DAY");
 
@@ -352,13 +371,7 @@ describeBackend("postgres")("the notification quota across two gateways on one P
     const partner = await caller(first.app, "two-instances", true);
     const answers = await Promise.all(
       [first, second].flatMap((gw) =>
-        Array.from({ length: 20 }, () =>
-          oneRecord(`${gw.base}/notifications`, {
-            token: partner.key,
-            headers: { "notification-id": randomUUID() },
-            body: notification(),
-          }),
-        ),
+        Array.from({ length: 20 }, () => postUnchecked(gw.base, partner.key, randomUUID())),
       ),
     );
     expect(answers.filter((answer) => answer.status === 204)).toHaveLength(10);

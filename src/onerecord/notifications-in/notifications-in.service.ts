@@ -4,17 +4,14 @@ import { AppError } from "../../errors";
 import type { OneRecordCaller } from "../identity/caller";
 import { clientIdOfOrganizationId } from "../identity/organizations";
 import { readJsonLdObject } from "../jsonld-codec";
-import { type DailyQuota, spendDailyQuota } from "../quota/daily-quota";
-import { insertReceivedNotification } from "../sql/notification-received-insert.sql";
-import { seenReceivedNotification } from "../sql/notification-received-seen.sql";
+import { type DailyQuota, exceeded } from "../quota/daily-quota";
+import { storeReceivedNotification } from "../sql/notification-received-store.sql";
 import { readPartner } from "../sql/partner-read.sql";
-import { readNotification } from "./notification-in";
+import { type ReceivedNotification, readNotification } from "./notification-in";
 
 export interface NotificationsInDeps {
-  /** Where single statements run (Database.sql). */
+  /** Where the statements run (Database.sql). */
   sql: SqlRunner;
-  /** Runs `work` in one transaction (Prisma's interactive one): the quota's spend and the insert commit together. */
-  transaction: <T>(work: (tx: SqlRunner) => Promise<T>) => Promise<T>;
   /** What one sender may store a UTC day (ONE_RECORD_NOTIFICATIONS_PER_DAY, ONE_RECORD_NOTIFICATION_BYTES_PER_DAY). */
   quota: { perDay: number; bytesPerDay: number };
   /** Told of each notification stored and its bytes: counted (notifications-in.metrics.ts), and told to the table upkeep. */
@@ -51,6 +48,33 @@ export function createNotificationsIn(deps: NotificationsInDeps): NotificationsI
     bytesPerDay: deps.quota.bytesPerDay,
     settings: { perDay: "ONE_RECORD_NOTIFICATIONS_PER_DAY", bytesPerDay: "ONE_RECORD_NOTIFICATION_BYTES_PER_DAY" },
   };
+  /**
+   * Stores a notification within its sender's quota; false for a repeated Notification-Id (nothing
+   * stored or spent, also once the quota is spent), QUOTA_EXCEEDED past the quota.
+   */
+  const storeOnce = async (
+    sender: string,
+    id: string | null,
+    notification: ReceivedNotification,
+    stored: string,
+    bytes: number,
+  ): Promise<boolean> => {
+    // MUST: the statement does not check a first spend of the day against the quota.
+    if (bytes > quota.bytesPerDay) throw exceeded(quota, new Date(), `this one is ${bytes} bytes`);
+    const [outcome] = await storeReceivedNotification.rows(deps.sql, {
+      quota: quota.name,
+      sender,
+      notificationId: id,
+      eventType: notification.eventType,
+      logisticsObject: notification.logisticsObject ?? null,
+      body: stored,
+      bytes,
+      maxCount: quota.perDay,
+      maxBytes: quota.bytesPerDay,
+    });
+    if (outcome!.fresh && !outcome!.spent) throw exceeded(quota, new Date());
+    return outcome!.id !== null;
+  };
   return {
     async receive(caller, body, notificationId) {
       const id = checkedNotificationId(notificationId);
@@ -69,34 +93,7 @@ export function createNotificationsIn(deps: NotificationsInDeps): NotificationsI
           `The notification is ${bytes} bytes as stored (expanded JSON-LD), over the ${MAX_STORED_NOTIFICATION_BYTES / 1024} KiB ` +
             "this server stores: send it with fewer or shorter terms (its object's body is optional)",
         );
-      const inserted = await deps
-        .transaction(async (tx) => {
-          // MUST come first: the quota's row lock makes a sender's concurrent notifications take turns,
-          // and a refused one writes nothing (an insert rolled back would still leave its bytes on disk).
-          await spendDailyQuota(tx, quota, caller.organizationId, bytes);
-          const rows = await insertReceivedNotification.rows(tx, {
-            sender: caller.organizationId,
-            notificationId: id,
-            eventType: notification.eventType,
-            logisticsObject: notification.logisticsObject ?? null,
-            body: stored,
-          });
-          // A repeat stores nothing and spends nothing: rolled back.
-          if (rows.length === 0) throw REPEAT;
-          return true;
-        })
-        .catch(async (error: unknown) => {
-          if (error === REPEAT) return false;
-          // A publisher retrying one whose answer it lost is answered as any repeat, its quota spent or not.
-          if (error instanceof AppError && error.code === "QUOTA_EXCEEDED" && id !== null) {
-            const seen = await seenReceivedNotification.rows(deps.sql, {
-              sender: caller.organizationId,
-              notificationId: id,
-            });
-            if (seen.length > 0) return false;
-          }
-          throw error;
-        });
+      const inserted = await storeOnce(caller.organizationId, id, notification, stored, bytes);
       if (inserted) {
         deps.onStored(notification.eventType, bytes);
         deps.log.info(
@@ -114,9 +111,6 @@ export function createNotificationsIn(deps: NotificationsInDeps): NotificationsI
     },
   };
 }
-
-/** Thrown inside the transaction to roll back a repeated Notification-Id's quota spend. */
-const REPEAT = Symbol("repeated Notification-Id");
 
 /** 403 naming what the operator runs to register the caller (docs/ONE-RECORD.md "Receiving notifications"). */
 function notAPartner(caller: OneRecordCaller): AppError {

@@ -36,7 +36,8 @@ export async function spendDailyQuota(
   if (spent === undefined) throw exceeded(quota, now);
 }
 
-function exceeded(quota: DailyQuota, now: Date, detail?: string): AppError {
+/** The refusal of a spend past `quota`: 429 QUOTA_EXCEEDED naming its settings, Retry-After at the next UTC midnight. */
+export function exceeded(quota: DailyQuota, now: Date, detail?: string): AppError {
   const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   return new AppError(
     "QUOTA_EXCEEDED",
