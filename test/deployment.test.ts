@@ -20,7 +20,7 @@ import { type ServerProcess, spawnServer } from "./support/process";
 import { startReceiver } from "./support/receiver";
 import { standardVerifies, until } from "./support/webhooks";
 import { spawnWorker, type WorkerProcess } from "./support/worker-process";
-import { openSubscriber } from "./support/ws-protocol";
+import { liveSubscriptions, liveSubscriptionsRunning, openSubscriber } from "./support/ws-protocol";
 
 const REPO = path.resolve(__dirname, "..");
 const DEPLOYMENT = readFileSync(path.join(REPO, "docs/DEPLOYMENT.md"), "utf8");
@@ -154,6 +154,7 @@ describeBackend("postgres")("docs/DEPLOYMENT.md, followed on this machine", () =
     expect(subscribed.status).toBe(201);
 
     // The live subscriber is on gateway 2; every REST input goes to gateway 1.
+    const running = await liveSubscriptions(gw2);
     const subscriber = await openSubscriber(gw2, `Bearer ${API_KEY}`);
     disposers.add(() => subscriber.close());
     subscriber.subscribe(
@@ -163,7 +164,7 @@ describeBackend("postgres")("docs/DEPLOYMENT.md, followed on this machine", () =
         awb: AWB,
       },
     );
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the subscription is registered
+    await liveSubscriptionsRunning(gw2, running + 1);
 
     const ingest = async (contentType: string, body: string) => {
       const response = await fetch(`${gw1}/carrier/handling/shipment/events`, {

@@ -6,6 +6,7 @@ import { postJson } from "./support/http";
 import { createPostgresDatabase } from "./support/postgres";
 import { spawnServer } from "./support/process";
 import { until } from "./support/webhooks";
+import { liveSubscriptions, liveSubscriptionsRunning } from "./support/ws-protocol";
 import { inFullSuite } from "./support/suite";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -63,12 +64,12 @@ describe.each(BEHAVIOUR_BACKENDS)("live milestones over graphql-ws on %s", (back
     });
     afterAll(() => disposers.disposeAll());
     const ingest = (body: unknown) => postJson(`${url}/carrier/handling/shipment/events`, body, admin);
-    const subscribed = () => new Promise((r) => setTimeout(r, 150)); // the subscribe message reaches the server
 
     it("delivers a milestone to a subscriber of its AWB, after the commit, with its stored id", async () => {
       const awb = nextAwb();
+      const running = await liveSubscriptions(url);
       const sub = watch(connect(url, disposers), AWB_QUERY, { awb: awb.replace("-", "") });
-      await subscribed();
+      await liveSubscriptionsRunning(url, running + 1);
       const res = await ingest({ awb, state: "DEP", station: "FRA" });
       await until(() => sub.received.length === 1, { what: "the live event" });
       expect(sub.received[0]!.awbStatusChanged).toMatchObject({
@@ -83,21 +84,22 @@ describe.each(BEHAVIOUR_BACKENDS)("live milestones over graphql-ws on %s", (back
 
     it("filters by states, and watches many AWBs with statusEvents", async () => {
       const [a, b, c] = [nextAwb(), nextAwb(), nextAwb()];
+      const running = await liveSubscriptions(url);
       const arrOnly = watch(connect(url, disposers), AWB_QUERY, { awb: a, states: ["ARR"] });
       const many = watch(
         connect(url, disposers),
         `subscription($awbs: [String!]!) { statusEvents(awbs: $awbs) { awb state } }`,
         { awbs: [a, b] },
       );
-      await subscribed();
+      await liveSubscriptionsRunning(url, running + 2);
       await ingest([
         { awb: a, state: "DEP" },
         { awb: a, state: "ARR" },
         { awb: b, state: "RCF" },
         { awb: c, state: "DLV" },
       ]);
+      // An AWB's events reach a subscriber in order: once ARR has, a's DEP before it was filtered out.
       await until(() => many.received.length === 3 && arrOnly.received.length === 1, { what: "filtered events" });
-      await new Promise((r) => setTimeout(r, 200));
       expect(arrOnly.received.map((d) => d.awbStatusChanged.state)).toEqual(["ARR"]);
       expect(many.received.map((d) => `${d.statusEvents.awb} ${d.statusEvents.state}`).sort()).toEqual(
         [`${a} ARR`, `${a} DEP`, `${b} RCF`].sort(),
@@ -182,7 +184,7 @@ describe("a slow websocket consumer", () => {
         },
       }),
     );
-    await new Promise((r) => setTimeout(r, 150));
+    await liveSubscriptionsRunning(url, 1);
     // Stop reading: the kernel buffers fill, then the server's send buffer grows.
     (socket as unknown as { _socket: { pause(): void } })._socket.pause();
     // A paused client cannot read the close frame: the server's gauge says when it gave the feed up.
@@ -231,7 +233,7 @@ inFullSuite(describeBackend("postgres"))("live milestones across instances (Post
     });
     const awb = nextAwb();
     const sub = watch(connect(two.url, disposers), AWB_QUERY, { awb });
-    await new Promise((r) => setTimeout(r, 300));
+    await liveSubscriptionsRunning(two.url, 1);
     const res = await postJson(
       `${one.url}/carrier/handling/shipment/events`,
       { awb, state: "TOA", toaTimestamp: "2026-11-22T05:00:00Z" },

@@ -9,7 +9,7 @@ import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, graphql, postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
-import { openSubscriber } from "./support/ws-protocol";
+import { liveSubscriptions, liveSubscriptionsRunning, openSubscriber } from "./support/ws-protocol";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 let serial = 4_400_000;
@@ -215,6 +215,7 @@ describe("what a new user tripped over", () => {
       { awb, callback: `${receiverUrl}/ok/client-ids`, states: "DEP" },
       admin,
     );
+    const running = await liveSubscriptions(url);
     const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
     disposers.add(() => subscriber.close());
     subscriber.subscribe(
@@ -222,7 +223,7 @@ describe("what a new user tripped over", () => {
       `subscription($a: String!) { awbStatusChanged(awb: $a) { eventId clientEventId state } }`,
       { a: awb },
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await liveSubscriptionsRunning(url, running + 1);
     const res = await postJson(
       `${url}/carrier/handling/shipment/events`,
       [

@@ -1,4 +1,5 @@
 import WebSocket from "ws";
+import { until } from "./webhooks";
 
 /**
  * A bare graphql-transport-ws client over `ws`, for tests that open hundreds of sockets or must
@@ -63,4 +64,17 @@ export async function metric(url: string, name: string): Promise<number> {
   const line = text.split("\n").find((l) => l.startsWith(`${name} `));
   if (!line) throw new Error(`no metric ${name}`);
   return Number(line.split(" ")[1]);
+}
+
+/** How many live subscriptions the gateway at `url` runs now (the gateway_live_subscriptions gauge). */
+export const liveSubscriptions = (url: string) => metric(url, "gateway_live_subscriptions");
+
+/**
+ * Resolves once the gateway at `url` runs at least `count` live subscriptions, instead of sleeping
+ * until a subscribe message has probably arrived. A running subscription has joined its AWBs'
+ * streams, and the read of the head it starts after was sent in the tick after the join, before
+ * /metrics answered: it runs ahead of an ingestion sent after this resolves, which then reaches it.
+ */
+export function liveSubscriptionsRunning(url: string, count: number, what = `${count} live subscriptions running`) {
+  return until(async () => (await liveSubscriptions(url)) >= count, { what });
 }
