@@ -20,6 +20,7 @@ describe("configuration", () => {
       oneRecord: {
         basePath: "/onerecord",
         baseUrl: undefined,
+        delegationQuota: { objectsPerRequester: 20_000, delegatesPerObject: 50 },
         oidc: undefined,
         organizationName: "Carrier",
         proposalIntervalMs: 10_000,

@@ -209,6 +209,10 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       await db.prisma.apiKey.delete({ where: { id: deleted } });
       expect(await readers()).toEqual([TRUCKER]);
       expect((await readObjectAs.rows(db.prisma, { id, reader: AIRLINE }))[0]!.readers).toEqual([]);
+      // grants-ended finds the revoked key's grant through the client's keys (a deleted key's, no more).
+      expect(
+        await endedGrantObjects.rows(db.prisma, { grantedBy: "organization-forwarder", clientId, limit: 10 }),
+      ).toEqual([{ object_id: id }]);
       // A new delegation replaces a grant that ended so; objects read by other means get no key.
       const other = await objectOf();
       const renewed = await delegation("organization-forwarder", [id, other], AIRLINE);
@@ -242,12 +246,12 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       await grant(first.id, [a, b], AIRLINE, requester, FUTURE);
       const second = await delegation(requester, [a], GHA);
       await grant(second.id, [a], GHA, requester);
-      expect(await endedGrantObjects.rows(db.prisma, { grantedBy: requester, limit: 10 })).toEqual([]);
+      expect(await endedGrantObjects.rows(db.prisma, { grantedBy: requester, clientId: null, limit: 10 })).toEqual([]);
       await db.prisma.logisticsObjectGrant.updateMany({
         where: { grantedBy: requester, organizationId: AIRLINE },
         data: { expiresAt: PAST },
       });
-      const ended = await endedGrantObjects.rows(db.sql, { grantedBy: requester, limit: 1 });
+      const ended = await endedGrantObjects.rows(db.sql, { grantedBy: requester, clientId: null, limit: 1 });
       expect(ended).toEqual([{ object_id: [a, b].sort()[0] }]);
       const withdrawn = await withdrawEndedGrants.rows(db.prisma, { grantedBy: requester, objectIds: [a, b] });
       expect(withdrawn).toEqual([{ delegation_id: first.id }, { delegation_id: first.id }]);

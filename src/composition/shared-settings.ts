@@ -75,6 +75,8 @@ export const SHARED_SETTINGS: ReadonlyArray<{
   api("ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY", (c) => value(c.oneRecord.changeRequestQuota.bytesPerDay)),
   api("ONE_RECORD_NOTIFICATIONS_PER_DAY", (c) => value(c.oneRecord.notificationQuota.perDay)),
   api("ONE_RECORD_NOTIFICATION_BYTES_PER_DAY", (c) => value(c.oneRecord.notificationQuota.bytesPerDay)),
+  api("ONE_RECORD_DELEGATED_OBJECTS_PER_REQUESTER", (c) => value(c.oneRecord.delegationQuota.objectsPerRequester)),
+  api("ONE_RECORD_DELEGATES_PER_OBJECT", (c) => value(c.oneRecord.delegationQuota.delegatesPerObject)),
   {
     name: "DELIVERY_RETRY_SCHEDULE",
     usedBy: (role) => role.deliveryWorker,

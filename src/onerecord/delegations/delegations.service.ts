@@ -175,7 +175,11 @@ export function createDelegationService(deps: DelegationServiceDeps) {
    * only what still grants, and retention deletes the rest in time. Locks as a revocation does.
    */
   async function withdrawEnded(requester: string): Promise<void> {
-    const objects = await endedGrantObjects.rows(prisma, { grantedBy: requester, limit: ENDED_GRANTS_PER_REQUEST });
+    const objects = await endedGrantObjects.rows(prisma, {
+      grantedBy: requester,
+      clientId: clientIdOfOrganizationId(requester) ?? null,
+      limit: ENDED_GRANTS_PER_REQUEST,
+    });
     if (objects.length === 0) return;
     await prisma.$transaction(async (tx) => {
       const objectIds = objects.map((o) => o.object_id);
