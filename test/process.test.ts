@@ -12,6 +12,7 @@ import { Disposers } from "./support/harness";
 import { MAIN_JS, spawnServer } from "./support/process";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
+import { STOP_DEADLINE_MS } from "../src/process-watchdog";
 
 async function dataDirRemovedBy(disposers: Disposers): Promise<string> {
   const { dir, remove } = await newEmbeddedDataDir();
@@ -238,13 +239,25 @@ describe("stopping with a send that never ends", () => {
       headers: auth,
       body: JSON.stringify({ awb, state: "DEP" }),
     });
-    // The receiver does not record a hanging POST; the hand-off starts the send at once. Had it not
-    // started, the stop would be quick and exit 0, and the test would fail, not pass.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The send is under way: the receiver holds its POST open. Had it not started, the stop would be
+    // quick and exit 0, and the test would fail, not pass.
+    await until(() => receiver.hangingCount() === 1, { what: "the send held open by the receiver" });
     const signalledAt = Date.now();
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(1);
-    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    // The process timed its own stop: the deadline (8 s) ended it, not the send and not a crash.
+    const at = (msg: string) => Date.parse(String(server.logs.find((entry) => entry.msg === msg)?.time));
+    const overrun = server.logs.find(
+      (entry) => entry.msg === "stopping took too long; exiting without waiting for the rest",
+    );
+    expect(overrun).toMatchObject({ afterMs: STOP_DEADLINE_MS });
+    const stopMs =
+      at("stopping took too long; exiting without waiting for the rest") -
+      at("stopping: draining requests and websockets");
+    expect(stopMs).toBeGreaterThanOrEqual(STOP_DEADLINE_MS);
+    // Liveness, in seconds: the late timer runs once the loop turns past the deadline.
+    expect(stopMs).toBeLessThan(STOP_DEADLINE_MS + 2_000);
+    expect(Date.now() - signalledAt).toBeLessThan(STOP_DEADLINE_MS + 10_000);
     await receiver.close();
   }, 60_000);
 });

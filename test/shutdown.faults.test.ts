@@ -105,7 +105,11 @@ describeBackend("postgres")("SIGTERM under load", () => {
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 1_500));
+    // SIGTERM in the middle of ingestion: once 50 events were accepted, however long that took.
+    await until(() => counts.accepted >= 50 || counts.refused + counts.other > 0, {
+      what: "50 events accepted",
+      timeoutMs: 60_000,
+    });
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(0);
     stop = true;
@@ -117,7 +121,7 @@ describeBackend("postgres")("SIGTERM under load", () => {
     );
     expect(cuts.filter((cut) => seenByServer.has(cut.eventId))).toEqual([]);
     expect(others.slice(0, 3)).toEqual([]);
-    expect(counts.accepted).toBeGreaterThan(50);
+    expect(counts.accepted).toBeGreaterThanOrEqual(50);
 
     const next = await spawnServer(env);
     disposers.add(async () => {
@@ -146,7 +150,7 @@ describeBackend("postgres")("the standalone delivery worker stopped with a send 
   it("exits 1 at its stop deadline (8 s) rather than waiting for the send, saying so", async () => {
     const receiver = await startReceiver();
     disposers.add(() => receiver.close());
-    const { app, url, env } = await startApp("postgres", disposers, { DELIVERY_WORKER: "false" });
+    const { url, env } = await startApp("postgres", disposers, { DELIVERY_WORKER: "false" });
     const worker = await spawnWorker({
       DATABASE_URL: env.DATABASE_URL!,
       ALLOW_PRIVATE_CALLBACKS: "true",
@@ -167,16 +171,8 @@ describeBackend("postgres")("the standalone delivery worker stopped with a send 
       headers,
       body: JSON.stringify({ awb, state: "DEP" }),
     });
-    // The worker has claimed the delivery (its send now hangs at the receiver).
-    await until(
-      async () =>
-        (
-          await app.database.prisma.$queryRawUnsafe<Array<{ n: number }>>(
-            `SELECT count(*)::int AS n FROM delivery WHERE lease_until > now()`,
-          )
-        )[0]!.n === 1,
-      { what: "the delivery claimed" },
-    );
+    // The worker's send hangs at the receiver (a claimed delivery not yet sent would be given back).
+    await until(() => receiver.hangingCount() === 1, { what: "the send held open by the receiver" });
     worker.child.kill("SIGTERM");
     const code = await Promise.race([
       worker.exited,

@@ -21,6 +21,8 @@ export async function startReceiver(port = 0): Promise<{
   url: string;
   posts: ReceivedPost[];
   optionsCount: () => number;
+  /** Requests held open unanswered (/hang OPTIONS, /ok/hang POSTs): a hanging POST is not recorded in `posts`. */
+  hangingCount: () => number;
   setPostStatus: (status: number | ((post: ReceivedPost) => number), headers?: Record<string, string>) => void;
   onPost: (listener: (post: ReceivedPost) => void) => void;
   close: () => Promise<void>;
@@ -59,6 +61,7 @@ export async function startReceiver(port = 0): Promise<{
     url: `http://127.0.0.1:${bound}`,
     posts,
     optionsCount: () => optionsCount,
+    hangingCount: () => hanging.length,
     setPostStatus: (status, headers = {}) => {
       postStatus = status;
       postHeaders = headers;
