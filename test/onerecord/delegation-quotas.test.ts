@@ -170,13 +170,11 @@ describe.each(BEHAVIOUR_BACKENDS)("access delegation quotas and grants on %s", (
     it("1,500 delegations of an AWB's Waybill and Shipment from an events:read key: 50 accepted, the rest 422 and nothing stored, /healthz prompt throughout", async () => {
       const { waybill, shipment } = await g.awb(1);
       const reader = await g.client("events:read");
-      let slowestHealthMs = 0;
+      // A victim polling /healthz throughout: every poll must be answered 200.
       let polling = true;
       const healthPolls = (async () => {
         while (polling) {
-          const started = performance.now();
           expect((await fetch(`${g.app.url()}/healthz`)).status).toBe(200);
-          slowestHealthMs = Math.max(slowestHealthMs, performance.now() - started);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })();
@@ -212,12 +210,9 @@ describe.each(BEHAVIOUR_BACKENDS)("access delegation quotas and grants on %s", (
       expect(await prisma.logisticsObjectGrant.count({ where: { grantedBy: reader.organizationId } })).toBe(
         2 * DEFAULT_DELEGATES_PER_OBJECT,
       );
-      // A /healthz poll never waited for more than 500 ms of the gateway's work (every poll answered 200,
-      // the slowest in slowestHealthMs of wall time, which a loaded machine stretches).
+      // No request, /healthz included, waited for more than 500 ms of the gateway's work: measured in CPU,
+      // which a loaded machine does not stretch as it does wall time.
       expect(busiestTurnMs).toBeLessThan(500);
-      console.log(
-        `slowest /healthz ${slowestHealthMs.toFixed(0)} ms, busiest turn ${busiestTurnMs.toFixed(0)} ms of CPU`,
-      );
       // The work of one (the process's CPU, the embedded database's included): a few indexed statements,
       // whatever the requester already holds.
       expect((user + system) / 1000 / ATTACK_DELEGATIONS).toBeLessThan(100);
