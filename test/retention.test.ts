@@ -295,7 +295,29 @@ describe.each(BEHAVIOUR_BACKENDS)("retention and subscription expiry on %s", (ba
         [awbA, awbD].map((awb) => ({ awb, state: "MAN", eventId: `expiry-after-${awb}-${backend}` })),
       );
       expect(after.map((e) => e.matchedSubscriptions)).toEqual([0, 0]);
-      await new Promise((resolve) => setTimeout(resolve, 500)); // ten worker polls
+      // A control on the same origin, due after them: its first POST is answered 404, its retry made
+      // due at once; the claim that takes that retry had theirs in reach, due as well.
+      const control = `${receiver.url}/ok/expiry-control-${backend}`;
+      let controlPosts = 0;
+      receiver.setPostStatus((post) =>
+        post.path.startsWith("/ok/expiry-control") && ++controlPosts === 1 ? 404 : 200,
+      );
+      expect((await subscribe({ awb: "020-70000051", callback: control, states: "*" })).status).toBe(201);
+      await ingest({ awb: "020-70000051", state: "RCS", eventId: `expiry-control-${backend}` });
+      const controlIs = (status: string) =>
+        count(
+          `SELECT count(*) AS n FROM delivery WHERE callback = $1 AND status = $2::delivery_status`,
+          control,
+          status,
+        );
+      await until(
+        async () =>
+          (await count(`SELECT count(*) AS n FROM delivery WHERE callback = $1 AND attempt_count = 1`, control)) === 1,
+        { what: "the control's first attempt" },
+      );
+      await sql(`UPDATE delivery SET next_attempt_at = now() WHERE callback = $1`, control);
+      await until(async () => (await controlIs("DELIVERED")) === 1, { what: "the control's retry delivered" });
+      expect(controlPosts).toBe(2);
       expect(await pendingAfterOneAttempt()).toBe(2);
 
       // They no longer count toward the cap, and the same AWB and callback may be subscribed to again:
