@@ -151,6 +151,12 @@ export interface OneRecordSettings {
    */
   readonly changeRequestQuota: { readonly perDay: number; readonly bytesPerDay: number };
   /**
+   * ONE_RECORD_APPLY_HOLDER_CHANGES: a holder's own change request is accepted and applied as it is
+   * made (true), instead of waiting REQUEST_PENDING for the holder's decision, as every other's does
+   * (false, the specification's flow: the default).
+   */
+  readonly applyHolderChanges: boolean;
+  /**
    * ONE_RECORD_NOTIFICATIONS_PER_DAY and ONE_RECORD_NOTIFICATION_BYTES_PER_DAY: how many notifications,
    * and how many bytes of them as stored, one partner may send here a UTC day (docs/ONE-RECORD.md
    * "Receiving notifications"). At least a MiB: one notification stored is at most that.
@@ -414,6 +420,7 @@ function oneRecord(env: Env): OneRecordSettings {
         : Object.freeze({ issuer, jwksUrl, audience: text(env, "ONE_RECORD_OIDC_AUDIENCE") }),
     notificationToken: oneRecordToken(env),
     proposalIntervalMs: proposalInterval(env),
+    applyHolderChanges: boolean(env, "ONE_RECORD_APPLY_HOLDER_CHANGES", false),
     changeRequestQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_CHANGE_REQUESTS_PER_DAY", 1_000, 1, 1_000_000),
       bytesPerDay: integer(env, "ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY", 16 * 1024 * 1024, 1_024, 2 ** 40),

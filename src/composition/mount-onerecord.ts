@@ -71,6 +71,7 @@ export async function mountOneRecord(
       return station ? { code: station.station.code, name: station.station.name } : undefined;
     },
     carrierName: config.oneRecord.organizationName,
+    applyHolderChanges: config.oneRecord.applyHolderChanges,
     changeRequestQuota: {
       name: "change_requests",
       what: "change requests",

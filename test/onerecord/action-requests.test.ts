@@ -81,7 +81,11 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change requests on %s", (backend) 
     };
 
     beforeAll(async () => {
-      ({ app } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0" }));
+      // The holder's own changes apply at once (a setting): these tests are about applying them.
+      ({ app } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "0",
+        ONE_RECORD_APPLY_HOLDER_CHANGES: "true",
+      }));
       base = `${app.url()}/onerecord`;
       const reader = await app.services.clients.createClient({ name: "reader", callbackPrefixes: ["*"] });
       readerKey = (await app.services.clients.issueKey(reader.clientId, ["objects:write"])).key;
@@ -405,6 +409,48 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change requests on %s", (backend) 
       expect(res.headers.get("content-type")).toBe("application/ld+json; version=2.2.0");
       expect(res.body["api:hasRequestStatusHistory"]).toBeUndefined();
       expect(res.body["api:hasRequestStatusSince"]).toBeUndefined();
+    });
+  });
+
+  describeBackend(backend)(`on default settings over ${backend}`, () => {
+    const disposers = new Disposers();
+    let base: string;
+    beforeAll(async () => {
+      const { app } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0" });
+      base = `${app.url()}/onerecord`;
+    });
+    afterAll(() => disposers.disposeAll());
+
+    it("leaves the holder's own change pending until it accepts it, as the specification's flow has it", async () => {
+      const created = await oneRecord(`${base}/logistics-objects`, {
+        token: ADMIN_KEY,
+        body: { "@context": CONTEXT, "@type": "cargo:Piece", "cargo:goodsDescription": "BOOKS", "cargo:coload": false },
+      });
+      const piece = created.headers.get("location")!;
+      const res = await oneRecord(piece, {
+        method: "PATCH",
+        token: ADMIN_KEY,
+        body: describe_(piece, 1, "BOOKS", "MAPS"),
+      });
+      expect([res.status, res.headers.get("type")]).toEqual([201, `${API}ChangeRequest`]);
+      const request = res.headers.get("location")!;
+      const pending = await oneRecord(request, { token: ADMIN_KEY });
+      expect(pending.body["api:hasRequestStatus"]).toEqual({ "@id": "api:REQUEST_PENDING" });
+      expect((await oneRecord(piece, { token: ADMIN_KEY })).body["cargo:goodsDescription"]).toBe("BOOKS");
+      // The holder decides: 204 with Location and Type, and the change applied.
+      const decided = await oneRecord(`${request}?status=REQUEST_ACCEPTED`, { method: "PATCH", token: ADMIN_KEY });
+      expect([decided.status, decided.headers.get("location"), decided.headers.get("type")]).toEqual([
+        204,
+        request,
+        `${API}ChangeRequest`,
+      ]);
+      const accepted = await oneRecord(request, { token: ADMIN_KEY });
+      expect(accepted.body["api:hasRequestStatus"]).toEqual({ "@id": "api:REQUEST_ACCEPTED" });
+      const object = await oneRecord(piece, { token: ADMIN_KEY });
+      expect([object.headers.get("revision"), object.body["cargo:goodsDescription"]]).toEqual(["2", "MAPS"]);
+      // Decided once.
+      const again = await oneRecord(`${request}?status=REQUEST_REJECTED`, { method: "PATCH", token: ADMIN_KEY });
+      expect(again.status).toBe(422);
     });
   });
 });

@@ -41,7 +41,11 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record objects of an AWB on %s", (backend
     });
 
     beforeAll(async () => {
-      ({ app } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0" }));
+      ({ app } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "0",
+        // What applying a change does, not the decision: the holder's own changes apply at once.
+        ONE_RECORD_APPLY_HOLDER_CHANGES: "true",
+      }));
       base = `${app.url()}/onerecord`;
       const reader = await app.services.clients.createClient({ name: "reader", callbackPrefixes: ["*"] });
       readerKey = (await app.services.clients.issueKey(reader.clientId, ["events:read"])).key;

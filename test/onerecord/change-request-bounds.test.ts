@@ -8,7 +8,7 @@ import {
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
-import { watchAsVictim } from "../support/victim";
+import { expectVictimServed, watchAsVictim } from "../support/victim";
 
 /**
  * What one caller with a read-only key can make the gateway store and answer through change requests
@@ -116,17 +116,18 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
       );
       for (const answer of answers) {
         expect(answer.status).toBe(400);
-        expect(messageOf(answer)).toContain("MAX_CHANGE_OPERATIONS");
+        // Refused by whichever bound it meets first: the JSON-LD read's or the Change's.
+        expect(messageOf(answer)).toMatch(/MAX_JSON_LD_VALUES|MAX_CHANGE_OPERATIONS/);
       }
+      const tooMany = await patch(reader.key, change(waybill, { operations: MAX_CHANGE_OPERATIONS + 1 }));
+      expect([tooMany.status, messageOf(tooMany)]).toEqual([400, expect.stringContaining("MAX_CHANGE_OPERATIONS")]);
       // Within the operations but with 38 values of api:o: the ontology says exactly one.
       const manyObjects = await patch(reader.key, change(waybill, { operations: MAX_CHANGE_OPERATIONS, objects: 38 }));
       expect([manyObjects.status, messageOf(manyObjects)]).toEqual([400, expect.stringContaining("exactly one api:o")]);
       expect(await stored(reader.organization)).toEqual({ requests: 0, bytes: 0 });
       const trail = await oneRecord(`${waybill}/audit-trail`, { token: reader.key });
       expect([trail.status, trail.body["api:hasActionRequest"]]).toEqual([200, undefined]);
-      const seen = await victim();
-      expect(seen.statuses.every((status) => status === 200)).toBe(true);
-      expect(seen.slowestPollMs).toBeLessThan(500);
+      expectVictimServed(await victim());
     });
 
     it("keeps an outdated change inside the bounds as a failed request, answered about the size it was sent", async () => {
@@ -156,9 +157,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
 
     it("takes at most the daily count of change requests from one Organization, however many arrive at once", async () => {
       const reader = await newCaller("events:read");
-      const answers = await Promise.all(Array.from({ length: PER_DAY + 6 }, () => patch(reader.key, change(waybill))));
+      const answers = await Promise.all(Array.from({ length: 40 }, () => patch(reader.key, change(waybill))));
       const statuses = answers.map((answer) => answer.status).sort();
-      expect(statuses).toEqual([...Array(PER_DAY).fill(201), ...Array(6).fill(429)]);
+      expect(statuses).toEqual([...Array(PER_DAY).fill(201), ...Array(40 - PER_DAY).fill(429)]);
       for (const refused of answers.filter((answer) => answer.status === 429)) {
         expect(messageOf(refused)).toMatch(/^QUOTA_EXCEEDED: .*ONE_RECORD_CHANGE_REQUESTS_PER_DAY/);
         const retryAfter = Number(refused.headers.get("retry-after"));
@@ -206,9 +207,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
         expect(listed.map((request) => request["@id"])).not.toContain(legacy);
         expect(Buffer.byteLength(trail.text)).toBeLessThan(MAX_AUDIT_TRAIL_BYTES);
       }
-      expect(seen.statuses.every((status) => status === 200)).toBe(true);
-      expect(seen.slowestPollMs).toBeLessThan(500);
-      expect(seen.longestStallMs).toBeLessThan(500);
+      expectVictimServed(seen);
       // The trail as a ONE Record client checks it (after the watch: the check runs in this process).
       await oneRecord(`${waybill}/audit-trail`, { token: ADMIN_KEY });
       // Read alone, the old request is shown within today's bounds.

@@ -10,13 +10,13 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { App } from "../../src/app";
 import { MAX_STORED_NOTIFICATION_BYTES } from "../../src/onerecord/notifications-in/notifications-in.service";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { BEHAVIOUR_BACKENDS, type Backend, describeBackend, Disposers, startApp } from "../support/harness";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 import { until } from "../support/webhooks";
+import { expectVictimServed, type VictimView, watchAsVictim } from "../support/victim";
 
 const API = "https://onerecord.iata.org/ns/api#";
 /** The issue's numbers: 400 notifications of 247 KB each. */
@@ -24,12 +24,6 @@ const ATTACK_COUNT = 400;
 const ATTACK_BYTES = 247_000;
 /** ONE_RECORD_NOTIFICATION_BYTES_PER_DAY's default (docs/ONE-RECORD.md). */
 const DEFAULT_BYTES_PER_DAY = 50 * 1024 * 1024;
-/**
- * What a victim must see: /healthz answering within this throughout. Asserted as the CPU the gateway
- * spent between two turns of its event loop's timers (what it made a poll wait for), which a loaded
- * machine does not inflate; the wall-clock wait of each poll is logged beside it.
- */
-const HEALTHZ_WITHIN_MS = 500;
 /** How many requests the attacker keeps in flight. */
 const IN_FLIGHT = 4;
 
@@ -49,57 +43,6 @@ const messageOf = (answer: OneRecordAnswer): string => {
   const details = answer.body["api:hasErrorDetail"];
   return (Array.isArray(details) ? details[0] : details)["api:hasMessage"];
 };
-
-/**
- * Polls /healthz until stopped: the slowest answer (ms), any that failed, the longest the event loop
- * went without a turn and the CPU this process used (the gateway runs in it; the attacker does not).
- */
-function watchHealthz(url: string) {
-  const durations: number[] = [];
-  const failures: string[] = [];
-  let running = true;
-  const stalls = monitorEventLoopDelay({ resolution: 10 });
-  stalls.enable();
-  const cpu = process.cpuUsage();
-  // The CPU this process spent between two turns of a 10 ms timer: what held the loop, apart from
-  // the time the machine gave the process no core (the wall-clock stall counts both).
-  let longestHoldCpuMs = 0;
-  let lastTick = process.cpuUsage();
-  const ticker = setInterval(() => {
-    const now = process.cpuUsage();
-    longestHoldCpuMs = Math.max(longestHoldCpuMs, (now.user - lastTick.user + now.system - lastTick.system) / 1000);
-    lastTick = now;
-  }, 10);
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
-        await res.arrayBuffer();
-        if (res.status !== 200) failures.push(`status ${res.status}`);
-      } catch (error) {
-        failures.push((error as Error).name);
-      }
-      durations.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-    stalls.disable();
-    clearInterval(ticker);
-    const spent = process.cpuUsage(cpu);
-    return {
-      cpuMs: Math.round((spent.user + spent.system) / 1000),
-      polls: durations.length,
-      slowestMs: Math.round(Math.max(...durations)),
-      longestStallMs: Math.round(stalls.max / 1e6),
-      longestHoldCpuMs: Math.round(longestHoldCpuMs),
-      failures,
-    };
-  };
-}
 
 interface Flooded {
   /** The statuses, in the order sent. */
@@ -159,15 +102,6 @@ const countsOf = (statuses: readonly number[]): Record<number, number> => {
 };
 
 type Footprint = { rows: number; bytes: number; table: number; folder: number };
-type Health = Awaited<ReturnType<ReturnType<typeof watchHealthz>>>;
-
-/** /healthz answered every poll (within the poll's 5 s), and the gateway never held its loop for HEALTHZ_WITHIN_MS. */
-function expectPrompt(health: Health): void {
-  expect(health.failures).toEqual([]);
-  expect(health.polls).toBeGreaterThanOrEqual(3);
-  expect(health.longestHoldCpuMs).toBeLessThan(HEALTHZ_WITHIN_MS);
-}
-
 /** The bytes of the files under `dir` (the embedded database's folder). */
 async function folderBytes(dir: string): Promise<number> {
   let total = 0;
@@ -252,7 +186,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
           folder: backend === "pglite" ? await folderBytes(gw.env.DATA_DIR!) : 0,
         };
       };
-      const report = (who: string, flooded: Flooded, before: Footprint, after: Footprint, health: Health) =>
+      const report = (who: string, flooded: Flooded, before: Footprint, after: Footprint, health: VictimView) =>
         console.log(
           `[notifications quota] ${who} on ${backend}: ${ATTACK_COUNT} × ${Math.round(flooded.sentBytes / ATTACK_COUNT)} B ` +
             `in ${flooded.ms} ms: ${JSON.stringify(countsOf(flooded.statuses))}; stored ${after.rows} rows, ` +
@@ -263,7 +197,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
       it("from a key no operator registered as a partner: all refused 403 saying how to register, nothing stored, the disk unchanged", async () => {
         const stranger = await caller(gw.app, "stranger", false);
         const before = await footprint(stranger.sender);
-        const stop = watchHealthz(gw.url);
+        const stop = watchAsVictim(gw.url);
         const flooded = await attack(stranger.key);
         const health = await stop();
         const after = await footprint(stranger.sender);
@@ -279,13 +213,13 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
         expect(await spentOf(gw.app, stranger.sender)).toBeUndefined();
         // Nothing is written for a refusal: less than one WAL segment (16 MiB), where storing them is 99 MB.
         expect(after.folder - before.folder).toBeLessThan(16 * 1024 * 1024);
-        expectPrompt(health);
+        expectVictimServed(health);
       }, 180_000);
 
       it("from a partner: stored until ONE_RECORD_NOTIFICATION_BYTES_PER_DAY, then 429 with Retry-After to midnight UTC; the bytes on disk within the quota", async () => {
         const partner = await caller(gw.app, "partner", true);
         const before = await footprint(partner.sender);
-        const stop = watchHealthz(gw.url);
+        const stop = watchAsVictim(gw.url);
         const flooded = await attack(partner.key);
         const health = await stop();
         const after = await footprint(partner.sender);
@@ -309,7 +243,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
         // On disk: random text does not compress, so the table grows by what was stored, pages and
         // index entries aside (5%); never by what was refused.
         expect(after.table - before.table).toBeLessThan(DEFAULT_BYTES_PER_DAY * 1.05);
-        expectPrompt(health);
+        expectVictimServed(health);
       }, 300_000);
     });
 

@@ -111,7 +111,12 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications queued on %s", (back
       );
 
     beforeAll(async () => {
-      ({ app } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0", DELIVERY_WORKER: "false" }));
+      ({ app } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "0",
+        // What applying a change does, not the decision: the holder's own changes apply at once.
+        ONE_RECORD_APPLY_HOLDER_CHANGES: "true",
+        DELIVERY_WORKER: "false",
+      }));
       base = `${app.url()}/onerecord`;
       reader = await client("forwarder", ["events:read"]);
       outsider = await client("outsider", ["subscriptions"]);

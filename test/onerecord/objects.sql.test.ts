@@ -23,6 +23,9 @@ const PIECE = "https://onerecord.iata.org/ns/cargo#Piece";
 const body = (description: string) => JSON.stringify({ "@type": [PIECE], description: [{ "@value": description }] });
 
 /** Each statement of onerecord/sql/ about objects and action requests on its own, on both databases. */
+/** A daily quota no test here reaches, for the statements that spend one. */
+const ROOMY_QUOTA = { quota: "test", maxCount: 1_000_000, maxBytes: 1e12 };
+
 describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
@@ -192,6 +195,7 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
       const ask = async (objectId: string, requestedBy: string) =>
         (
           await insertActionRequest.rows(db.prisma, {
+            ...ROOMY_QUOTA,
             id: randomUUID(),
             kind: "CHANGE_REQUEST",
             objectId,
@@ -224,6 +228,7 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
       const object = await newObject();
       const request = (revision: number) =>
         insertActionRequest.rows(db.prisma, {
+          ...ROOMY_QUOTA,
           id: randomUUID(),
           kind: "CHANGE_REQUEST",
           objectId: object.id,
@@ -294,10 +299,39 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
       expect(await readActionRequest.rows(db.prisma, { id: randomUUID() })).toEqual([]);
     });
 
+    it("action-request insert stores a request only while its requester's daily quota takes it, counts and bytes", async () => {
+      const object = await newObject();
+      const insert = (requestedBy: string, request: string, quota = { maxCount: 3, maxBytes: 100 }) =>
+        insertActionRequest.rows(db.prisma, {
+          id: randomUUID(),
+          kind: "CHANGE_REQUEST",
+          objectId: object.id,
+          request,
+          requestedBy,
+          revision: 1,
+          operations: 1,
+          bytes: request.length,
+          quota: "change_requests",
+          ...quota,
+        });
+      const small = JSON.stringify({ a: 1 });
+      for (let i = 0; i < 3; i++) expect(await insert("organization-q", small)).toHaveLength(1);
+      expect(await insert("organization-q", small)).toEqual([]);
+      // Another requester's quota is its own; bytes count as well as requests.
+      expect(await insert("organization-r", JSON.stringify({ text: "x".repeat(60) }))).toHaveLength(1);
+      expect(await insert("organization-r", JSON.stringify({ text: "x".repeat(60) }))).toEqual([]);
+      const stored = await db.prisma.actionRequest.count({ where: { objectId: object.id } });
+      expect(stored).toBe(4);
+      // A new UTC day starts the counts again.
+      await db.prisma.$executeRawUnsafe("UPDATE quota_usage SET day = day - 1 WHERE subject = 'organization-q'");
+      expect(await insert("organization-q", small)).toHaveLength(1);
+    });
+
     it("lists for the audit trail the latest requests within its operations and bytes, none over a request's bounds", async () => {
       const object = await newObject();
       const asked = async (operations: number, bytes: number, secondsAgo: number) => {
         const [row] = await insertActionRequest.rows(db.prisma, {
+          ...ROOMY_QUOTA,
           id: randomUUID(),
           kind: "CHANGE_REQUEST",
           objectId: object.id,

@@ -41,7 +41,11 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics objects on %s", (backend
     };
 
     beforeAll(async () => {
-      ({ app } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0" }));
+      ({ app } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "0",
+        // What applying a change does, not the decision: the holder's own changes apply at once.
+        ONE_RECORD_APPLY_HOLDER_CHANGES: "true",
+      }));
       base = `${app.url()}/onerecord`;
       const clients = app.services.clients;
       const reader = await clients.createClient({ name: "reader", callbackPrefixes: ["*"] });
@@ -377,6 +381,7 @@ describeBackend("postgres")("ONE Record logistics objects across instances (two 
     const publicBase = "https://1r.carrier.example/onerecord";
     const first = await startApp("postgres", disposers, {
       RATE_LIMIT_PER_SECOND: "0",
+      ONE_RECORD_APPLY_HOLDER_CHANGES: "true",
       ONE_RECORD_BASE_URL: publicBase,
     });
     const second = await startApp("postgres", disposers, { ...first.env });

@@ -34,7 +34,7 @@ import {
 } from "./object-model";
 import { MAX_CHANGE_REQUEST_BYTES } from "./change-bounds";
 import { checkOntology } from "./ontology-validation";
-import { type DailyQuota, spendDailyQuota } from "../quota/daily-quota";
+import { type DailyQuota, exceeded } from "../quota/daily-quota";
 import type { ActionRequestRow, ActionRequestStatus, ObjectStore, ObjectTx, StoredObject } from "./objects.store";
 import type { NotificationProducers } from "../notifications-out/notification-producers";
 import type { NotifiedObject } from "../notifications-out/notifications-out.store";
@@ -86,6 +86,8 @@ export interface ObjectServiceDeps {
   readonly carrierName: string;
   /** An API client by its id: its name and when it was registered; undefined when there is none. */
   clientOf(clientId: string): Promise<{ name: string; createdAt: Date } | undefined>;
+  /** Whether a holder's own change request is applied as it is made, instead of waiting for its decision. */
+  readonly applyHolderChanges: boolean;
   /** What one Organization may store of change requests a day. */
   readonly changeRequestQuota: DailyQuota;
   /** Queues the ONE Record notifications of creations, changes and change requests' statuses, in their transactions. */
@@ -475,9 +477,9 @@ export function createObjectService(deps: ObjectServiceDeps) {
     },
 
     /**
-     * A change request on an object the caller may read. The holder's policy decides at once: a
-     * caller who may write the object has it applied; others' wait for the holder (pending). One
-     * that names another object is refused; one against another revision than the latest fails.
+     * A change request on an object the caller may read: left pending for the holder's decision (a
+     * holder's own is applied at once with `applyHolderChanges`). One that names another object is
+     * refused; one against another revision than the latest fails.
      */
     async requestChange(caller: OneRecordCaller, id: string, change: Change): Promise<ActionRequestRow> {
       const held = await readable(caller, id);
@@ -503,8 +505,8 @@ export function createObjectService(deps: ObjectServiceDeps) {
         change.revision === held.revision ? (subject) => isRootOf(id, subject) || nodeIds.has(subject) : undefined,
       );
       if (change.revision === held.revision) refuseOutsideOntology(held.body, id, change);
-      const holder = canWrite(caller, held.meta);
-      if (!holder && (await store.pendingActionRequests(id, caller.organizationId)) >= MAX_PENDING_CHANGE_REQUESTS)
+      const applyNow = deps.applyHolderChanges && canWrite(caller, held.meta);
+      if (!applyNow && (await store.pendingActionRequests(id, caller.organizationId)) >= MAX_PENDING_CHANGE_REQUESTS)
         throw new AppError(
           "PENDING_CHANGE_LIMIT_REACHED",
           `You have ${MAX_PENDING_CHANGE_REQUESTS} change requests pending on ${uris.objectUri(id)}: wait for the holder to decide, or revoke some`,
@@ -518,25 +520,26 @@ export function createObjectService(deps: ObjectServiceDeps) {
           `The change takes ${Buffer.byteLength(request)} bytes stored; one change request may take ${MAX_CHANGE_REQUEST_BYTES} (MAX_CHANGE_REQUEST_BYTES): split it`,
         );
       // Every change request is kept (an outdated one too, failed, as the audit trail shows it): each
-      // spends its requester's daily quota, in the transaction that stores it.
-      const row = await store.transaction(async (tx) => {
-        await spendDailyQuota(tx, deps.changeRequestQuota, caller.organizationId, Buffer.byteLength(request));
-        return store.insertActionRequest(
-          {
-            id: requestId,
-            kind: CHANGE_REQUEST,
-            objectId: id,
-            request,
-            requestedBy: caller.organizationId,
-            revision: change.revision,
-            operations: change.operations.length,
-          },
-          tx,
-        );
-      });
+      // spends its requester's daily quota, in the statement that stores it.
+      const quota = deps.changeRequestQuota;
+      if (Buffer.byteLength(request) > quota.bytesPerDay)
+        throw exceeded(quota, new Date(), `this one is ${Buffer.byteLength(request)} bytes`);
+      const row = await store.insertActionRequest(
+        {
+          id: requestId,
+          kind: CHANGE_REQUEST,
+          objectId: id,
+          request,
+          requestedBy: caller.organizationId,
+          revision: change.revision,
+          operations: change.operations.length,
+        },
+        quota,
+      );
+      if (row === undefined) throw exceeded(quota, new Date());
       if (change.revision !== held.revision)
         return fail(row, caller.organizationId, outdated(change.revision, held.revision), 409, held.meta);
-      return holder ? accept(row, change, caller.organizationId) : row;
+      return applyNow ? accept(row, change, caller.organizationId) : row;
     },
 
     async actionRequest(caller: OneRecordCaller, id: string): Promise<ActionRequestRow> {

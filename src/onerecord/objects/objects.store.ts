@@ -99,7 +99,10 @@ export function createObjectStore(prisma: Prisma) {
       )[0];
     },
 
-    /** `request` is the stored JSON text, measured by the caller against its quota. */
+    /**
+     * Stores a pending request (`request` its JSON text), spending its requester's daily `quota`;
+     * undefined, with nothing stored, when the quota does not take it.
+     */
     async insertActionRequest(
       request: {
         id: string;
@@ -110,11 +113,17 @@ export function createObjectStore(prisma: Prisma) {
         revision: number;
         operations: number;
       },
-      tx?: SqlRunner,
-    ): Promise<ActionRequestRow> {
+      quota: { name: string; perDay: number; bytesPerDay: number },
+    ): Promise<ActionRequestRow | undefined> {
       const bytes = Buffer.byteLength(request.request);
-      const [row] = await insertActionRequest.rows(on(tx), { ...request, bytes });
-      return row!;
+      const [row] = await insertActionRequest.rows(prisma, {
+        ...request,
+        bytes,
+        quota: quota.name,
+        maxCount: quota.perDay,
+        maxBytes: quota.bytesPerDay,
+      });
+      return row;
     },
 
     async readActionRequest(id: string, tx?: SqlRunner): Promise<ActionRequestRow | undefined> {
