@@ -42,7 +42,12 @@ describe.each(BACKENDS)("object grants on %s", (backend) => {
       const id = await objectOf();
       for (let i = 0; i < 2; i++)
         expect(
-          await grantRead.rows(db.prisma, { objectId: id, organizationId: "organization-b", grantedBy: CREATOR }),
+          await grantRead.rows(db.prisma, {
+            objectId: id,
+            organizationId: "organization-b",
+            grantedBy: CREATOR,
+            mayPassOn: false,
+          }),
         ).toEqual([{ created_by: CREATOR }]);
       expect(await stored(id)).toEqual([
         expect.objectContaining({ objectId: id, organizationId: "organization-b", grantedBy: CREATOR }),
@@ -56,6 +61,7 @@ describe.each(BACKENDS)("object grants on %s", (backend) => {
           objectId: id,
           organizationId: "organization-b",
           grantedBy: "organization-b",
+          mayPassOn: false,
         }),
       ).toEqual([{ created_by: CREATOR }]);
       expect(await stored(id)).toEqual([]);
@@ -64,13 +70,19 @@ describe.each(BACKENDS)("object grants on %s", (backend) => {
           objectId: randomUUID(),
           organizationId: "organization-b",
           grantedBy: CREATOR,
+          mayPassOn: false,
         }),
       ).toEqual([]);
     });
 
     it("revoke-read deletes the grant for the creator only", async () => {
       const id = await objectOf();
-      await grantRead.rows(db.prisma, { objectId: id, organizationId: "organization-b", grantedBy: CREATOR });
+      await grantRead.rows(db.prisma, {
+        objectId: id,
+        organizationId: "organization-b",
+        grantedBy: CREATOR,
+        mayPassOn: false,
+      });
       await revokeRead.rows(db.prisma, { objectId: id, organizationId: "organization-b", revokedBy: "organization-b" });
       expect(await stored(id)).toHaveLength(1);
       expect(
@@ -86,7 +98,7 @@ describe.each(BACKENDS)("object grants on %s", (backend) => {
         [first, "https://1r.forwarder.example/logistics-objects/agent"],
         [second, "organization-b"],
       ] as const)
-        await grantRead.rows(db.prisma, { objectId, organizationId, grantedBy: CREATOR });
+        await grantRead.rows(db.prisma, { objectId, organizationId, grantedBy: CREATOR, mayPassOn: false });
       const expected = [
         { object_id: first, organization_id: "https://1r.forwarder.example/logistics-objects/agent" },
         { object_id: first, organization_id: "organization-c" },
