@@ -11,7 +11,7 @@ import { createPostgresDatabase } from "./support/postgres";
 import { startPrivatePostgres, startPrivateRedis } from "./support/private-services";
 import { startReceiver } from "./support/receiver";
 import { until } from "./support/webhooks";
-import { metric, openSubscriber } from "./support/ws-protocol";
+import { liveSubscriptionsRunning, metric, openSubscriber } from "./support/ws-protocol";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 // getJson aborts after 15 s: a hang fails the test (TimeoutError), it is never a slow pass.
@@ -141,11 +141,19 @@ describeBackend("postgres")("PostgreSQL stopped under open websockets", () => {
   it("keeps live subscribers connected through the outage (the key re-check fails, it does not revoke) and serves them after it", async () => {
     const postgres = await startPrivatePostgres();
     disposers.add(() => postgres.dispose());
-    const { url } = await startApp("postgres", disposers, {
+    const { app, url } = await startApp("postgres", disposers, {
       DATABASE_URL: postgres.url,
       RATE_LIMIT_PER_SECOND: "0",
       LIVE_KEY_RECHECK_MS: "200",
     });
+    // Each re-check looks the key up: counted when the lookup fails.
+    let failedRechecks = 0;
+    const keyStatus = app.services.clients.keyStatus;
+    app.services.clients.keyStatus = (id) =>
+      keyStatus(id).catch((error: unknown) => {
+        failedRechecks++;
+        throw error;
+      });
     const awb = "020-12345675";
     const subscriber = await openSubscriber(url, `Bearer ${ADMIN_KEY}`);
     disposers.add(() => subscriber.close());
@@ -157,7 +165,9 @@ describeBackend("postgres")("PostgreSQL stopped under open websockets", () => {
     void subscriber.closed.then((code) => (closedWith = code));
 
     await postgres.stop();
-    await new Promise((r) => setTimeout(r, 2_000)); // ten re-checks, each failing to reach the database
+    await until(() => failedRechecks >= 5 || closedWith !== undefined, {
+      what: "five re-checks failing to reach the database",
+    });
     expect(closedWith).toBeUndefined();
     await postgres.start();
 
@@ -206,7 +216,7 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
     const a = await startApp("postgres", disposers, env);
     const b = await startApp("postgres", disposers, env);
     const onA = watch(a.url);
-    await new Promise((r) => setTimeout(r, 300));
+    await liveSubscriptionsRunning(a.url, 1);
     const ingest = (url: string, station: string) =>
       postJson(
         `${url}/carrier/handling/shipment/events`,
@@ -231,10 +241,10 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
     expect((await ingest(a.url, "FRA")).status).toBe(202);
     await until(() => onA.events.includes("FRA"), { what: "in-instance fan-out while Redis is down" });
     expect((await ingest(b.url, "LHR")).status).toBe(202); // stored, but its publish cannot reach A
-    await new Promise((r) => setTimeout(r, 500)); // time enough to arrive, were Redis up
-    expect(onA.events).not.toContain("LHR");
-    // A's next own event of that AWB reveals the hole in its stream: A reads LHR from the database
+    // Nothing carries LHR to A with Redis down (A reads the database only for a hole or a resync):
+    // A's next own event of that AWB reveals the hole in its stream, A reads LHR from the database
     // and hands both out in order.
+    expect(onA.events).not.toContain("LHR");
     expect((await ingest(a.url, "MAD")).status).toBe(202);
     await until(() => onA.events.includes("MAD"), { what: "A's own event after LHR" });
     expect(onA.events.slice(-2)).toEqual(["LHR", "MAD"]);
@@ -261,8 +271,9 @@ describeBackend("postgres")("Redis stopped while two instances share it", () => 
     // While healthy, an instance's own events reach its subscribers once (through Redis's echo only).
     const before = onA.events.filter((s) => s === "HKG").length;
     await ingest(a.url, "HKG");
-    await until(() => onA.events.includes("HKG"));
-    await new Promise((r) => setTimeout(r, 300));
+    await ingest(a.url, "SIN");
+    // SIN's echo follows HKG's on the one connection: once SIN is in, any second HKG would be too.
+    await until(() => onA.events.includes("SIN"), { what: "the event after HKG" });
     expect(onA.events.filter((s) => s === "HKG").length - before).toBe(1);
   }, 120_000);
 });
