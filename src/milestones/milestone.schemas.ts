@@ -89,7 +89,10 @@ const ingestResult = objectSchema<IngestResult>({
     },
     clientEventId: { type: ["string", "null"], description: "The eventId you sent, or null" },
     duplicate: { type: "boolean" },
-    matchedSubscriptions: { type: "integer", description: "Subscriptions notified (0 for a duplicate)" },
+    matchedSubscriptions: {
+      type: "integer",
+      description: "Subscriptions notified, webhook and ONE Record ones (0 for a duplicate)",
+    },
   },
 });
 

@@ -35,7 +35,7 @@ export interface IngestResult {
   /** The caller's eventId, or null when it gave none. */
   clientEventId: string | null;
   duplicate: boolean;
-  /** Subscriptions notified of this event (0 for a duplicate). */
+  /** Subscriptions notified of this event, webhook and ONE Record ones (0 for a duplicate). */
   matchedSubscriptions: number;
 }
 
@@ -266,10 +266,11 @@ export function createMilestoneService({
           }
           return { eventId: event.id, clientEventId, duplicate: false, matchedSubscriptions: matching.length };
         });
-        if (notifyAlso && (subscriptions.oneRecord.length > 0 || firstAwbs.length > 0))
-          deliveries.push(
-            ...(await notifyAlso.deliveries(tx, created, firstAwbs, subscriptions.oneRecord, newStatuses)),
-          );
+        if (notifyAlso && (subscriptions.oneRecord.length > 0 || firstAwbs.length > 0)) {
+          const oneRecord = await notifyAlso.deliveries(tx, created, firstAwbs, subscriptions.oneRecord, newStatuses);
+          deliveries.push(...oneRecord);
+          countOneRecordSubscribers(results, oneRecord);
+        }
         // This process's worker takes what it has room for straight from the commit (no claim query).
         const room = new Map<string, number>();
         for (const d of deliveries) {
@@ -376,3 +377,19 @@ function awbOf(awbInput: unknown): string {
 }
 
 export type MilestoneService = ReturnType<typeof createMilestoneService>;
+
+/**
+ * Adds to each stored milestone's matchedSubscriptions the ONE Record subscriptions notified of it: a
+ * caller learns how many subscribers a milestone reached, whichever kind they are.
+ */
+function countOneRecordSubscribers(results: IngestResult[], deliveries: readonly NewDelivery[]): void {
+  const subscribers = new Map<string, Set<string>>();
+  for (const d of deliveries) {
+    if (d.eventId === null || !d.oneRecordSubscriptionId) continue;
+    const of = subscribers.get(d.eventId) ?? new Set<string>();
+    of.add(d.oneRecordSubscriptionId);
+    subscribers.set(d.eventId, of);
+  }
+  for (const result of results)
+    if (!result.duplicate) result.matchedSubscriptions += subscribers.get(result.eventId)?.size ?? 0;
+}

@@ -80,5 +80,6 @@ export class IngestResultType {
   eventId!: string;
   @Field(() => String, { nullable: true, description: "The eventId you sent, or null." }) clientEventId!: string | null;
   @Field() duplicate!: boolean;
-  @Field(() => Int) matchedSubscriptions!: number;
+  @Field(() => Int, { description: "Subscriptions notified, webhook and ONE Record ones (0 for a duplicate)." })
+  matchedSubscriptions!: number;
 }

@@ -178,6 +178,18 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) =>
       expect(older.status).toBe(200);
       expect(older.body["api:hasRequestStatusSince"]).toBeUndefined();
       expect(older.body["api:hasRequestStatusHistory"]).toBeUndefined();
+      // The AWB's next milestone counts the ONE Record subscriber it notifies; a duplicate counts none.
+      const milestone = { eventId: `sub-${awb}`, awb, state: "DEP", station: "FRA", flight: "LH8160" };
+      const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+      const ingested = await postJson(`${url}/carrier/handling/shipment/events`, milestone, headers);
+      expect(ingested.status).toBe(202);
+      expect(
+        (ingested.body as { events: Array<{ matchedSubscriptions: number }> }).events[0]!.matchedSubscriptions,
+      ).toBe(1);
+      const again = await postJson(`${url}/carrier/handling/shipment/events`, milestone, headers);
+      expect((again.body as { events: Array<{ matchedSubscriptions: number }> }).events[0]!.matchedSubscriptions).toBe(
+        0,
+      );
     });
 
     it("stores a subscription to an object the caller may not read as rejected, saying why; one it may read is accepted", async () => {
