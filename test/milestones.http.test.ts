@@ -124,8 +124,11 @@ describe.each(BEHAVIOUR_BACKENDS)("milestones and webhooks on %s", (backend) => 
         { awb, state: "MAN", timestamp: "2026-11-21T11:00:00+01:00" },
       ]);
       expect(a.body.events.map((e: { duplicate: boolean }) => e.duplicate)).toEqual([false, true]);
-      await until(() => postsFor(subscriptionId).length === 2, { what: "two notifications" });
-      await new Promise((r) => setTimeout(r, 300));
+      // Two deliveries queued in all, the duplicates none; each sent once, delivered at its first POST.
+      const deliveries = (status?: "DELIVERED") =>
+        app.database.prisma.delivery.count({ where: { subscriptionId, ...(status ? { status } : {}) } });
+      await until(async () => (await deliveries("DELIVERED")) === 2, { what: "two notifications delivered" });
+      expect(await deliveries()).toBe(2);
       expect(postsFor(subscriptionId)).toHaveLength(2);
       expect(await app.database.prisma.statusEvent.count({ where: { awb } })).toBe(2);
     });
@@ -262,7 +265,10 @@ describe.each(BEHAVIOUR_BACKENDS)("milestones and webhooks on %s", (backend) => 
         async () => (await app.database.prisma.delivery.count({ where: { subscriptionId, status: "DEAD" } })) === 1,
         { what: "a dead delivery" },
       );
-      await new Promise((r) => setTimeout(r, 400));
+      // Dead at its first attempt, so no claim takes it again: one POST in all.
+      expect(await app.database.prisma.delivery.findFirstOrThrow({ where: { subscriptionId } })).toMatchObject({
+        attemptCount: 1,
+      });
       expect(postsFor(subscriptionId)).toHaveLength(1);
       receiver.setPostStatus(204);
       const [dead] = (
