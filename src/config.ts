@@ -157,6 +157,12 @@ export interface OneRecordSettings {
    */
   readonly applyHolderChanges: boolean;
   /**
+   * ONE_RECORD_SUBSCRIBE_TO: what this server wants when a publisher proposes a subscription (GET
+   * /subscriptions): `any` topic (every event type, unless a wish says otherwise: the specification's
+   * default) or only the operator's `wishes`.
+   */
+  readonly subscribeTo: "any" | "wishes";
+  /**
    * ONE_RECORD_NOTIFICATIONS_PER_DAY and ONE_RECORD_NOTIFICATION_BYTES_PER_DAY: how many notifications,
    * and how many bytes of them as stored, one partner may send here a UTC day (docs/ONE-RECORD.md
    * "Receiving notifications"). At least a MiB: one notification stored is at most that.
@@ -421,6 +427,7 @@ function oneRecord(env: Env): OneRecordSettings {
     notificationToken: oneRecordToken(env),
     proposalIntervalMs: proposalInterval(env),
     applyHolderChanges: boolean(env, "ONE_RECORD_APPLY_HOLDER_CHANGES", false),
+    subscribeTo: oneOf(env, "ONE_RECORD_SUBSCRIBE_TO", ["any", "wishes"] as const, "any"),
     changeRequestQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_CHANGE_REQUESTS_PER_DAY", 1_000, 1, 1_000_000),
       bytesPerDay: integer(env, "ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY", 16 * 1024 * 1024, 1_024, 2 ** 40),

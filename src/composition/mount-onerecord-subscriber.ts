@@ -31,7 +31,7 @@ export function mountOneRecordSubscriber(
   core: Pick<Core, "database" | "metrics" | "callbackAgent" | "oneRecordPartnerServers" | "tableUpkeep">,
   uris: OneRecordUris,
   tokens: TokenClient | undefined,
-  settings: Pick<OneRecordSettings, "proposalIntervalMs" | "notificationQuota">,
+  settings: Pick<OneRecordSettings, "proposalIntervalMs" | "notificationQuota" | "subscribeTo">,
 ): (scope: FastifyInstance) => void {
   // How often this instance fills and asks the proposals' to-do (ONE_RECORD_PROPOSAL_INTERVAL_MS); 0: never.
   const { proposalIntervalMs } = settings;
@@ -84,5 +84,11 @@ export function mountOneRecordSubscriber(
     await proposals?.stop();
   });
 
-  return (scope) => registerSubscriberRoutes(scope, { notificationsIn, wishes, uris });
+  return (scope) =>
+    registerSubscriberRoutes(scope, {
+      notificationsIn,
+      wishes,
+      uris,
+      anyTopic: settings.subscribeTo === "any",
+    });
 }

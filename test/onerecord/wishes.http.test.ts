@@ -26,7 +26,11 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscription wishes on %s", (backe
 
     beforeAll(async () => {
       let url: string;
-      ({ app, url } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0" }));
+      // The operator wants only what its wishes name.
+      ({ app, url } = await startApp(backend, disposers, {
+        RATE_LIMIT_PER_SECOND: "0",
+        ONE_RECORD_SUBSCRIBE_TO: "wishes",
+      }));
       base = `${url}/onerecord`;
       const client = await app.services.clients.createClient({ name: "publisher", callbackPrefixes: ["*"] });
       key = (await app.services.clients.issueKey(client.clientId, ["events:write"])).key;
@@ -150,6 +154,51 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscription wishes on %s", (backe
       await wishes.unwant("LOGISTICS_OBJECT_IDENTIFIER", topic);
       // The publisher's wider wish does not cover another server's objects.
       expect((await ask(query)).status).toBe(422);
+    });
+  });
+});
+
+describe.each(BEHAVIOUR_BACKENDS)("a publisher's question on default settings on %s", (backend) => {
+  describeBackend(backend)(`over ${backend}`, () => {
+    const disposers = new Disposers();
+    let base: string;
+    let key: string;
+    beforeAll(async () => {
+      const { app, url } = await startApp(backend, disposers, { RATE_LIMIT_PER_SECOND: "0" });
+      base = `${url}/onerecord`;
+      const client = await app.services.clients.createClient({ name: "publisher", callbackPrefixes: ["*"] });
+      key = (await app.services.clients.issueKey(client.clientId, ["events:write"])).key;
+    }, 120_000);
+    afterAll(() => disposers.disposeAll());
+
+    it("wants any topic proposed, with every event type and no bodies, as the specification's flow has it", async () => {
+      const topic = "https://1r.elsewhere.test/logistics-objects/piece-1";
+      const query = `topicType=${IDENTIFIER}&topic=${encodeURIComponent(topic)}`;
+      const res = await oneRecord(`${base}/subscriptions?${query}`, { token: key });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        "@type": "api:Subscription",
+        "api:hasSubscriber": { "@id": `${base}/logistics-objects/organization-carrier` },
+        "api:hasTopicType": { "@id": "api:LOGISTICS_OBJECT_IDENTIFIER" },
+        "api:hasTopic": topic,
+        "api:sendLogisticsObjectBody": false,
+      });
+      const events = (res.body["api:includeSubscriptionEventType"] as Array<{ "@id": string }>).map((e) => e["@id"]);
+      expect(events.sort()).toEqual([
+        "api:LOGISTICS_EVENT_RECEIVED",
+        "api:LOGISTICS_OBJECT_CREATED",
+        "api:LOGISTICS_OBJECT_UPDATED",
+      ]);
+      // The same question, the same subscription; a class topic is wanted too.
+      expect((await oneRecord(`${base}/subscriptions?${query}`, { token: key })).body["@id"]).toBe(res.body["@id"]);
+      const type = await oneRecord(
+        `${base}/subscriptions?topicType=${TYPE}&topic=${encodeURIComponent(`${CARGO}Piece`)}`,
+        {
+          token: key,
+        },
+      );
+      expect([type.status, type.body["api:hasTopic"]]).toEqual([200, `${CARGO}Piece`]);
+      expect((await oneRecord(`${base}/subscriptions?${query}`, { token: null })).status).toBe(401);
     });
   });
 });

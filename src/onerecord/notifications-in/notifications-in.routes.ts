@@ -17,9 +17,15 @@ import type { SubscriptionWish, SubscriptionWishes } from "./subscription-wishes
  */
 export function registerSubscriberRoutes(
   scope: FastifyInstance,
-  deps: { notificationsIn: NotificationsIn; wishes: SubscriptionWishes; uris: OneRecordUris },
+  deps: {
+    notificationsIn: NotificationsIn;
+    wishes: SubscriptionWishes;
+    uris: OneRecordUris;
+    /** config.oneRecord.subscribeToAnyTopic: a proposal no wish names is wanted too. */
+    anyTopic: boolean;
+  },
 ): void {
-  const { notificationsIn, wishes, uris } = deps;
+  const { notificationsIn, wishes, uris, anyTopic } = deps;
 
   scope.post(
     "/notifications",
@@ -37,11 +43,11 @@ export function registerSubscriberRoutes(
 
   scope.get("/subscriptions", async (request, reply) => {
     const { topicType, topic } = readProposal(queryOf(request));
-    const wish = await wishes.wanted(topicType, topic);
+    const wish = await wishes.wanted(topicType, topic, anyTopic);
     if (wish === undefined)
       throw new AppError(
         "SUBSCRIPTION_NOT_WANTED",
-        `This server wants no subscription to ${topicType} ${topic}: it subscribes only to what its operator chose`,
+        `This server wants no subscription to ${topicType} ${topic}: it subscribes only to what its operator chose (ONE_RECORD_SUBSCRIBE_TO=wishes)`,
       );
     return sendJsonLd(reply, 200, subscriptionBody(wish, topicType, topic, uris));
   });

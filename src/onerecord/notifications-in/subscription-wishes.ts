@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Prisma } from "../../db/database";
 import { AppError, type FieldError } from "../../errors";
 import {
@@ -49,13 +50,18 @@ export function createSubscriptionWishes(prisma: Prisma) {
     list,
 
     /**
-     * The wish for a proposed topic, undefined when there is none: for a class, the wish naming it; for
-     * an object's URI, the wish with the longest prefix of it (the most specific one).
+     * The wish for a proposed topic: for a class, the wish naming it; for an object's URI, the wish
+     * with the longest prefix of it (the most specific one). With none, `anyTopic` (the
+     * specification's default) answers a subscription to every event type of it, without bodies;
+     * otherwise undefined (the operator takes only what it chose).
      */
-    async wanted(topicType: TopicType, topic: string): Promise<SubscriptionWish | undefined> {
+    async wanted(topicType: TopicType, topic: string, anyTopic: boolean): Promise<SubscriptionWish | undefined> {
       const wishes = (await prisma.oneRecordSubscriptionWish.findMany({ where: { topicType } })).map(wishOf);
-      if (topicType === "LOGISTICS_OBJECT_TYPE") return wishes.find((wish) => wish.topic === topic);
-      return wishes.filter((wish) => topic.startsWith(wish.topic)).sort((a, b) => b.topic.length - a.topic.length)[0];
+      const wish =
+        topicType === "LOGISTICS_OBJECT_TYPE"
+          ? wishes.find((each) => each.topic === topic)
+          : wishes.filter((each) => topic.startsWith(each.topic)).sort((a, b) => b.topic.length - a.topic.length)[0];
+      return wish ?? (anyTopic ? defaultWish(topicType, topic) : undefined);
     },
 
     /** Adds a wish, or replaces the one of the same topic type and topic; answers it. */
@@ -85,6 +91,20 @@ export function createSubscriptionWishes(prisma: Prisma) {
 }
 
 export type SubscriptionWishes = ReturnType<typeof createSubscriptionWishes>;
+
+/** What this server wants of a topic no wish names: every event type, no bodies; its id stable per topic. */
+function defaultWish(topicType: TopicType, topic: string): SubscriptionWish {
+  const hex = createHash("sha256").update(`${topicType} ${topic}`).digest("hex");
+  return {
+    id: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`,
+    topicType,
+    topic,
+    eventTypes: SUBSCRIPTION_EVENT_TYPES,
+    sendBody: false,
+    description: null,
+    createdAt: new Date(0),
+  };
+}
 
 function wishOf(row: {
   id: string;
