@@ -77,7 +77,7 @@ export function registerObjectRoutes(scope: FastifyInstance, { objects, uris }: 
 
   /** A change request is only taken on an object the caller may read (objects.service.ts says so again). */
   const checkReadable = async (caller: OneRecordCaller, id: string): Promise<void> => {
-    const meta = await objects.metaOf(id);
+    const meta = await objects.metaOf(id, caller.organizationId);
     const resource = { extensions: { resource: uris.objectUri(id) } };
     if (meta === undefined)
       throw new AppError("LOGISTICS_OBJECT_NOT_FOUND", `No logistics object ${uris.objectUri(id)}`, resource);
