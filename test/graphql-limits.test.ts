@@ -155,11 +155,13 @@ describe("GraphQL cost, alias, list, batch and time limits", () => {
         operationName: null,
         variables: { i },
       }));
-    const ok = await postJson(`${url}/graphql`, batch(10));
+    // With a key: without one, a request holds one operation (test/graphql-anonymous-output.test.ts).
+    const key = { authorization: `Bearer ${ADMIN_KEY}` };
+    const ok = await postJson(`${url}/graphql`, batch(10), key);
     expect(ok.status).toBe(200);
     expect(ok.body).toHaveLength(10);
     expect(ok.body.every((r: any) => r.data.station.code === "FRA")).toBe(true);
-    const big = await postJson(`${url}/graphql`, batch(11));
+    const big = await postJson(`${url}/graphql`, batch(11), key);
     expect(big.status).toBe(400);
     expect(big.body.errors[0]).toEqual({
       message: "A batch may hold at most 10 operations; this one has 11",
@@ -190,7 +192,12 @@ describe("GraphQL time limit, introspection switch and allow-listed operations",
       GRAPHQL_TIME_LIMIT_MS: "1",
       GRAPHQL_RESPONSE_CACHE: "false",
     });
-    const slow = await postJson(`${url}/graphql`, { query: `{ stations { ${STATION_EVERYTHING} } }` });
+    // With a key: every field of every station costs more than a request without one may.
+    const slow = await postJson(
+      `${url}/graphql`,
+      { query: `{ stations { ${STATION_EVERYTHING} } }` },
+      { authorization: `Bearer ${ADMIN_KEY}` },
+    );
     expect(slow.status).toBe(503);
     expect(slow.body).toEqual({
       errors: [

@@ -103,7 +103,7 @@ describe("the GraphQL response cache over HTTP", () => {
       (
         await ask(
           url,
-          "{ stations { code name freighterHandling passengerAircraftHandling truckHandling countryShort countryLong timeZone import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } } export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } } } }",
+          '{ stations(codes: ["ABV"]) { code name freighterHandling passengerAircraftHandling truckHandling countryShort countryLong timeZone import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } } export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } } } }',
         )
       ).body,
     ).data.stations;

@@ -21,16 +21,62 @@ import { countText, createWalkBudget, saturatingAdd, saturatingMultiply, WalkOve
 
 /** What one operation may ask for (configurable; see docs/API.md "GraphQL limits"). */
 export interface OperationLimits {
-  /** Fields resolved, with lists multiplied by their size (see `costOf`). */
+  /** Fields resolved, with lists multiplied by their size (see `walkOperation`). */
   readonly maxCost: number;
   /** Aliased fields in one operation: aliases are how one request asks for the same thing many times. */
   readonly maxAliases: number;
   /** Items in any one list argument (codes, AWBs, events…), literal or from variables. */
   readonly maxListArgument: number;
+  /**
+   * What the aliased fields may cost together, each with all it selects, counted as `maxCost`
+   * (MAX_ALIASED_COST; ANONYMOUS_MAX_ALIASED_COST without a key); unset: no bound beyond `maxCost`.
+   */
+  readonly maxAliasedCost?: number;
+  /** Whom the limits hold, as a refusal ends ("without an API key"); unset: every caller. */
+  readonly appliesTo?: string;
 }
 
+/**
+ * What the aliased fields of one operation may cost together. An alias repeats a selection under
+ * another name: `maxCost` is sized by the heaviest read without aliases (every field of every
+ * station), and the same cost spent on aliases of a light selection answers several times its bytes
+ * (30 aliases of ten fields of every station cost 150,030). Within it: 30 aliased single stations of
+ * every field (16,200), or a few aliased fields of every station (`openAt` for both sides: 1,000).
+ */
+export const MAX_ALIASED_COST = 30_000;
+
 /** maxCost: every field of every station costs 238,501 by this measure, the heaviest legitimate query. */
-export const DEFAULT_OPERATION_LIMITS: OperationLimits = { maxCost: 300_000, maxAliases: 30, maxListArgument: 1_000 };
+export const DEFAULT_OPERATION_LIMITS: OperationLimits = {
+  maxCost: 300_000,
+  maxAliases: 30,
+  maxListArgument: 1_000,
+  maxAliasedCost: MAX_ALIASED_COST,
+};
+
+/**
+ * The cost of one operation sent without a key: every field of 50 stations (27,001), or 60 per
+ * station of every station (a dozen fields of each cost about 10,000). A query's execution holds
+ * the event loop (every field of every station, 270,001, for hundreds of milliseconds), and an
+ * address may send GRAPHQL_ANONYMOUS_LIMIT_BURST at once.
+ */
+export const ANONYMOUS_MAX_COST = 30_000;
+
+/**
+ * What the aliased fields of an operation sent without a key may cost together (see
+ * MAX_ALIASED_COST): a few aliased single stations, or a few aliased fields of every station; not a
+ * second list of ten fields of every station (5,001).
+ */
+export const ANONYMOUS_MAX_ALIASED_COST = 5_000;
+
+/** The limits of an operation sent without a key (or with one that does not authenticate). */
+export function anonymousLimitsOf(limits: OperationLimits): OperationLimits {
+  return {
+    ...limits,
+    maxCost: Math.min(limits.maxCost, ANONYMOUS_MAX_COST),
+    maxAliasedCost: Math.min(limits.maxAliasedCost ?? Infinity, ANONYMOUS_MAX_ALIASED_COST),
+    appliesTo: "without an API key",
+  };
+}
 
 /** How many items a top-level list is assumed to return when no argument says (more than the carrier has stations). */
 const UNBOUNDED_LIST_SIZE = 500;
@@ -67,7 +113,7 @@ export function checkOperationLimits(
   if (!ofSchema) verdicts.set(schema, (ofSchema = new WeakMap()));
   let kept = ofSchema.get(document);
   if (!kept) ofSchema.set(document, (kept = new Map<string, Verdict>()));
-  const key = `${limits.maxCost}/${limits.maxAliases}/${limits.maxListArgument}/${operation.name?.value ?? ""}/${variableShape(operation, variables)}`;
+  const key = `${limits.maxCost}/${limits.maxAliases}/${limits.maxListArgument}/${limits.maxAliasedCost ?? ""}/${limits.appliesTo ?? ""}/${operation.name?.value ?? ""}/${variableShape(operation, variables)}`;
   if (kept.has(key)) return kept.get(key);
   const verdict = walkOperation(schema, document, operation, variables, limits);
   if (kept.size >= MAX_VERDICTS_PER_DOCUMENT) kept.clear();
@@ -100,11 +146,17 @@ function variableValue(variables: Readonly<Record<string, unknown>> | null | und
   return variables && Object.hasOwn(variables, name) ? variables[name] : undefined;
 }
 
-/** What a selection set adds up to: its cost, and the aliases in it (fragments counted at each spread). */
+/**
+ * What a selection set adds up to (fragments counted at each spread): its cost, the aliases in it,
+ * and the cost of its aliased fields (an aliased field with all it selects, lists multiplied as in the cost).
+ */
 interface Tally {
   readonly cost: number;
   readonly aliases: number;
+  readonly aliasedCost: number;
 }
+
+const NOTHING: Tally = { cost: 0, aliases: 0, aliasedCost: 0 };
 
 /**
  * The operation's cost, aliases and list arguments. Each fragment is measured once per type it is
@@ -158,10 +210,10 @@ function walkOperation(
       if (length !== undefined && length > limits.maxListArgument && !listProblem)
         listProblem = `${field.name.value}(${name}:) has ${length} items; at most ${limits.maxListArgument} are allowed`;
     }
-    if (!field.selectionSet) return { cost: 1, aliases };
+    if (!field.selectionSet) return { cost: 1, aliases, aliasedCost: aliases };
     const definition: GraphQLField<unknown, unknown> | undefined =
       isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
-    if (!definition) return { cost: 1, aliases };
+    if (!definition) return { cost: 1, aliases, aliasedCost: aliases };
     let size = 1;
     if (isListType(getNullableType(definition.type))) {
       size = atRoot ? UNBOUNDED_LIST_SIZE : NESTED_LIST_SIZE;
@@ -175,9 +227,11 @@ function walkOperation(
     }
     const childType = getNamedType(definition.type) as GraphQLCompositeType;
     const inside = selectionTally(childType, field.selectionSet, false);
+    const cost = saturatingAdd(1, saturatingMultiply(size, inside.cost));
     return {
-      cost: saturatingAdd(1, saturatingMultiply(size, inside.cost)),
+      cost,
       aliases: saturatingAdd(aliases, inside.aliases),
+      aliasedCost: field.alias ? cost : saturatingMultiply(size, inside.aliasedCost),
     };
   };
 
@@ -186,7 +240,7 @@ function walkOperation(
     const key = `${fragment.name.value}\u0000${type.name}\u0000${atRoot}`;
     const known = measured.get(key);
     if (known) return known;
-    if (open.has(key)) return { cost: 0, aliases: 0 };
+    if (open.has(key)) return NOTHING;
     open.add(key);
     const tally = selectionTally(type, fragment.selectionSet, atRoot);
     open.delete(key);
@@ -197,6 +251,7 @@ function walkOperation(
   const selectionTally = (parent: GraphQLCompositeType, selectionSet: SelectionSetNode, atRoot: boolean): Tally => {
     let cost = 0;
     let aliases = 0;
+    let aliasedCost = 0;
     for (const selection of selectionSet.selections) {
       budget.visit();
       let tally: Tally;
@@ -213,8 +268,9 @@ function walkOperation(
       }
       cost = saturatingAdd(cost, tally.cost);
       aliases = saturatingAdd(aliases, tally.aliases);
+      aliasedCost = saturatingAdd(aliasedCost, tally.aliasedCost);
     }
-    return { cost, aliases };
+    return { cost, aliases, aliasedCost };
   };
 
   let tally: Tally;
@@ -224,14 +280,19 @@ function walkOperation(
     if (error instanceof WalkOverBudget) return new AppError("QUERY_TOO_COMPLEX", error.message);
     throw error;
   }
-  const { cost, aliases } = tally;
+  const { cost, aliases, aliasedCost } = tally;
+  const { maxAliasedCost } = limits;
   const problem =
     listProblem ??
     (aliases > limits.maxAliases
       ? `The operation uses ${countText(aliases)} aliases; at most ${limits.maxAliases} are allowed`
       : undefined) ??
+    (maxAliasedCost !== undefined && aliasedCost > maxAliasedCost
+      ? `The operation's aliased fields would cost ${countText(aliasedCost)} (each with what it selects, lists counted by their size); at most ${maxAliasedCost} is allowed`
+      : undefined) ??
     (cost > limits.maxCost
       ? `The operation would cost ${countText(cost)} (fields, with lists counted by their size); at most ${limits.maxCost} is allowed`
       : undefined);
-  return problem ? new AppError("QUERY_TOO_COMPLEX", problem) : undefined;
+  if (!problem) return undefined;
+  return new AppError("QUERY_TOO_COMPLEX", limits.appliesTo ? `${problem} ${limits.appliesTo}` : problem);
 }

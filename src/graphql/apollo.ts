@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { GraphQLContext } from "../graphql-core/context";
 import { AppError } from "../errors";
 import { compiledExecutorFor } from "../graphql-core/compiled-executor";
+import { createExecutionTurns } from "../graphql-core/execution-turns";
 import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql-core/policy";
 import { formatGraphQLError } from "../graphql-core/errors";
@@ -23,7 +24,7 @@ import { executeInSpan, traceResolvers } from "../tracing/graphql";
  * in-flight requests have drained (an onClose hook), not on Apollo's own signal handlers. Queries
  * run compiled (compiledGateway below).
  */
-export async function mountApollo<Admission>(options: {
+export async function mountApollo<Admission extends { caller: Promise<unknown> }>(options: {
   app: FastifyInstance;
   schema: GraphQLSchema;
   log: Logger;
@@ -32,7 +33,8 @@ export async function mountApollo<Admission>(options: {
    * Runs first for every GET or POST to /graphql, before the body is parsed: charges the caller's
    * budget. An AppError it throws is the answer (RATE_LIMITED: 429 with Retry-After); what it returns
    * is handed to `createContext` (undefined for an OPTIONS request, which Apollo refuses after making
-   * its context).
+   * its context). Its `caller` is null, or rejects, for a request without a key or whose key does not
+   * authenticate: such a request is held to the policy's anonymous limits.
    */
   admit: (request: FastifyRequest) => Promise<Admission>;
   createContext: (request: FastifyRequest, admission: Admission | undefined) => Promise<GraphQLContext>;
@@ -43,6 +45,7 @@ export async function mountApollo<Admission>(options: {
   const { app, schema, log, policy, admit, createContext, responseCache, browserPage } = options;
   // With tracing on: before any operation runs, so that every compiled query calls the wrappers.
   traceResolvers(schema);
+  const turns = createExecutionTurns();
   const apollo = new ApolloServer<GraphQLContext>({
     gateway: compiledGateway(schema),
     introspection: policy.introspection,
@@ -58,7 +61,12 @@ export async function mountApollo<Admission>(options: {
       // find no cache hints (this schema has none) and answer `cache-control: no-store`, sent below.
       ApolloServerPluginCacheControlDisabled(),
       noStore,
-      operationLimitsPlugin({ limits: policy.limits, timeLimitMs: policy.timeLimitMs }),
+      operationLimitsPlugin({
+        limits: policy.limits,
+        anonymousLimits: policy.anonymousLimits,
+        timeLimitMs: policy.timeLimitMs,
+        turns,
+      }),
     ],
     stopOnTerminationSignals: false,
     formatError: (formatted, error) =>
@@ -69,6 +77,8 @@ export async function mountApollo<Admission>(options: {
   await apollo.start();
   app.addHook("onClose", () => apollo.stop());
   const admissions = new WeakMap<FastifyRequest, Admission>();
+  /** Requests whose key authenticated; any other is held to the anonymous limits. */
+  const keyed = new WeakSet<FastifyRequest>();
   // An encapsulated scope, so the cache's hooks run for /graphql only, not on every route.
   await app.register(async (scope) => {
     if (browserPage) {
@@ -81,23 +91,36 @@ export async function mountApollo<Admission>(options: {
     // charged too (they are requests all the same).
     scope.addHook("onRequest", async (request, reply) => {
       if (request.method !== "GET" && request.method !== "POST") return;
+      let admission: Admission;
       try {
-        admissions.set(request, await admit(request));
+        admission = await admit(request);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         return refuse(reply, error);
       }
+      admissions.set(request, admission);
+      const authenticated = await admission.caller.then(
+        (caller) => caller !== null,
+        () => false,
+      );
+      if (authenticated) keyed.add(request);
+    });
+    // Once the body is read, each request takes its turn (execution-turns.ts): what follows — the
+    // checks, Apollo's parsing, validation and execution, the answer's serialisation — runs in one go
+    // for one request at a time, with the event loop's I/O served between requests.
+    scope.addHook("preHandler", async () => {
+      await turns.next();
     });
     scope.addHook("preHandler", (request, reply, done) => {
       try {
-        admitRequest(request, policy);
+        admitRequest(request, policy, keyed.has(request) ? policy.maxBatch : policy.anonymousMaxBatch);
         done();
       } catch (error) {
         if (!(error instanceof AppError)) return done(error as Error);
         refuse(reply, error);
       }
     });
-    if (responseCache) serveFromCache(scope, responseCache);
+    if (responseCache) serveFromCache(scope, responseCache, (request) => keyed.has(request));
     scope.route({
       url: "/graphql",
       method: ["GET", "POST", "OPTIONS"],
@@ -167,18 +190,20 @@ const noStore: ApolloServerPlugin<GraphQLContext> = {
 };
 
 /**
- * What is checked before Apollo parses anything: the batch size; with an allow-list, that each
- * operation is listed (an id alone is replaced by its document, so Apollo runs the stored text); and
- * that no document holds a subscription operation or fields validation would compare too often
- * (`refuseBeforeApollo`).
+ * What is checked before Apollo parses anything: the batch size (`maxBatch`: the caller's); with an
+ * allow-list, that each operation is listed (an id alone is replaced by its document, so Apollo runs
+ * the stored text); and that no document holds a subscription operation or fields validation would
+ * compare too often (`refuseBeforeApollo`).
  */
-function admitRequest(request: FastifyRequest, policy: GraphQLPolicy): void {
+function admitRequest(request: FastifyRequest, policy: GraphQLPolicy, maxBatch: number): void {
   const body = request.body;
   if (Array.isArray(body)) {
-    if (body.length > policy.maxBatch)
+    if (body.length > maxBatch)
       throw new AppError(
         "QUERY_TOO_COMPLEX",
-        `A batch may hold at most ${policy.maxBatch} operations; this one has ${body.length}`,
+        maxBatch < policy.maxBatch
+          ? `Without an API key a batch may hold at most ${maxBatch} operation${maxBatch === 1 ? "" : "s"}; this one has ${body.length}`
+          : `A batch may hold at most ${maxBatch} operations; this one has ${body.length}`,
       );
     for (const operation of body) admitOperation(operation, policy);
     return;
@@ -283,9 +308,15 @@ type CachingRequest = FastifyRequest & {
  * Apollo's answers to cacheable ones. Registered before Apollo's route so its hooks apply to it. A
  * POST body sent before in exactly the same text is answered without being parsed: its JSON parser
  * (this scope's own) looks the text up first. Only a body that was admitted, parsed and answered is
- * kept by its text, and the same text is admitted and parsed the same way again.
+ * kept by its text, and the same text is admitted and parsed the same way again. `isKeyed`: whether
+ * the request's key authenticated (a request without one is answered only with answers given to
+ * such requests).
  */
-function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
+function serveFromCache(
+  app: FastifyInstance,
+  cache: ResponseCache,
+  isKeyed: (request: FastifyRequest) => boolean,
+): void {
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request: CachingRequest, body, done) => {
     let text: string;
@@ -295,7 +326,7 @@ function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
       return done(error as Error, undefined);
     }
     if (request.method === "POST") {
-      const hit = cache.getByText(text, request.headers.accept ?? "");
+      const hit = cache.getByText(text, request.headers.accept ?? "", { anonymous: !isKeyed(request) });
       if (hit) {
         request[TEXT_HIT] = hit;
         return done(null, undefined);
@@ -306,7 +337,9 @@ function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
   });
   app.addHook("preHandler", (request: CachingRequest, reply, done) => {
     if (request.method !== "POST") return done();
-    const hit = request[TEXT_HIT] ?? cache.get(request.body as GraphQLRequestBody, request.headers.accept ?? "");
+    const hit =
+      request[TEXT_HIT] ??
+      cache.get(request.body as GraphQLRequestBody, request.headers.accept ?? "", { anonymous: !isKeyed(request) });
     if (!hit) {
       request[CACHE_VERSION] = cache.version();
       return done();
@@ -323,6 +356,7 @@ function serveFromCache(app: FastifyInstance, cache: ResponseCache): void {
         version,
         { contentType, body: payload },
         request[BODY_TEXT],
+        { anonymous: !isKeyed(request) },
       );
     }
     return payload;

@@ -14,6 +14,9 @@ import type { ResponseCachePolicy } from "../graphql-core/response-cache-policy"
  * in an eighth of it — each string counted at two bytes per character (the most a JS string takes)
  * with a fixed overhead per entry. A request whose key (operation text, name, variables) is longer
  * than `maxKeyChars` is neither looked up nor kept, so one large query cannot take the space.
+ *
+ * A caller without a key is held to smaller limits than a key's (operation-limits.ts): it is answered
+ * only from answers given to callers without a key, never one a key's larger limits let through.
  */
 export interface CachedResponse {
   readonly contentType: string;
@@ -36,6 +39,18 @@ export type CacheVerdict = false | { readonly pinnedBy: readonly string[]; reado
 
 /** Counted per entry besides its strings: the map slot, the entry objects, the content type. */
 const ENTRY_OVERHEAD_BYTES = 256;
+/** Who asks or was answered: `anonymous`, a caller without a key (or whose key did not authenticate). */
+export interface CacheCaller {
+  readonly anonymous?: boolean;
+}
+
+interface Entry {
+  readonly response: CachedResponse;
+  readonly bytes: number;
+  /** Given to a caller without a key: within the anonymous limits, so any caller may be answered with it. */
+  readonly anonymous: boolean;
+}
+
 /** A JS string takes at most two bytes per UTF-16 code unit. */
 const stringBytes = (s: string) => 2 * s.length;
 
@@ -44,7 +59,7 @@ export function createResponseCache(
   version: () => number,
   { maxEntries = 2_000, maxBytes = 64 * 1024 * 1024, maxKeyChars = 16 * 1024 } = {},
 ) {
-  let entries = new Map<string, { response: CachedResponse; bytes: number }>();
+  let entries = new Map<string, Entry>();
   let bytes = 0;
   let cachedVersion = version();
   const verdicts = new Map<string, CacheVerdict>(); // query text → verdict, bounded below
@@ -63,7 +78,7 @@ export function createResponseCache(
     return key.length > maxKeyChars ? undefined : key;
   }
 
-  function current(): Map<string, { response: CachedResponse; bytes: number }> {
+  function current(): Map<string, Entry> {
     const now = version();
     if (now !== cachedVersion) {
       entries = new Map();
@@ -96,9 +111,10 @@ export function createResponseCache(
 
   const hits = { byText: 0, byOperation: 0 };
 
-  function lookUp(key: string, by: keyof typeof hits): CachedResponse | undefined {
+  function lookUp(key: string, by: keyof typeof hits, { anonymous = false }: CacheCaller): CachedResponse | undefined {
     const map = current();
-    const hit = map.get(key);
+    const entry = map.get(key);
+    const hit = entry !== undefined && (entry.anonymous || !anonymous) ? entry : undefined;
     if (hit !== undefined) {
       map.delete(key); // move to the most recently used end
       map.set(key, hit);
@@ -107,7 +123,7 @@ export function createResponseCache(
     return hit?.response;
   }
 
-  function keep(key: string, response: CachedResponse): void {
+  function keep(key: string, response: CachedResponse, anonymous: boolean): void {
     const map = current();
     const cost = stringBytes(key) + stringBytes(response.body) + ENTRY_OVERHEAD_BYTES;
     const previous = map.get(key);
@@ -115,7 +131,7 @@ export function createResponseCache(
       map.delete(key);
       bytes -= previous.bytes;
     }
-    map.set(key, { response, bytes: cost });
+    map.set(key, { response, bytes: cost, anonymous });
     bytes += cost;
     for (const [oldKey, old] of map) {
       if (map.size <= maxEntries && bytes <= maxEntryBytes) break;
@@ -129,21 +145,22 @@ export function createResponseCache(
      * The answer stored for a POST body of exactly this text, if any: kept alongside the answer to its
      * parsed operation, so a repeated request (what frontends send) skips JSON parsing and key-making.
      */
-    getByText(text: string, accept: string): CachedResponse | undefined {
+    getByText(text: string, accept: string, caller: CacheCaller = {}): CachedResponse | undefined {
       const key = textKeyOf(text, accept);
-      return key === undefined ? undefined : lookUp(key, "byText");
+      return key === undefined ? undefined : lookUp(key, "byText", caller);
     },
 
     /** The stored answer for this request, if any. */
-    get(body: GraphQLRequestBody, accept: string): CachedResponse | undefined {
+    get(body: GraphQLRequestBody, accept: string, caller: CacheCaller = {}): CachedResponse | undefined {
       const key = keyOf(body, accept);
-      return key === undefined ? undefined : lookUp(key, "byOperation");
+      return key === undefined ? undefined : lookUp(key, "byOperation", caller);
     },
 
     /**
      * Keeps `payload` (the serialised answer) when the operation only reads cacheable fields; with
      * `text` (the POST body as sent), under that text too. Each key counts the answer in full (two
      * keys may share one string, but either may outlive the other), so the bound holds either way.
+     * `caller`: who was answered (an answer to a caller without a key is given to any caller).
      */
     store(
       body: GraphQLRequestBody,
@@ -151,15 +168,16 @@ export function createResponseCache(
       versionAtStart: number,
       response: CachedResponse,
       text?: string,
+      { anonymous = false }: CacheCaller = {},
     ): boolean {
       const key = keyOf(body, accept);
       if (key === undefined || versionAtStart !== version()) return false;
       const cost = stringBytes(key) + stringBytes(response.body) + ENTRY_OVERHEAD_BYTES;
       if (response.body.includes('"errors":') || cost > maxEntryBytes / 4) return false;
       if (!pinned(verdictOf(body.query as string), body.variables)) return false;
-      keep(key, response);
+      keep(key, response, anonymous);
       const textKey = text === undefined ? undefined : textKeyOf(text, accept);
-      if (textKey !== undefined) keep(textKey, response);
+      if (textKey !== undefined) keep(textKey, response, anonymous);
       return true;
     },
 
