@@ -118,6 +118,28 @@ describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
       await assertConforms(res.body);
     };
 
+    it("delegates to an Organization that is a logistics object here: whoever authenticates as it reads what it was given", async () => {
+      const company = await oneRecord(`${base}/logistics-objects`, {
+        token: holder,
+        body: { "@context": CONTEXT, "@type": "cargo:Company", "cargo:name": "Handling Partner GmbH" },
+      });
+      expect(company.status).toBe(201);
+      const organization = company.headers.get("location")!;
+      const asIt = await issuer.token({ logistics_agent_uri: organization }, { expiresInSeconds: 3600 });
+      const uri = await piece();
+      expect(await reads(uri, asIt)).toEqual([403, 403, 403]);
+      const request = await delegate(holder, delegation([uri], organization));
+      expect(await statusOf(request)).toBe("api:REQUEST_ACCEPTED");
+      expect(await reads(uri, asIt)).toEqual([200, 200, 200]);
+      // An object of this server that is no Organization is refused, naming the property.
+      const notAnOrganization = await oneRecord(`${base}/access-delegations`, {
+        token: holder,
+        body: delegation([uri], await piece()),
+      });
+      await expectDenied(notAnOrganization, 400);
+      expect(notAnOrganization.text).toContain("is no Organization");
+    });
+
     it("an accepted delegation lets the delegate read the object, its events and audit trail, as a key or an agent", async () => {
       const uri = await piece();
       expect(await reads(uri, airline.key)).toEqual([403, 403, 403]);

@@ -85,8 +85,14 @@ describe("OIDC access tokens", () => {
     expect(caller.organizationUri).toBe(`${BASE}/logistics-objects/${client}`);
   });
 
-  it.each(["organization-carrier", "organization-c0ffee", "location-FRA", "waybill-020-12345675"])(
-    "refuses with 401 an agent URI of this server naming %s, which is no API client's Organization",
+  it.each([
+    "organization-carrier",
+    "organization-c0ffee",
+    "location-FRA",
+    "waybill-020-12345675",
+    "transport-movement-lh400-2026-10-16",
+  ])(
+    "refuses with 401 an agent URI of this server naming %s, which is no API client's Organization nor a created object",
     async (localId) => {
       const token = await issuer.token({
         logistics_agent_uri: `${BASE}/logistics-objects/${localId}`,
@@ -95,7 +101,7 @@ describe("OIDC access tokens", () => {
       const error = await refusal(callers().resolve(bearer(token), ADDRESS));
       expect(error.code).toBe("UNAUTHENTICATED");
       expect(error.message).toMatch(
-        /logistics_agent_uri names an object of this server that is not an API client's Organization/,
+        /logistics_agent_uri names an object of this server that is neither an API client's Organization nor one a caller created/,
       );
     },
   );

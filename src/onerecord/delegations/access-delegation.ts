@@ -1,5 +1,4 @@
 import { AppError, type FieldError } from "../../errors";
-import { isClientOrganizationId } from "../identity/organizations";
 import { API, XSD } from "../jsonld-context";
 import { isNode, type JsonLdValue, type NodeObject, typesOf, valuesOf } from "../jsonld-tree";
 import { MAX_DESCRIPTION_CHARACTERS } from "../subscriptions/subscription";
@@ -45,7 +44,7 @@ export interface AccessDelegation {
 const term = (name: string) => `${API}${name}`;
 const ACCESS_DELEGATION = term("AccessDelegation");
 const HAS_LOGISTICS_OBJECT = term("hasLogisticsObject");
-const IS_REQUESTED_FOR = term("isRequestedFor");
+export const IS_REQUESTED_FOR = term("isRequestedFor");
 const HAS_PERMISSION = term("hasPermission");
 const EXPIRES_AT = term("expiresAt");
 const NOTIFY = term("notifyRequestStatusChange");
@@ -115,11 +114,7 @@ export function readAccessDelegation(
     const local = uri === undefined ? undefined : uris.localIdOf(uri);
     if (uri === undefined || !/^https?:\/\/[^\s/]+/i.test(uri))
       problem(IS_REQUESTED_FOR, `${shown(delegates[0])} is not a link to an Organization (an absolute http(s) URI)`);
-    else if (local !== undefined && !isClientOrganizationId(local))
-      problem(
-        IS_REQUESTED_FOR,
-        `${uri} is no Organization this server can give access to: name a client's, or another server's`,
-      );
+    // One of this server's objects is checked to be an Organization by the service (it takes a lookup).
     else organization = local ?? uri;
   }
 

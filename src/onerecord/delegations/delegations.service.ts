@@ -3,7 +3,9 @@ import type { Prisma } from "../../db/database";
 import { AppError } from "../../errors";
 import { canWrite, delegationGround, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
-import { clientIdOfOrganizationId } from "../identity/organizations";
+import { CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId, isClientOrganizationId } from "../identity/organizations";
+import { CARGO } from "../jsonld-context";
+import { isSubclassOf } from "../objects/object-model";
 import { mapIds, type NodeObject } from "../jsonld-tree";
 import type { AccessDelegationRow } from "../sql/delegation-columns";
 import { type LockedObjectRow, lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
@@ -18,7 +20,7 @@ import { withdrawDelegation } from "../sql/delegation-withdraw.sql";
 import { revokeChainedDelegations } from "../sql/delegations-chain-revoke.sql";
 import { endedGrantObjects, withdrawEndedGrants } from "../sql/grants-ended-withdraw.sql";
 import type { OneRecordUris } from "../uris";
-import { type AccessDelegation, MAY_BE_PASSED_ON, type Permission } from "./access-delegation";
+import { type AccessDelegation, IS_REQUESTED_FOR, MAY_BE_PASSED_ON, type Permission } from "./access-delegation";
 import { DECIDED_ON_ARRIVAL_BY } from "./delegation.view";
 
 /** Rejected access delegations one requester may have stored in 24 hours; beyond, refused (429), nothing stored. */
@@ -225,6 +227,28 @@ export function createDelegationService(deps: DelegationServiceDeps) {
     if (notifications.length > 0) await deps.queueNotifications(tx, notifications);
   }
 
+  /**
+   * A delegate named by one of this server's ids is a client's Organization, or a logistics object that
+   * is an Organization (cargo:Organization or a subclass: whoever authenticates as it, with a token
+   * whose logistics_agent_uri is its URI, reads what it is given). Another server's is taken as named.
+   */
+  async function checkDelegate(organization: string, requester: string): Promise<void> {
+    if (organization.includes(":") || isClientOrganizationId(organization)) return;
+    // The carrier's Organization holds what it holds already; reference objects are no delegates.
+    const meta = organization === CARRIER_ORGANIZATION_ID ? undefined : await deps.objectMeta(organization, requester);
+    if (
+      meta !== undefined &&
+      meta.createdBy !== CARRIER_ORGANIZATION_ID &&
+      isSubclassOf(meta.type, `${CARGO}Organization`)
+    )
+      return;
+    const uri = uris.objectUri(organization);
+    const message = `${uri} is no Organization: name a client's, an Organization logistics object, or another server's`;
+    throw new AppError("INVALID_LOGISTICS_OBJECT", `${IS_REQUESTED_FOR}: ${message}`, {
+      errors: [{ field: IS_REQUESTED_FOR, message }],
+    });
+  }
+
   /** The request when this kind holds `id`; undefined for any other id. */
   async function held(id: string): Promise<AccessDelegationRow | undefined> {
     if (!UUID.test(id)) return undefined;
@@ -279,6 +303,7 @@ export function createDelegationService(deps: DelegationServiceDeps) {
               ],
             },
           );
+      await checkDelegate(delegation.organization, requester);
       const stored = mapIds(body, (id) => uris.localIdOf(id));
       await withdrawEnded(requester);
       return prisma.$transaction(async (tx) => {

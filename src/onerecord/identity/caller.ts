@@ -94,9 +94,10 @@ async function verifiedAgent(agents: AgentAuthentication, token: string, clientA
 }
 
 /**
- * An agent URI of this server may only name an API client's Organization: the carrier's
- * Organization, a station or any other object of this server is no agent, and acting as one would
- * take its privileges (the carrier's are the AWB's objects and its reference data).
+ * An agent URI of this server may name an API client's Organization or a logistics object a caller
+ * created (an Organization it was given access as: delegations check the type). The carrier's
+ * Organization, a station, an AWB's objects or any other reference object of this server is no agent:
+ * acting as one would take its privileges (the carrier's are the AWB's objects and its reference data).
  */
 function callerOfAgent(
   agent: AgentToken,
@@ -104,7 +105,12 @@ function callerOfAgent(
   organizationUri: (id: string) => string,
 ): OneRecordCaller {
   const organizationId = agentOrganizationId(agent.agentUri, agents.localIdOf);
-  if (organizationId !== agent.agentUri && !isClientOrganizationId(organizationId)) throw notAnAgent();
+  if (
+    organizationId !== agent.agentUri &&
+    !isClientOrganizationId(organizationId) &&
+    !CREATED_OBJECT_ID.test(organizationId)
+  )
+    throw notAnAgent();
   return {
     organizationId,
     organizationUri: organizationId === agent.agentUri ? agent.agentUri : organizationUri(organizationId),
@@ -113,6 +119,9 @@ function callerOfAgent(
     agentExpiresAt: agent.expiresAt,
   };
 }
+
+/** The id of a logistics object a caller created (a UUID); reference objects have named ids. */
+const CREATED_OBJECT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function bearerOf(authorization: string): string | undefined {
   return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
@@ -131,7 +140,7 @@ const missingCredentials = () =>
 const notAnAgent = () =>
   new AppError(
     "UNAUTHENTICATED",
-    "The access token's logistics_agent_uri names an object of this server that is not an API client's Organization",
+    "The access token's logistics_agent_uri names an object of this server that is neither an API client's Organization nor one a caller created",
   );
 
 const tokensNotTaken = () =>

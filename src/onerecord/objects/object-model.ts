@@ -52,6 +52,13 @@ export function mostSpecificLogisticsObjectType(types: readonly string[]): strin
   return best?.iri;
 }
 
+/** Whether `iri` is `ancestor` or one of its subclasses in the cargo ontology (cargo:Company of cargo:Organization). */
+export function isSubclassOf(iri: string, ancestor: string, seen: ReadonlySet<string> = new Set()): boolean {
+  if (iri === ancestor) return true;
+  if (seen.has(iri)) return false;
+  return (classes[iri]?.superClasses ?? []).some((parent) => isSubclassOf(parent, ancestor, new Set([...seen, iri])));
+}
+
 export function isCargoClass(iri: string): boolean {
   return iri in classes;
 }
