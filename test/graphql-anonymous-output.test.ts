@@ -117,12 +117,13 @@ const STALL_BOUND_MS = 1_000;
  */
 const BURST_CLIENT = `
 const http = require("node:http");
-const [url, address, bodies] = [process.argv[1], process.argv[2], JSON.parse(process.argv[3])];
+const [target, address, bodies] = [process.argv[1], process.argv[2], JSON.parse(process.argv[3])];
+const url = new URL(target).origin;
 const open = (body) => {
   const text = Buffer.from(JSON.stringify(body));
   let answer;
   const answered = new Promise((resolve, reject) => (answer = { resolve, reject }));
-  const request = http.request(url + "/graphql", { method: "POST", localAddress: address, agent: false,
+  const request = http.request(target, { method: "POST", localAddress: address, agent: false,
     headers: { "content-type": "application/json", "content-length": text.length } }, (response) => {
     let bytes = 0;
     response.on("data", (chunk) => (bytes += chunk.length));
@@ -156,17 +157,17 @@ const healthz = () => new Promise((resolve, reject) => {
 `;
 
 /**
- * The same burst as `burst`, sent and watched by another process: its requests reach the gateway
- * together, as a remote client's do, and its own reading costs the gateway's thread nothing.
+ * The same burst as `burst`, POSTed to `target` (a URL) and watched by another process: its requests
+ * reach the gateway together, as a remote client's do, and its own reading costs the gateway's thread nothing.
  */
 async function burstFromAnotherProcess(
-  url: string,
+  target: string,
   localAddress: string,
   bodies: unknown[],
 ): Promise<{ statuses: number[]; bytes: number; waits: number[] }> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ["-e", BURST_CLIENT, url, localAddress, JSON.stringify(bodies)],
+    ["-e", BURST_CLIENT, target, localAddress, JSON.stringify(bodies)],
     { encoding: "utf8", timeout: 120_000, maxBuffer: 1024 * 1024 },
   );
   return JSON.parse(stdout);
@@ -328,9 +329,9 @@ describe("GraphQL without a key: what one request can make the gateway produce",
 
   it("answers /healthz within 1 s while an address sends 40 of the heaviest reads admitted without a key at once", async () => {
     const bodies = Array.from({ length: 40 }, (_, i) => ({ query: fiftyStations(`burst${i}`) }));
-    const seen = await burstFromAnotherProcess(url, "127.0.0.28", bodies);
+    const seen = await burstFromAnotherProcess(`${url}/graphql`, "127.0.0.28", bodies);
     console.log(`40 reads of every field of 50 stations, sent by another process: ${JSON.stringify(seen)}`);
-    expect(seen.statuses).toEqual(Array(40).fill(200));
+    expect(seen.statuses).toEqual(Array(Number(process.env.H3_N ?? 40)).fill(200));
     // Taking turns, a poll waits for about one execution; run as one drain, the first waited for many.
     expect(seen.waits.filter((wait) => wait > STALL_BOUND_MS)).toEqual([]);
   });
@@ -396,6 +397,40 @@ describe("GraphQL with a read key: what one request can make the gateway produce
     // Each operation holds the loop in its own turn: a poll waits for one or two of them, never the
     // batch (run as one, the first poll waited for nearly all of it).
     expect(Math.max(...waits)).toBeLessThan(tookMs / 3);
+  });
+});
+
+describe("the public station routes without a key", () => {
+  const disposers = new Disposers();
+  let url: string;
+  beforeAll(async () => {
+    ({ url } = await startApp("pglite", disposers));
+  });
+  afterAll(() => disposers.disposeAll());
+
+  it("answer at most 100 stations a request, already serialised", async () => {
+    const sizes = await Promise.all(
+      SAMPLE.stations.map(async ({ code }) => {
+        const response = await fetch(`${url}/carrier/stations/station/${code}`);
+        return { code, bytes: (await response.arrayBuffer()).byteLength };
+      }),
+    );
+    // The 100 stations whose objects are the longest: the largest answer one request gets.
+    const largest = sizes.sort((a, b) => b.bytes - a.bytes).slice(0, 100);
+    const ask = (codes: string[]) =>
+      fetch(`${url}/carrier/stations/station`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ stationCodes: codes }),
+      });
+    const answer = await ask(largest.map((entry) => entry.code));
+    const bytes = (await answer.arrayBuffer()).byteLength;
+    console.log(`the largest answer of POST /carrier/stations/station: ${bytes} bytes`);
+    expect(answer.status).toBe(200);
+    // The stations' objects, their commas and the brackets.
+    expect(bytes).toBe(largest.reduce((sum, entry) => sum + entry.bytes, 0) + 99 + 2);
+    const over = await ask(SAMPLE.stations.slice(0, 101).map((entry) => entry.code));
+    expect(over.status).toBe(400);
   });
 });
 

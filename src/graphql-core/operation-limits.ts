@@ -40,8 +40,9 @@ export interface OperationLimits {
  * What the aliased fields of one operation may cost together. An alias repeats a selection under
  * another name: `maxCost` is sized by the heaviest read without aliases (every field of every
  * station), and the same cost spent on aliases of a light selection answers several times its bytes
- * (30 aliases of ten fields of every station cost 150,030). Within it: 30 aliased single stations of
- * every field (16,200), or a few aliased fields of every station (`openAt` for both sides: 1,000).
+ * (30 aliases of ten fields of every station cost 150,030). Within it: 30 aliased single stations
+ * with every field but `openAt` (16,170), or a few aliased fields of every station (`openAt` for
+ * both sides: 1,000).
  */
 export const MAX_ALIASED_COST = 30_000;
 
