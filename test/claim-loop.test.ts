@@ -1,5 +1,6 @@
 import pino from "pino";
 import { ClaimLoop } from "../src/delivery/claim-loop";
+import { within } from "./support/webhooks";
 
 const HOUR = 3_600_000;
 
@@ -43,20 +44,37 @@ describe("the claim loop", () => {
   });
 
   it("claims again when woken instead of waiting for the poll", async () => {
-    const { loop, roundsStarted } = loopOver([]);
+    const { loop, rounds, roundsStarted } = loopOver([]); // the next poll is an hour away
     loop.start();
-    await roundsStarted(1);
-    await new Promise((r) => setImmediate(r)); // the loop is waiting now
-    loop.wake();
-    await roundsStarted(2);
-    await loop.stop();
+    try {
+      await roundsStarted(1);
+      await new Promise((r) => setImmediate(r)); // the loop is waiting now
+      expect(rounds()).toBe(1);
+      loop.wake();
+      await within("the round the wake starts", 5_000, roundsStarted(2));
+      expect(rounds()).toBe(2);
+    } finally {
+      await loop.stop();
+    }
   });
 
-  it("claims again after pollMs when nothing wakes it", async () => {
-    const { loop, roundsStarted } = loopOver([], 5);
-    loop.start();
-    await roundsStarted(3);
-    await loop.stop();
+  it("claims again after pollMs when nothing wakes it, not before", async () => {
+    jest.useFakeTimers();
+    try {
+      const { loop, rounds } = loopOver([], 1_000);
+      loop.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(rounds()).toBe(1);
+      await jest.advanceTimersByTimeAsync(999);
+      expect(rounds()).toBe(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(rounds()).toBe(2);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(rounds()).toBe(3);
+      await loop.stop();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("logs a failed claim and goes on", async () => {
