@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     await prepareSecrets({ prisma: database.prisma, log, secrets });
     const clients = createSigningSecretStore({ prisma: database.prisma, secrets });
     const metrics = createDeliveryMetrics(store);
-    const tokens = createOneRecordTokens(config, metrics, log);
+    const tokens = createOneRecordTokens(config, metrics, log, { sends: true });
     const partners = partnerServersOf(database.prisma);
     const worker = startDeliveryWorker({
       config,
@@ -139,8 +139,14 @@ async function main(): Promise<void> {
       process.exit(1);
     });
     await stack.dispose().then(
-      () => exitAfterLog(log, 0, deadline),
-      () => exitAfterLog(log, 1, deadline),
+      () => {
+        log.info("stopped");
+        return exitAfterLog(log, 0, deadline);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, "stopping failed");
+        return exitAfterLog(log, 1, deadline);
+      },
     );
   };
   // `on`, not `once`: a second signal while the stop goes on (or waits for the log) must not kill the process.

@@ -435,7 +435,7 @@ describe("the REST contract", () => {
       );
       await expectSameRefusals(["POST", "/carrier/stations/station"], bodies, (body) => {
         const check = new Checker();
-        const record = check.object(body, "body", ["stationCodes"]);
+        const record = check.object(body, "body", ["stationCodes"], { nullable: false });
         if (!record || !check.ok) throw validationError(check.problems);
         app.services.stations.parseCodeList(record.stationCodes);
       });

@@ -134,6 +134,17 @@ describe.each(BEHAVIOUR_BACKENDS)("station routes on %s", (backend) => {
       expect(body.errors.map((e: { field: string }) => e.field)).toContain(field);
     });
 
+    it("names the list a body without it misses, and does not advise a null it would refuse", async () => {
+      const { status, body } = await postJson(`${base}/station`, { codes: ["FRA"] });
+      expect(status).toBe(400);
+      expect(body.errors).toEqual([
+        { field: "body.codes", message: "is not a known field" },
+        { field: "body.stationCodes", message: "is missing" },
+      ]);
+      const asNull = await postJson(`${base}/station`, { stationCodes: null });
+      expect([asNull.status, asNull.body.errors[0].field]).toEqual([400, "stationCodes"]);
+    });
+
     it("answers 400 for a malformed code and 404 for an unknown one", async () => {
       expect(await getJson(`${base}/station/fra`)).toMatchObject({
         status: 400,

@@ -44,7 +44,7 @@ export async function ensureBootstrapClient(
     return created;
   });
   if (client === null) return { created: false };
-  log.warn({ clientId: client.id }, "created the bootstrap client with every scope");
+  log.info({ clientId: client.id }, "created the bootstrap client with every scope");
   return {
     created: true,
     clientId: client.id,

@@ -235,7 +235,9 @@ export async function buildServices(
 
   await beforeStep("delivery-worker");
   // One token client for the process: its notifications (the worker) and its proposals share tokens.
-  const oneRecordTokens = createOneRecordTokens(config, metrics, log);
+  const oneRecordTokens = createOneRecordTokens(config, metrics, log, {
+    sends: config.deliveryWorker || config.oneRecord.proposalIntervalMs > 0,
+  });
   // Where ONE Record notifications and proposals may go, and with which audience's token: the registered partners.
   const oneRecordPartnerServers = partnerServersOf(database.prisma);
   if (config.deliveryWorker) {

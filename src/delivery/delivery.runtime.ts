@@ -99,20 +99,22 @@ export function startDeliveryWorker(deps: {
 
 /**
  * The token client this process calls other ONE Record servers with (its notifications, its
- * subscription proposals), or undefined, said once in a warning, when no token endpoint is set. Its
- * requests go through undici's own agent: ONE_RECORD_TOKEN_URL is the operator's, not a callback.
+ * subscription proposals), or undefined when no token endpoint is set: said once at start (info: a
+ * gateway without ONE Record partners sends nothing), only by a process that `sends`. Its requests go
+ * through undici's own agent: ONE_RECORD_TOKEN_URL is the operator's, not a callback.
  */
 export function createOneRecordTokens(
   config: Config,
   metrics: DeliveryMetrics,
   log: Logger,
-  dispatcher?: Dispatcher,
+  { sends, dispatcher }: { sends: boolean; dispatcher?: Dispatcher },
 ): TokenClient | undefined {
   const settings = config.oneRecord.notificationToken;
   if (!settings) {
-    log.warn(
-      "ONE_RECORD_TOKEN_URL is not set: ONE Record notifications (and subscription proposals) are sent without an Authorization header, which servers that authenticate their callers refuse (401)",
-    );
+    if (sends)
+      log.info(
+        "ONE_RECORD_TOKEN_URL is not set: ONE Record notifications (and subscription proposals) go without an Authorization header; partners that authenticate their callers answer them 401",
+      );
     return undefined;
   }
   return createTokenClient(settings, {

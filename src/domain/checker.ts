@@ -19,15 +19,25 @@ export class Checker {
     return this.problems.length === 0;
   }
 
-  /** An object with exactly these keys (every one present, nulls allowed where the reader allows). */
-  object(value: unknown, field: string, keys: readonly string[]): Record<string, unknown> | null {
+  /**
+   * An object with exactly these keys, every one present. `nullable`: the reader takes null for a
+   * value that is unavailable, and a missing key's message says so; otherwise it says only that it is
+   * missing (advising null where null is refused would mislead).
+   */
+  object(
+    value: unknown,
+    field: string,
+    keys: readonly string[],
+    { nullable = true }: { nullable?: boolean } = {},
+  ): Record<string, unknown> | null {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       this.fail(field, `must be an object, got ${describe(value)}`);
       return null;
     }
     const record = value as Record<string, unknown>;
     for (const key of Object.keys(record)) if (!keys.includes(key)) this.fail(join(field, key), "is not a known field");
-    for (const key of keys) if (!(key in record)) this.fail(join(field, key), "is missing (use null when unavailable)");
+    const missing = nullable ? "is missing (use null when unavailable)" : "is missing";
+    for (const key of keys) if (!(key in record)) this.fail(join(field, key), missing);
     return record;
   }
 

@@ -139,10 +139,27 @@ export function createLiveEvents({
     );
   };
   const healthy = () => publisher.status === "ready" && subscribed;
+  // Connecting at start is no outage: said only if Redis is not reached within START_GRACE_MS.
+  let connecting = true;
+  const startGrace = setTimeout(() => {
+    connecting = false;
+    if (!closed && !healthy())
+      log.warn("redis unavailable: live events fan out within this instance only until it is back");
+  }, START_GRACE_MS);
+  startGrace.unref();
   const noteHealth = () => {
     const now = healthy();
+    if (now && connecting) {
+      connecting = false;
+      clearTimeout(startGrace);
+      degraded = false;
+      log.info("redis connected: live events fan out across instances");
+      for (const listener of reconnectListeners) listener();
+      return;
+    }
     if (now === !degraded) return;
     degraded = !now;
+    if (connecting) return;
     if (degraded) log.warn("redis unavailable: live events fan out within this instance only until it is back");
     else {
       log.info("redis reachable again: live events fan out across instances");
@@ -225,6 +242,7 @@ export function createLiveEvents({
     },
     async close() {
       closed = true;
+      clearTimeout(startGrace);
       clearTimeout(resubscribe);
       // Resolved once each connection has really ended (its socket closed), not when asked to.
       await Promise.all([publisher, subscriber].map(disconnectRedis));
@@ -234,6 +252,8 @@ export function createLiveEvents({
 
 /** How long after a refused SUBSCRIBE (on a connection that stays up) it is sent again. */
 const RESUBSCRIBE_RETRY_MS = 1_000;
+/** How long a start may take to reach Redis before the fan-out is said to be local only. */
+const START_GRACE_MS = 3_000;
 const REDIS_CHANNEL = "cgw:milestones";
 /** Heads announced after a publisher outage (a channel of its own: older instances do not read it as milestones). */
 const HEADS_CHANNEL = "cgw:milestone-heads";

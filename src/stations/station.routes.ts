@@ -20,7 +20,7 @@ export function registerStationRoutes(
   /** The asked codes, checked as the service checks them (duplicates collapsed); throws VALIDATION_FAILED. */
   const readCodes = (request: FastifyRequest): string[] => {
     const check = new Checker();
-    const body = check.object(request.body, "body", ["stationCodes"]);
+    const body = check.object(request.body, "body", ["stationCodes"], { nullable: false });
     if (!body || !check.ok) throw validationError(check.problems);
     return stations.parseCodeList(body.stationCodes);
   };
