@@ -12,7 +12,16 @@ import { ONE_RECORD_CONTEXT } from "./jsonld-context";
  * resource concerned in `api:hasResource`.
  */
 export function apiErrorBody(error: AppError, resource?: string): Record<string, unknown> {
-  const details = (error.errors?.length ? error.errors : [{ field: "", message: error.message }]).map((detail) => ({
+  const all = error.errors?.length ? error.errors : [{ field: "", message: error.message }];
+  // A body naming 10,000 wrong properties would otherwise be answered with 10,000 details (about 3 MB).
+  const listed =
+    all.length <= MAX_ERROR_DETAILS
+      ? all
+      : [
+          ...all.slice(0, MAX_ERROR_DETAILS - 1),
+          { field: "", message: `${all.length - MAX_ERROR_DETAILS + 1} more errors not listed (MAX_ERROR_DETAILS)` },
+        ];
+  const details = listed.map((detail) => ({
     "@type": "api:ErrorDetail",
     "@id": embeddedId(),
     "api:hasCode": String(error.status),
@@ -28,6 +37,9 @@ export function apiErrorBody(error: AppError, resource?: string): Record<string,
     "api:hasErrorDetail": details,
   };
 }
+
+/** Details in one api:Error; past it, the last says how many more there were. */
+export const MAX_ERROR_DETAILS = 100;
 
 /** Which of the three 400 titles the specification lists fits a code. */
 const BAD_REQUEST_TITLES: Partial<Record<ErrorCode, string>> = {

@@ -1,27 +1,40 @@
 import { AppError } from "../errors";
 
 /**
- * What one JSON-LD body may cost before the `jsonld` library reads it. Its algorithms are far from
- * linear in the body (a scoped context is re-processed at every use; each node is copied several
- * times), and they run on the event loop: an unbounded body stalls every request of the process. A
- * linear walk of the parsed JSON refuses, before any of that, what no ONE Record client sends.
- * docs/ONE-RECORD.md "Protocol" lists these limits.
+ * What one JSON-LD body may cost. The `jsonld` library's algorithms run on the event loop, so every
+ * request of the process waits for them; these limits keep the whole request of the costliest body
+ * they admit (reading, validation, storing, answering) within about 50 ms of CPU, measured by
+ * test/onerecord/jsonld-worst-case.test.ts. A linear walk of the parsed JSON checks the first five
+ * before any JSON-LD processing; a linear walk of the expanded body checks the merge cost before
+ * flattening. docs/ONE-RECORD.md "Protocol" lists them.
  */
 
 /** Nesting of JSON objects and arrays, in levels (the body itself is level 1). */
 export const MAX_JSON_LD_DEPTH = 24;
 /** JSON objects in one body (node objects, values, term definitions, contexts). */
-export const MAX_JSON_LD_OBJECTS = 1_000;
+export const MAX_JSON_LD_OBJECTS = 500;
 /** JSON values of any kind in one body (objects, arrays, strings, numbers, booleans, nulls). */
-export const MAX_JSON_LD_VALUES = 10_000;
+export const MAX_JSON_LD_VALUES = 5_000;
+/** Keys of every JSON object of one body together: each names a term to expand and a property to fill. */
+export const MAX_JSON_LD_KEYS = 1_000;
+/** Characters of every string and key of one body together (storing text costs by its length). */
+export const MAX_JSON_LD_TEXT = 320 * 1024;
 /** Term definitions over every @context of one body (the server's own context has 23). */
 export const MAX_CONTEXT_TERMS = 200;
+/**
+ * The one step of reading that is not linear: flattening compares each value of a property of a node
+ * with every value the node already holds there (its @type list too; a node mentioned twice merges
+ * both mentions). Measured as the sum, over each property of each node, of the square of its number of
+ * values: one property may hold 500 values, or 25 properties 100 each.
+ */
+export const MAX_JSON_LD_MERGE_COST = 250_000;
 
 /** The keywords a context may set besides terms. */
 const CONTEXT_KEYWORDS = new Set(["@vocab", "@base", "@language", "@version"]);
 /** What a term definition may say: a simple one, never a scoped context, @reverse or @nest. */
 const TERM_DEFINITION_KEYS = new Set(["@id", "@type", "@container"]);
-const CONTAINERS = new Set(["@set", "@list", "@language", "@index"]);
+// Not @list: ONE Record's properties hold sets, and an object stores no RDF list (checkExpandedBody).
+const CONTAINERS = new Set(["@set", "@language", "@index"]);
 
 /**
  * Refuses a body over the limits above, with a context other than term → IRI and simple term
@@ -31,11 +44,19 @@ const CONTAINERS = new Set(["@set", "@list", "@language", "@index"]);
 export function checkJsonLdBounds(body: unknown): void {
   let objects = 0;
   let values = 0;
+  let keys = 0;
+  let text = 0;
   let terms = 0;
+  const countText = (string: string, property: string | undefined) => {
+    text += string.length;
+    if (text > MAX_JSON_LD_TEXT)
+      throw tooCostly(`its strings and keys hold more than ${MAX_JSON_LD_TEXT} characters (MAX_JSON_LD_TEXT)`);
+    checkText(string, property);
+  };
   const visit = (value: unknown, depth: number, property: string | undefined): void => {
     if (++values > MAX_JSON_LD_VALUES)
       throw tooCostly(`it has more than ${MAX_JSON_LD_VALUES} JSON values (MAX_JSON_LD_VALUES)`);
-    if (typeof value === "string") return checkText(value, property);
+    if (typeof value === "string") return countText(value, property);
     if (value === null || typeof value !== "object") return;
     if (depth > MAX_JSON_LD_DEPTH)
       throw tooCostly(`it nests objects and arrays deeper than ${MAX_JSON_LD_DEPTH} levels (MAX_JSON_LD_DEPTH)`);
@@ -46,7 +67,9 @@ export function checkJsonLdBounds(body: unknown): void {
     if (++objects > MAX_JSON_LD_OBJECTS)
       throw tooCostly(`it has more than ${MAX_JSON_LD_OBJECTS} JSON objects (MAX_JSON_LD_OBJECTS)`);
     for (const [key, inner] of Object.entries(value)) {
-      checkText(key, property);
+      if (++keys > MAX_JSON_LD_KEYS)
+        throw tooCostly(`its objects have more than ${MAX_JSON_LD_KEYS} keys together (MAX_JSON_LD_KEYS)`);
+      countText(key, property);
       if (key === "@context") {
         terms += checkContext(inner);
         if (terms > MAX_CONTEXT_TERMS)
@@ -107,6 +130,63 @@ function checkText(text: string, property: string | undefined): void {
   const message = "holds a NUL character, a lone UTF-16 surrogate or a Unicode non-character, which no text may";
   if (property === undefined) throw new AppError("INVALID_JSON_LD", `The body ${message}`);
   throw new AppError("INVALID_JSON_LD", `${property} ${message}`, { errors: [{ field: property, message }] });
+}
+
+/**
+ * Refuses an expanded body holding an RDF list (@list, from the keyword or a term's container), which
+ * no ONE Record property takes and no object stores, or one whose flattening would cost more than
+ * MAX_JSON_LD_MERGE_COST. It counts what jsonld's node map merges, keyed as it keys nodes (by @id; a
+ * node without one on its own; a named graph's nodes with the default graph's, which counts more,
+ * never less).
+ */
+export function checkExpandedBody(expanded: unknown): void {
+  const counts = new Map<string, Map<string, number>>();
+  let anonymous = 0;
+  const count = (node: string, property: string, added: number) => {
+    let properties = counts.get(node);
+    if (properties === undefined) counts.set(node, (properties = new Map<string, number>()));
+    properties.set(property, (properties.get(property) ?? 0) + added);
+  };
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (value === null || typeof value !== "object" || "@value" in value) return;
+    if ("@list" in value)
+      throw new AppError(
+        "INVALID_JSON_LD",
+        "The body holds an @list (or a term whose @container is @list): ONE Record properties hold sets of values; send an array",
+      );
+    const node = value as Record<string, unknown>;
+    const id = typeof node["@id"] === "string" ? node["@id"] : `#${anonymous++}`;
+    for (const [key, inner] of Object.entries(node)) {
+      if (key === "@reverse" && inner !== null && typeof inner === "object") {
+        // Each node under a reverse property gets this node as a value of that property.
+        for (const [property, items] of Object.entries(inner))
+          for (const item of Array.isArray(items) ? items : [items]) {
+            const itemId = (item as Record<string, unknown> | null)?.["@id"];
+            count(typeof itemId === "string" ? itemId : `#${anonymous++}`, property, 1);
+            visit(item);
+          }
+      } else if (key === "@graph" || key === "@included") visit(inner);
+      else if (Array.isArray(inner) && (key === "@type" || !key.startsWith("@"))) {
+        count(id, key, inner.length);
+        if (key !== "@type") visit(inner);
+      }
+    }
+  };
+  visit(expanded);
+  let cost = 0;
+  let worst = { property: "", values: 0 };
+  for (const properties of counts.values())
+    for (const [property, values] of properties) {
+      cost += values * values;
+      if (values > worst.values) worst = { property, values };
+    }
+  if (cost > MAX_JSON_LD_MERGE_COST)
+    throw tooCostly(
+      `the numbers of values of each property of each node, squared and summed, come to ${cost}, over ` +
+        `${MAX_JSON_LD_MERGE_COST} (MAX_JSON_LD_MERGE_COST: at most ${Math.sqrt(MAX_JSON_LD_MERGE_COST)} values in one property); ` +
+        `the most are ${worst.values} values of ${worst.property.slice(0, 200)}`,
+    );
 }
 
 function tooCostly(why: string): AppError {

@@ -42,14 +42,18 @@ export async function readJsonLdNodes(body: unknown): Promise<NodeObject[]> {
     throw unreadable(error);
   }
   checkExpandedBody(expanded);
-  // A turn of the event loop between the two costly steps: other requests wait for one step, not both.
+  // A turn of the event loop after each costly step (then the route's own work): what arrived
+  // meanwhile waits for one step, not for the whole request.
   await setImmediate();
+  let nodes: NodeObject[];
   try {
     // jsonld.flatten() would expand the expanded body a second time before this.
-    return flattenExpanded(expanded) as NodeObject[];
+    nodes = flattenExpanded(expanded);
   } catch (error) {
     throw unreadable(error);
   }
+  await setImmediate();
+  return nodes;
 }
 
 function unreadable(error: unknown): AppError {

@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { parseJsonBytesInto } from "../http/json-body";
 import { asAppError } from "../http/problem";
 import { apiErrorBody } from "./api-error";
+import { createBodyGate } from "./body-gate";
 import type { OneRecordCallers } from "./identity/caller";
 import { CONTENT_LANGUAGE, JSON_LD, negotiateApiVersion, SUPPORTED_API_VERSIONS } from "./negotiation";
 import { rememberApiVersion, rememberOneRecordCaller, sendJsonLd } from "./onerecord-http";
@@ -79,6 +80,16 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
       scope.addHook("preValidation", async (request) => {
         rememberOneRecordCaller(request, await deps.callers.resolve(request.headers.authorization, request.ip));
         checkRequestText(request);
+      });
+      // A request with a body waits for its turn once the body has arrived, so a client sending slowly
+      // holds no place (body-gate.ts). Finished, failed or given up by the client, the response closes.
+      const gate = createBodyGate();
+      scope.addHook("preHandler", async (request, reply) => {
+        if (request.body === undefined) return;
+        const { turn, leave } = gate.join();
+        reply.raw.once("close", leave);
+        // A client gone while it waited gets no work done for it.
+        if (!(await turn)) reply.hijack();
       });
 
       scope.setErrorHandler(async (error, request, reply) => {
