@@ -1,4 +1,6 @@
 import { checkDigitValid, parseAwb } from "../src/domain/awb";
+import type { AppError } from "../src/errors";
+import { parseMilestones } from "../src/milestones/milestone.validate";
 import { formatStates, matchesState, normaliseStates, splitStatesString } from "../src/domain/status";
 
 describe("AWB parsing", () => {
@@ -48,5 +50,24 @@ describe("status codes", () => {
     expect(matchesState(["*"], "TOA")).toBe(true);
     expect(matchesState(["DEP", "ARR"], "ARR")).toBe(true);
     expect(matchesState(["DEP"], "ARR")).toBe(false);
+  });
+});
+
+describe("a refused check digit", () => {
+  it("names the digit the serial gives, in JSON ingestion's refusal under AWB_CHECK_DIGIT=enforce", () => {
+    const refusal = (() => {
+      try {
+        parseMilestones(
+          { awb: "020-12345670", state: "DEP", station: "FRA" },
+          { enforceCheckDigit: true, now: new Date(), isStation: () => true },
+        );
+      } catch (error) {
+        return error as AppError;
+      }
+      throw new Error("not refused");
+    })();
+    expect(refusal.errors).toEqual([
+      { field: "awb", message: "020-12345670 has a wrong check digit: the first seven digits of its serial give 5" },
+    ]);
   });
 });

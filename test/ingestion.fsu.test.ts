@@ -252,7 +252,7 @@ const ACCEPTED: Record<string, ReturnType<typeof view>[]> = {
 };
 
 const REJECTED: Record<string, [field: string, reason: string][]> = {
-  "wrong-check-digit.txt": [["line 2", "AWB 020-12345676 has a wrong check digit"]],
+  "wrong-check-digit.txt": [["line 2", "AWB 020-12345676 has a wrong check digit: the first seven digits of its serial give 5"]],
   "malformed-lines.txt": [
     ["line 3", "XYZ is not a month (JAN … DEC)"],
     ["line 4", '"FRAX" is not an IATA airport code'],

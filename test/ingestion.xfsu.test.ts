@@ -128,7 +128,7 @@ ACCEPTED["other-prefixes.xml"] = ACCEPTED["dep-with-offset.xml"]!;
 
 const REJECTED: Record<string, [field: string, reason: string][]> = {
   "wrong-check-digit.xml": [
-    ["MasterConsignment/TransportContractDocument/ID", "AWB 020-12345676 has a wrong check digit"],
+    ["MasterConsignment/TransportContractDocument/ID", "AWB 020-12345676 has a wrong check digit: the first seven digits of its serial give 5"],
   ],
   "bad-values.xml": [
     [`${movement(1)}/SpecifiedLocation[1]/ID`, "is not an IATA airport code"],

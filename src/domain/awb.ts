@@ -16,6 +16,14 @@ export function checkDigitOf(serial: string): number {
   return Number(serial.slice(0, 7)) % 7;
 }
 
+/**
+ * Why a canonical AWB ("020-12345670") is refused for its check digit, naming the digit it should
+ * have, so a sender can tell a typo from a wrong rule.
+ */
+export function wrongCheckDigit(canonical: string): string {
+  return `${canonical} has a wrong check digit: the first seven digits of its serial give ${checkDigitOf(canonical.slice(4))}`;
+}
+
 export function checkDigitValid(serial: string): boolean {
   return checkDigitOf(serial) === Number(serial[7]);
 }

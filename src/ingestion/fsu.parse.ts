@@ -1,4 +1,4 @@
-import { parseAwb } from "../domain/awb";
+import { parseAwb, wrongCheckDigit } from "../domain/awb";
 import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
 import { isStatusCode, type StatusCode } from "../domain/status";
@@ -186,7 +186,7 @@ function readConsignment(line: Line, options: ParseOptions, problems: Problems):
   ];
   const awb = parseAwb(`${prefix}-${serial}`)!;
   if (options.enforceCheckDigit && !awb.checkDigitValid)
-    problems.atLine(line.no, line.text, `AWB ${awb.canonical} has a wrong check digit`);
+    problems.atLine(line.no, line.text, `AWB ${wrongCheckDigit(awb.canonical)}`);
   let quantity: Quantity | null = null;
   const token = tail?.split("/")[0];
   if (token) {

@@ -1,4 +1,4 @@
-import { parseAwb } from "../domain/awb";
+import { parseAwb, wrongCheckDigit } from "../domain/awb";
 import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
 import { isStatusCode } from "../domain/status";
@@ -83,7 +83,7 @@ export function parseXfsu(text: string, options: ParseOptions): CarrierMessage {
   if (awbText === null) problems.atElement(awbElement, null, "is missing: it carries the AWB");
   else if (!awb) problems.atElement(awbElement, awbText, "is not an AWB such as 020-12345675");
   else if (options.enforceCheckDigit && !awb.checkDigitValid)
-    problems.atElement(awbElement, awbText, `AWB ${awb.canonical} has a wrong check digit`);
+    problems.atElement(awbElement, awbText, `AWB ${wrongCheckDigit(awb.canonical)}`);
 
   const total = consignmentQuantity(consignment);
   // Without a usable AWB the statuses are read all the same, so that the rejection lists their problems too.

@@ -1,4 +1,4 @@
-import { awbProblem, parseAwb } from "../domain/awb";
+import { awbProblem, parseAwb, wrongCheckDigit } from "../domain/awb";
 import { Checker, join } from "../domain/checker";
 import { isFlightDesignator } from "../domain/flight";
 import { isIataCode } from "../domain/iata";
@@ -100,8 +100,7 @@ export function parseMilestones(
     if (awbWrong !== null) check.fail(at("awb"), awbWrong);
     else {
       const parsed = parseAwb(event.awb as string)!;
-      if (enforceCheckDigit && !parsed.checkDigitValid)
-        check.fail(at("awb"), `${parsed.canonical} has a wrong check digit`);
+      if (enforceCheckDigit && !parsed.checkDigitValid) check.fail(at("awb"), wrongCheckDigit(parsed.canonical));
       else awb = parsed.canonical;
     }
     let state = "";

@@ -15,7 +15,7 @@ import {
   type OneRecordUris,
   stationCodeOfLocationId,
 } from "../uris";
-import { parseAwb } from "../../domain/awb";
+import { parseAwb, wrongCheckDigit } from "../../domain/awb";
 import { CARRIER_ORGANIZATION_ID } from "../identity/organizations";
 import { flightOfTransportMovementId, type EventNode, withContext } from "./event-mapping";
 import { eventCollection, eventNodeOf } from "./event-nodes";
@@ -172,7 +172,7 @@ export function createEventsService(deps: EventsServiceDeps) {
           : undefined;
       if (awbShipment !== undefined && state === undefined) await objectOrNotFound(objectId, caller.organizationId);
       if (awbShipment !== undefined && state !== undefined && !acceptsMilestones(awbShipment.awb))
-        throw invalidEvent(`${CARGO}eventFor`, `${awbShipment.awb} has a wrong check digit (AWB_CHECK_DIGIT=enforce)`);
+        throw invalidEvent(`${CARGO}eventFor`, `${wrongCheckDigit(awbShipment.awb)} (AWB_CHECK_DIGIT=enforce)`);
       const stored = await storedBodyOf(event.node);
       const creationDate = now();
       const record = (id: string): NewLogisticsEvent => ({
