@@ -11,7 +11,7 @@ import http from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { type App } from "../src/app";
-import { createExecutionTurns } from "../src/graphql-core/execution-turns";
+import { createExecutionTurns } from "../src/event-loop-turns";
 import { ANONYMOUS_MAX_ALIASED_COST, ANONYMOUS_MAX_COST, MAX_ALIASED_COST } from "../src/graphql-core/operation-limits";
 import { Disposers, startApp } from "./support/harness";
 

@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import type { GraphQLContext } from "../graphql-core/context";
 import { AppError } from "../errors";
 import { compiledExecutorFor } from "../graphql-core/compiled-executor";
-import { createExecutionTurns } from "../graphql-core/execution-turns";
+import { createExecutionTurns } from "../event-loop-turns";
 import { operationLimitsPlugin } from "./limits-plugin";
 import { graphqlErrorOf, type GraphQLPolicy } from "../graphql-core/policy";
 import { formatGraphQLError } from "../graphql-core/errors";
@@ -105,7 +105,7 @@ export async function mountApollo<Admission extends { caller: Promise<unknown> }
       );
       if (authenticated) keyed.add(request);
     });
-    // Once the body is read, each request takes its turn (execution-turns.ts): what follows — the
+    // Once the body is read, each request takes its turn (event-loop-turns.ts): what follows — the
     // checks, Apollo's parsing, validation and execution, the answer's serialisation — runs in one go
     // for one request at a time, with the event loop's I/O served between requests.
     scope.addHook("preHandler", async () => {

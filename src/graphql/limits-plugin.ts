@@ -4,7 +4,7 @@ import { checkOperationLimits, type OperationLimits } from "../graphql-core/oper
 import { graphqlErrorOf, operationTimedOut } from "../graphql-core/policy";
 import { type Deadline, endDeadline, startDeadline } from "../graphql-core/time-limit";
 import type { GraphQLContext } from "../graphql-core/context";
-import type { ExecutionTurns } from "../graphql-core/execution-turns";
+import type { ExecutionTurns } from "../event-loop-turns";
 
 /**
  * Operation limits over HTTP. Before execution: cost, aliases and list arguments, with the request's
