@@ -128,9 +128,7 @@ export async function mountOneRecord(
   moreRoutes.push(delegationRoutes(delegations, uris));
 
   // The gateway as a subscriber: POST /notifications, GET /subscriptions, the publisher-initiated proposals.
-  moreRoutes.push(
-    mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens, config.oneRecord),
-  );
+  moreRoutes.push(mountOneRecordSubscriber(http, core, uris, core.oneRecordTokens, config.oneRecord));
 
   await registerOneRecordRoutes(http, { basePath, uris, callers, objects, events, actionRequestKinds, moreRoutes });
 }
