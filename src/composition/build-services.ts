@@ -35,6 +35,7 @@ import { createOneRecordUris } from "../onerecord/uris";
 import { milestoneView } from "../milestones/milestone.view";
 import { createGuardedAgent } from "../outbound/guarded-agent";
 import type { TokenClient } from "../outbound/token-client";
+import { createPartnerAdmin } from "../onerecord/partners/partner-admin";
 import type { Services } from "../services";
 import { createStationService } from "../stations/station.service";
 import { createStationStore } from "../stations/station.store";
@@ -230,6 +231,7 @@ export async function buildServices(
     }),
     milestones,
     deliveries,
+    oneRecordPartners: createPartnerAdmin(database.prisma, config.oneRecord.baseUrl),
     enforceCheckDigit,
   };
 

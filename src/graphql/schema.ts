@@ -7,6 +7,7 @@ import { authChecker, declaredFieldAccess } from "../graphql-core/authorization"
 import { HealthResolver } from "../health/health.resolver";
 import { LiveResolver } from "../live/live.resolver";
 import { MilestoneResolver } from "../milestones/milestone.resolver";
+import { OneRecordPartnerResolver } from "../onerecord/partners/partner.resolver";
 import { DeliveryResolver } from "../delivery/delivery.resolver";
 import { StationResolver } from "../stations/station.resolver";
 import { SubscriptionResolver } from "../subscriptions/subscription.resolver";
@@ -19,6 +20,7 @@ export const RESOLVERS = [
   DeliveryResolver,
   LiveResolver,
   ClientResolver,
+  OneRecordPartnerResolver,
 ] as const;
 
 /** The schema every transport serves; refused when a field declares no access (graphql-core/authorization.ts). */

@@ -120,7 +120,8 @@ function notAPartner(caller: OneRecordCaller): AppError {
     "ACCESS_DENIED",
     `This server takes notifications only from the ONE Record partners its operator registered, and ` +
       `${caller.organizationUri} is not one: ask the operator to run ` +
-      `\`npm run admin -- partner:add --server <your ONE Record server's URL> ${who}\``,
+      `\`npm run admin -- partner:add --server <your ONE Record server's URL> ${who}\`, or, while the gateway ` +
+      `runs, the GraphQL mutation registerOneRecordPartner with the admin scope`,
   );
 }
 

@@ -247,7 +247,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           "hasSubscriber",
           "this server knows no ONE Record server of yours to send notifications to: the operator registers it " +
             "(npm run admin -- partner:add --server <your server URL> --client <your client id>, or --agent " +
-            "<your logistics_agent_uri> for an access token; the token's URI alone names no server)",
+            "<your logistics_agent_uri> for an access token; while the gateway runs, the GraphQL mutation " +
+            "registerOneRecordPartner does the same; the token's URI alone names no server)",
         );
       const refusal =
         object === undefined || canRead(caller, object)
