@@ -14,6 +14,7 @@ import type { App } from "../../src/app";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
+import { MAX_EVENTS_PAGE_BYTES, MAX_POSTED_EVENT_BYTES } from "../../src/onerecord/events/events.service";
 import { oneRecord, type OneRecordAnswer } from "../support/onerecord-requests";
 import { startReceiver } from "../support/receiver";
 import { until } from "../support/webhooks";
@@ -306,6 +307,35 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record logistics events on %s", (backend)
       expect(event.body["cargo:eventDate"]).toEqual({ "@type": "xsd:dateTime", "@value": "2023-04-01T10:38:01Z" });
       // What the server writes itself is canonical too: no ".000".
       expect(event.body["cargo:creationDate"]["@value"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$/);
+    });
+
+    it("bounds a posted event's size, and an events page's bytes whatever limit asked", async () => {
+      const awb = nextAwb();
+      await ingest({ awb, state: "RCS", station: "FRA" });
+      const large = await post(awb, departure({ "cargo:eventName": "x".repeat(MAX_POSTED_EVENT_BYTES) }));
+      expect(large.status).toBe(413);
+      expect(large.text).toContain("MAX_POSTED_EVENT_BYTES");
+      const created = await post(awb, departure({ "cargo:eventCode": { "@id": `${STATUS}FOH` } }));
+      expect(created.status).toBe(201);
+      const id = created.headers.get("location")!.split("/").pop()!;
+      // Eight events of 330 KB, as a version without the size bound could have stored.
+      for (let i = 0; i < 8; i++)
+        await app.database.prisma.$executeRawUnsafe(
+          `INSERT INTO logistics_event (object_id, id, event_code, event_date, creation_date, body, created_by)
+           SELECT object_id, gen_random_uuid(), event_code, event_date, creation_date,
+                  body || jsonb_build_object('cargo:eventName', repeat('x', 330000)), created_by
+           FROM logistics_event WHERE id = $1::uuid`,
+          id,
+        );
+      const page = await read(events(awb));
+      const items = page.body["api:hasItem"] as unknown[];
+      expect(page.body["api:hasTotalItems"]).toBe(10);
+      expect(Buffer.byteLength(page.text)).toBeLessThan(MAX_EVENTS_PAGE_BYTES + 400_000);
+      expect(items.length).toBeLessThan(10);
+      // The rest is asked with skip, as hasTotalItems says there is more.
+      const rest = await read(events(awb, `?skip=${items.length}`));
+      expect(items.length + (rest.body["api:hasItem"] as unknown[]).length).toBeLessThanOrEqual(10);
+      expect((rest.body["api:hasItem"] as unknown[]).length).toBeGreaterThan(0);
     });
 
     it("refuses an event without eventDate, with an unknown code, or for another object, storing nothing", async () => {

@@ -125,7 +125,7 @@ export function createEventsService(deps: EventsServiceDeps) {
       const page = await store.page(owner, query);
       if (checked && page.allCount === 0) await checkReadable(caller, objectId);
       const at = urisNow();
-      const items = page.rows.map((row) => eventNodeOf(row, objectId, owner.awb, at));
+      const items = withinPageBytes(page.rows.map((row) => eventNodeOf(row, objectId, owner.awb, at)));
       return {
         body: eventCollection(at.eventsUri(objectId), page.total, items),
         lastModified: page.lastModified,
@@ -255,6 +255,12 @@ export function createEventsService(deps: EventsServiceDeps) {
     });
     const compacted = await compactJsonLd(named);
     delete compacted["@context"];
+    const bytes = Buffer.byteLength(JSON.stringify(compacted));
+    if (bytes > MAX_POSTED_EVENT_BYTES)
+      throw new AppError(
+        "PAYLOAD_TOO_LARGE",
+        `The event takes ${bytes} bytes stored; one logistics event may take ${MAX_POSTED_EVENT_BYTES} (MAX_POSTED_EVENT_BYTES)`,
+      );
     return mapIds(compacted, (id) => uris.localIdOf(id));
   }
 }
@@ -309,3 +315,23 @@ function invalidEvent(field: string, message: string): AppError {
 }
 
 export type EventsService = ReturnType<typeof createEventsService>;
+
+/** The most one posted logistics event may take stored (its compacted JSON): a status, its place and figures. */
+export const MAX_POSTED_EVENT_BYTES = 8 * 1024;
+/**
+ * The most one page of the events list holds (the events' JSON): a page stops before the event that
+ * would pass it, whatever `limit` asked, and `hasTotalItems` tells the client there is more to ask
+ * with `skip`. Always at least one event.
+ */
+export const MAX_EVENTS_PAGE_BYTES = 2 * 1024 * 1024;
+
+function withinPageBytes<T>(items: readonly T[]): T[] {
+  let bytes = 0;
+  const kept: T[] = [];
+  for (const item of items) {
+    bytes += Buffer.byteLength(JSON.stringify(item));
+    if (kept.length > 0 && bytes > MAX_EVENTS_PAGE_BYTES) break;
+    kept.push(item);
+  }
+  return kept;
+}
