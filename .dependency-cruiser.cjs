@@ -54,7 +54,11 @@ const LAYERS = [
   {
     name: "foundation",
     holds: "pure rules, the database, tracing, errors, configuration, logging, safe JSON, closing Redis",
-    path: ["^src/(domain|db|tracing)/", "^src/(errors|config|log|paths|redis|event-loop-turns)\\.ts$", "^src/http/json-body\\.ts$"],
+    path: [
+      "^src/(domain|db|tracing)/",
+      "^src/(errors|config|log|paths|redis|event-loop-turns)\\.ts$",
+      "^src/http/json-body\\.ts$",
+    ],
   },
 ];
 

@@ -371,7 +371,7 @@ describe("GraphQL with a read key: what one request can make the gateway produce
         },
       ],
     });
-    // 30 aliased single stations with every field but `openAt` (aliased itself) fit.
+    // 30 aliased single stations with every field but `openAt` (aliased itself) are within it.
     const stations = CODES_50.slice(0, 30).map((code, i) => `s${i}: station(code: "${code}") { ...Data }`);
     const query = `{ ${stations.join(" ")} } fragment Data on Station { ${STATION_DATA} }`;
     const aliased = await post(url, "127.0.0.41", { query }, key);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../src/db/database";
 import { lockDelegationObjects } from "../src/onerecord/sql/delegation-objects-lock.sql";
+import { lockDelegationRequester } from "../src/onerecord/sql/delegation-requester-lock.sql";
 import { grantDelegation } from "../src/onerecord/sql/delegation-grant.sql";
 import { insertDelegation } from "../src/onerecord/sql/delegation-insert.sql";
 import { readDelegation } from "../src/onerecord/sql/delegation-read.sql";
@@ -17,6 +18,7 @@ import { readersOf } from "../src/onerecord/sql/readers-of.sql";
 import { revokeRead } from "../src/onerecord/sql/revoke-read.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { openTestDatabase } from "./support/test-database";
+import { until } from "./support/webhooks";
 
 /**
  * The access delegations' statements (docs/ONE-RECORD.md "Access delegations") on both databases:
@@ -388,5 +390,69 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       ]);
       expect(await withdrawDelegation.rows(db.prisma, { delegationId: row.id })).toEqual([]);
     });
+
+    it("delegation-requester-lock is taken in a transaction and let go when it ends", async () => {
+      const take = () =>
+        db.prisma.$transaction((tx) => lockDelegationRequester.affectedRows(tx, { requester: "organization-a" }));
+      await take();
+      // Let go at the end: the same requester takes it again at once.
+      await take();
+      const held = await db.sql.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7310027",
+        [],
+      );
+      expect(held[0]!.n).toBe(0);
+    });
+  });
+});
+
+describeBackend("postgres")("delegation-requester-lock on a second connection", () => {
+  const disposers = new Disposers();
+  let db: Database;
+  beforeAll(async () => {
+    ({ database: db } = await openTestDatabase("postgres", disposers));
+  });
+  afterAll(() => disposers.disposeAll());
+
+  it("makes a second transaction of the same requester wait until the first ends", async () => {
+    let releaseFirst!: () => void;
+    const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let firstLocked!: () => void;
+    const locked = new Promise<void>((resolve) => (firstLocked = resolve));
+    const order: string[] = [];
+    const first = db.prisma.$transaction(
+      async (tx) => {
+        await lockDelegationRequester.affectedRows(tx, { requester: "organization-same" });
+        firstLocked();
+        await firstHolds;
+        order.push("first");
+      },
+      { timeout: 20_000 },
+    );
+    await locked;
+    // Another requester's lock is free while the first holds its own.
+    await db.prisma.$transaction((tx) => lockDelegationRequester.affectedRows(tx, { requester: "organization-other" }));
+    order.push("other");
+    const second = db.prisma.$transaction(
+      async (tx) => {
+        await lockDelegationRequester.affectedRows(tx, { requester: "organization-same" });
+        order.push("second");
+      },
+      { timeout: 20_000 },
+    );
+    // Seen waiting in pg_locks, not after a delay.
+    await until(
+      async () =>
+        (
+          await db.sql.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+            [],
+          )
+        )[0]!.n > 0,
+      { what: "the second transaction waiting on the requester's lock" },
+    );
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["other", "first", "second"]);
   });
 });

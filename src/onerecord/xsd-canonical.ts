@@ -89,7 +89,7 @@ export function canonicalLiterals(node: NodeObject): NodeObject {
         changed = true;
         return { ...record, "@value": canonical };
       }
-      const inner = canonicalLiterals(record as NodeObject);
+      const inner = canonicalLiterals(record);
       if (inner !== record) changed = true;
       return inner;
     });

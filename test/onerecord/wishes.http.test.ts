@@ -223,7 +223,7 @@ describe("wishes as the operator gives them (npm run admin -- onerecord:want)", 
       expect.objectContaining({ topic: "", eventTypes: ["LOGISTICS_EVENT_RECEIVED", "LOGISTICS_OBJECT_UPDATED"] }),
     );
     expect(await wishes.list()).toHaveLength(1);
-    expect(await wishes.wanted("LOGISTICS_OBJECT_IDENTIFIER", "https://anything.test/lo/1")).toEqual(replaced);
+    expect(await wishes.wanted("LOGISTICS_OBJECT_IDENTIFIER", "https://anything.test/lo/1", false)).toEqual(replaced);
     await wishes.unwant("LOGISTICS_OBJECT_IDENTIFIER", "*");
     expect(await wishes.list()).toEqual([]);
   });

@@ -74,7 +74,8 @@ export function actionRequestNode(row: ActionRequestRow, uris: OneRecordUris, ve
 function withinChangeBounds(change: NodeObject): NodeObject {
   const operations = change[HAS_OPERATION];
   if (!Array.isArray(operations)) return change;
-  const fits = operations.length <= MAX_CHANGE_OPERATIONS && operations.every((op) => valuesOf(op, API_O).length <= 1);
+  const fits =
+    operations.length <= MAX_CHANGE_OPERATIONS && operations.every((op: NodeObject) => valuesOf(op, API_O).length <= 1);
   if (fits) return change;
   return {
     ...change,

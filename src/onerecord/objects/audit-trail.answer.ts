@@ -13,7 +13,8 @@ export async function compactAuditTrail(trail: NodeObject, requests: readonly No
   const byId = new Map<unknown, Record<string, unknown>>();
   for (const request of requests) {
     await turn();
-    const { "@context": _context, ...node } = await compactJsonLd(request);
+    const node = await compactJsonLd(request);
+    delete node["@context"];
     byId.set(request["@id"], node);
   }
   const key = Object.keys(compacted).find((name) => name.endsWith("hasActionRequest"));
