@@ -151,6 +151,11 @@ export interface OneRecordSettings {
    */
   readonly changeRequestQuota: { readonly perDay: number; readonly bytesPerDay: number };
   /**
+   * ONE_RECORD_OBJECTS_PER_DAY and ONE_RECORD_OBJECT_BYTES_PER_DAY: how many logistics objects, and how
+   * many bytes of them, one Organization may create a UTC day (docs/ONE-RECORD.md "Quotas").
+   */
+  readonly objectQuota: { readonly perDay: number; readonly bytesPerDay: number };
+  /**
    * ONE_RECORD_APPLY_HOLDER_CHANGES: a holder's own change request is accepted and applied as it is
    * made (true), instead of waiting REQUEST_PENDING for the holder's decision, as every other's does
    * (false, the specification's flow: the default).
@@ -428,6 +433,10 @@ function oneRecord(env: Env): OneRecordSettings {
     proposalIntervalMs: proposalInterval(env),
     applyHolderChanges: boolean(env, "ONE_RECORD_APPLY_HOLDER_CHANGES", false),
     subscribeTo: oneOf(env, "ONE_RECORD_SUBSCRIBE_TO", ["any", "wishes"] as const, "any"),
+    objectQuota: Object.freeze({
+      perDay: integer(env, "ONE_RECORD_OBJECTS_PER_DAY", 20_000, 1, 10_000_000),
+      bytesPerDay: integer(env, "ONE_RECORD_OBJECT_BYTES_PER_DAY", 256 * 1024 * 1024, 1024 * 1024, 2 ** 40),
+    }),
     changeRequestQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_CHANGE_REQUESTS_PER_DAY", 1_000, 1, 1_000_000),
       bytesPerDay: integer(env, "ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY", 16 * 1024 * 1024, 1_024, 2 ** 40),

@@ -72,6 +72,12 @@ export async function mountOneRecord(
     },
     carrierName: config.oneRecord.organizationName,
     applyHolderChanges: config.oneRecord.applyHolderChanges,
+    objectQuota: {
+      name: "logistics_objects",
+      what: "logistics objects",
+      ...config.oneRecord.objectQuota,
+      settings: { perDay: "ONE_RECORD_OBJECTS_PER_DAY", bytesPerDay: "ONE_RECORD_OBJECT_BYTES_PER_DAY" },
+    },
     changeRequestQuota: {
       name: "change_requests",
       what: "change requests",

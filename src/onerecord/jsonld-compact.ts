@@ -61,7 +61,7 @@ function compactValue(item: unknown, typed: { term: string; type: string } | und
     // A node: a typed term takes none (jsonld.js would write its key in full).
     if (typed) throw new NotSimple();
     const keys = Object.keys(value);
-    if (keys.length === 1 && keys[0] === "@id") return { "@id": compactIri(value["@id"]) };
+    if (keys.length === 1 && keys[0] === "@id") return { "@id": compactIri(value["@id"] as string) };
     return compactNode(value);
   }
   const keys = Object.keys(value);

@@ -96,6 +96,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
         RATE_LIMIT_PER_SECOND: "0",
         ONE_RECORD_CHANGE_REQUESTS_PER_DAY: String(PER_DAY),
         ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY: String(BYTES_PER_DAY),
+        ONE_RECORD_OBJECTS_PER_DAY: String(PER_DAY),
       }));
       const milestone = { awb: AWB, state: "DEP", timestamp: "2026-11-21T08:00:00Z", station: "FRA", flight: "LH8160" };
       const ingested = await postJson(`${url}/carrier/handling/shipment/events`, milestone, {
@@ -170,6 +171,24 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
       // Another Organization's quota is its own.
       const other = await newCaller("events:read");
       expect((await patch(other.key, change(waybill))).status).toBe(201);
+    });
+
+    it("creates at most the daily count of logistics objects for one Organization, however many arrive at once", async () => {
+      const writer = await newCaller("objects:write");
+      const piece = { "@context": { cargo: CARGO }, "@type": "cargo:Piece", "cargo:goodsDescription": "BOOKS" };
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          oneRecord(`${url}/onerecord/logistics-objects`, { token: writer.key, body: piece }),
+        ),
+      );
+      const statuses = answers.map((answer) => answer.status).sort();
+      expect(statuses).toEqual([...Array(PER_DAY).fill(201), ...Array(30 - PER_DAY).fill(429)]);
+      expect(messageOf(answers.find((answer) => answer.status === 429)!)).toContain("ONE_RECORD_OBJECTS_PER_DAY");
+      const [{ n }] = await app.database.prisma.$queryRawUnsafe<Array<{ n: number }>>(
+        "SELECT count(*)::int AS n FROM logistics_object WHERE created_by = $1",
+        writer.organization,
+      );
+      expect(n).toBe(PER_DAY);
     });
 
     it("takes at most the daily bytes of change requests from one Organization", async () => {

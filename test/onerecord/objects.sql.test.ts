@@ -9,6 +9,7 @@ import { countPendingActionRequests } from "../../src/onerecord/sql/action-reque
 import { supersedeActionRequests } from "../../src/onerecord/sql/action-requests-supersede.sql";
 import { decideActionRequest } from "../../src/onerecord/sql/action-request-decide.sql";
 import { insertActionRequest } from "../../src/onerecord/sql/action-request-insert.sql";
+import { spendQuotaAlone } from "../../src/onerecord/sql/quota-spend-alone.sql";
 import { MAX_CHANGE_OPERATIONS, MAX_CHANGE_REQUEST_BYTES } from "../../src/onerecord/objects/change-bounds";
 import { readActionRequest } from "../../src/onerecord/sql/action-request-read.sql";
 import { ensureAwbObjects } from "../../src/onerecord/sql/awb-objects-ensure.sql";
@@ -325,6 +326,16 @@ describe.each(BACKENDS)("ONE Record object statements on %s", (backend) => {
       // A new UTC day starts the counts again.
       await db.prisma.$executeRawUnsafe("UPDATE quota_usage SET day = day - 1 WHERE subject = 'organization-q'");
       expect(await insert("organization-q", small)).toHaveLength(1);
+    });
+
+    it("quota-spend-alone spends a caller's daily quota on its own, nothing past its count or bytes", async () => {
+      const spend = (subject: string, bytes: number) =>
+        spendQuotaAlone.rows(db.prisma, { quota: "logistics_objects", subject, bytes, maxCount: 2, maxBytes: 100 });
+      expect(await spend("organization-s", 10)).toHaveLength(1);
+      expect(await spend("organization-s", 10)).toHaveLength(1);
+      expect(await spend("organization-s", 10)).toEqual([]);
+      expect(await spend("organization-t", 90)).toHaveLength(1);
+      expect(await spend("organization-t", 20)).toEqual([]);
     });
 
     it("lists for the audit trail the latest requests within its operations and bytes, none over a request's bounds", async () => {

@@ -90,6 +90,8 @@ export interface ObjectServiceDeps {
   readonly applyHolderChanges: boolean;
   /** What one Organization may store of change requests a day. */
   readonly changeRequestQuota: DailyQuota;
+  /** What one Organization may create of logistics objects a day. */
+  readonly objectQuota: DailyQuota;
   /** Queues the ONE Record notifications of creations, changes and change requests' statuses, in their transactions. */
   readonly notifications: Pick<
     NotificationProducers,
@@ -296,6 +298,10 @@ export function createObjectService(deps: ObjectServiceDeps) {
     body["@id"] = newId;
     const types = typesOf(body);
     const object = { id: newId, type, types, body, awb: null, createdBy: caller.organizationId };
+    // Spent before the write's transaction, so no transaction waits on the quota's row.
+    const bytes = Buffer.byteLength(JSON.stringify(body));
+    if (!(await store.spendQuota(deps.objectQuota, caller.organizationId, bytes)))
+      throw exceeded(deps.objectQuota, new Date());
     const created = await store.transaction(async (tx) => {
       const row = await store.insert(object, tx);
       if (row) await notifications.objectCreated(tx, { ...object, revision: 1 });

@@ -11,6 +11,7 @@ import { readActionRequest } from "../sql/action-request-read.sql";
 import { ensureAwbObjects } from "../sql/awb-objects-ensure.sql";
 import type { ObjectRow } from "../sql/object-columns";
 import { insertObject } from "../sql/object-insert.sql";
+import { spendQuotaAlone } from "../sql/quota-spend-alone.sql";
 import { readObject } from "../sql/object-read.sql";
 import { readObjectAs } from "../sql/object-read-as.sql";
 import { objectRevisionAt } from "../sql/object-revision-at.sql";
@@ -56,6 +57,22 @@ export function createObjectStore(prisma: Prisma) {
 
     async revisionAt(id: string, at: Date) {
       return (await objectRevisionAt.rows(prisma, { id, at }))[0];
+    },
+
+    /** Spends one of `quota` and `bytes` for `subject`; false when the quota is spent (nothing changed). */
+    async spendQuota(
+      quota: { name: string; perDay: number; bytesPerDay: number },
+      subject: string,
+      bytes: number,
+    ): Promise<boolean> {
+      const rows = await spendQuotaAlone.rows(prisma, {
+        quota: quota.name,
+        subject,
+        bytes,
+        maxCount: quota.perDay,
+        maxBytes: quota.bytesPerDay,
+      });
+      return rows.length > 0;
     },
 
     /** Undefined when the id is taken. */

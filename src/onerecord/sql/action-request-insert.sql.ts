@@ -1,10 +1,10 @@
 import { param, sql, statement } from "../../db/sql-statement";
 import { ACTION_REQUEST_COLUMNS, type ActionRequestRow } from "./action-request-columns";
-import { spendQuota } from "./quota-spend.sql";
+import { spendQuota } from "./quota-spend";
 
 /**
  * A new action request, pending, with its weights (its Change's operations, its stored size), stored
- * only when its requester's daily quota takes it (quota-spend.sql.ts), in the same statement. No row
+ * only when its requester's daily quota takes it (quota-spend.ts), in the same statement. No row
  * answered: the quota is spent, and nothing was stored.
  */
 export const insertActionRequest = statement<

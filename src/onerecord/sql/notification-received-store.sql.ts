@@ -1,10 +1,10 @@
 import { param, sql, statement } from "../../db/sql-statement";
-import { spendQuota } from "./quota-spend.sql";
+import { spendQuota } from "./quota-spend";
 
 /**
  * Stores a notification another server POSTed and spends its sender's daily quota for it, in one
  * statement: no transaction holds a connection while it waits for the quota row, which concurrent
- * notifications of one sender take in turns. The spend (quota-spend.sql.ts) is made only when the
+ * notifications of one sender take in turns. The spend (quota-spend.ts) is made only when the
  * sender's Notification-Id is not stored yet.
  *
  * Answers one row: `fresh` false for a Notification-Id stored before (nothing spent or stored);
