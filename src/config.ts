@@ -155,6 +155,8 @@ export interface OneRecordSettings {
    * many bytes of them, one Organization may create a UTC day (docs/ONE-RECORD.md "Quotas").
    */
   readonly objectQuota: { readonly perDay: number; readonly bytesPerDay: number };
+  /** ONE_RECORD_EVENTS_PER_DAY and ONE_RECORD_EVENT_BYTES_PER_DAY: the same for logistics events posted. */
+  readonly eventQuota: { readonly perDay: number; readonly bytesPerDay: number };
   /**
    * ONE_RECORD_APPLY_HOLDER_CHANGES: a holder's own change request is accepted and applied as it is
    * made (true), instead of waiting REQUEST_PENDING for the holder's decision, as every other's does
@@ -433,6 +435,10 @@ function oneRecord(env: Env): OneRecordSettings {
     proposalIntervalMs: proposalInterval(env),
     applyHolderChanges: boolean(env, "ONE_RECORD_APPLY_HOLDER_CHANGES", false),
     subscribeTo: oneOf(env, "ONE_RECORD_SUBSCRIBE_TO", ["any", "wishes"] as const, "any"),
+    eventQuota: Object.freeze({
+      perDay: integer(env, "ONE_RECORD_EVENTS_PER_DAY", 50_000, 1, 10_000_000),
+      bytesPerDay: integer(env, "ONE_RECORD_EVENT_BYTES_PER_DAY", 128 * 1024 * 1024, 1024 * 1024, 2 ** 40),
+    }),
     objectQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_OBJECTS_PER_DAY", 20_000, 1, 10_000_000),
       bytesPerDay: integer(env, "ONE_RECORD_OBJECT_BYTES_PER_DAY", 256 * 1024 * 1024, 1024 * 1024, 2 ** 40),

@@ -25,6 +25,7 @@ describe("configuration", () => {
         subscribeTo: "any",
         changeRequestQuota: { perDay: 1_000, bytesPerDay: 16 * 1024 * 1024 },
         objectQuota: { perDay: 20_000, bytesPerDay: 256 * 1024 * 1024 },
+        eventQuota: { perDay: 50_000, bytesPerDay: 128 * 1024 * 1024 },
         notificationQuota: { perDay: 5_000, bytesPerDay: 50 * 1024 * 1024 },
         oidc: undefined,
         organizationName: "Carrier",

@@ -106,6 +106,12 @@ export async function mountOneRecord(
     enforceCheckDigit: core.services.enforceCheckDigit,
     transaction: (work) => core.database.prisma.$transaction((tx) => work(tx)),
     notifications: producers,
+    eventQuota: {
+      name: "logistics_events",
+      what: "logistics events",
+      ...config.oneRecord.eventQuota,
+      settings: { perDay: "ONE_RECORD_EVENTS_PER_DAY", bytesPerDay: "ONE_RECORD_EVENT_BYTES_PER_DAY" },
+    },
   });
   // Part 2's action request kinds and resources: each part adds its own to these two lists.
   const actionRequestKinds: ActionRequestKind[] = [];

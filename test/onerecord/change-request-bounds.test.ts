@@ -97,6 +97,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
         ONE_RECORD_CHANGE_REQUESTS_PER_DAY: String(PER_DAY),
         ONE_RECORD_CHANGE_REQUEST_BYTES_PER_DAY: String(BYTES_PER_DAY),
         ONE_RECORD_OBJECTS_PER_DAY: String(PER_DAY),
+        ONE_RECORD_EVENTS_PER_DAY: String(PER_DAY),
       }));
       const milestone = { awb: AWB, state: "DEP", timestamp: "2026-11-21T08:00:00Z", station: "FRA", flight: "LH8160" };
       const ingested = await postJson(`${url}/carrier/handling/shipment/events`, milestone, {
@@ -189,6 +190,28 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
         writer.organization,
       );
       expect(n).toBe(PER_DAY);
+    });
+
+    it("takes at most the daily count of logistics events from one Organization", async () => {
+      const poster = await newCaller("events:write");
+      const event = (i: number) => ({
+        "@context": { cargo: CARGO },
+        "@type": "cargo:LogisticsEvent",
+        "cargo:eventCode": { "@id": "https://onerecord.iata.org/ns/code-lists/StatusCode#FOH" },
+        "cargo:eventName": `event ${i}`,
+        "cargo:eventDate": { "@type": `${XSD}dateTime`, "@value": "2026-10-16T15:45:00Z" },
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < PER_DAY + 3; i++)
+        statuses.push(
+          (
+            await oneRecord(`${url}/onerecord/logistics-objects/shipment-${AWB}/logistics-events`, {
+              token: poster.key,
+              body: event(i),
+            })
+          ).status,
+        );
+      expect(statuses).toEqual([...Array(PER_DAY).fill(201), ...Array(3).fill(429)]);
     });
 
     it("takes at most the daily bytes of change requests from one Organization", async () => {

@@ -1,3 +1,4 @@
+import { type DailyQuota, exceeded } from "../quota/daily-quota";
 import { createHash } from "node:crypto";
 import { derivedPrefixOf, type EventSender } from "../../domain/event-id";
 import type { StatusCode as MilestoneState } from "../../domain/status";
@@ -49,6 +50,8 @@ export interface EventsServiceDeps {
   transaction: <T>(work: (tx: NotifyTx) => Promise<T>) => Promise<T>;
   /** Queues LOGISTICS_EVENT_RECEIVED for a posted event that is no milestone (ingestion notifies milestones). */
   notifications: Pick<NotificationProducers, "eventReceived">;
+  /** What one Organization may post of logistics events a day. */
+  eventQuota: DailyQuota;
   now?: () => Date;
 }
 
@@ -174,6 +177,9 @@ export function createEventsService(deps: EventsServiceDeps) {
       if (awbShipment !== undefined && state !== undefined && !acceptsMilestones(awbShipment.awb))
         throw invalidEvent(`${CARGO}eventFor`, `${wrongCheckDigit(awbShipment.awb)} (AWB_CHECK_DIGIT=enforce)`);
       const stored = await storedBodyOf(event.node);
+      // Every event that passes its checks spends (a repeat of one stored too), before its transaction.
+      if (!(await store.spendQuota(deps.eventQuota, caller.organizationId, Buffer.byteLength(JSON.stringify(stored)))))
+        throw exceeded(deps.eventQuota, now());
       const creationDate = now();
       const record = (id: string): NewLogisticsEvent => ({
         objectId,

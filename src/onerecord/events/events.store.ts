@@ -3,6 +3,7 @@ import { insertLogisticsEvent } from "../sql/logistics-event-insert.sql";
 import type { LogisticsEventRow, LogisticsEventRowsParams } from "../sql/logistics-event-rows";
 import { logisticsEventById } from "../sql/logistics-event-by-id.sql";
 import { logisticsEventsPage } from "../sql/logistics-events-page.sql";
+import { spendQuotaAlone } from "../sql/quota-spend-alone.sql";
 import type { EventListQuery } from "./event-query";
 import { STATUS_CODE_LABELS, STATUS_CODE_PREFIX } from "./status-codes";
 
@@ -45,6 +46,22 @@ function ownerParams(owner: EventOwner): LogisticsEventRowsParams {
 /** The logistics events' statements (src/onerecord/sql/logistics-event*), on the raw driver or in a transaction. */
 export function createEventStore(sql: SqlRunner) {
   return {
+    /** Spends one of `quota` and `bytes` for `subject`; false when the quota is spent (nothing changed). */
+    async spendQuota(
+      quota: { name: string; perDay: number; bytesPerDay: number },
+      subject: string,
+      bytes: number,
+    ): Promise<boolean> {
+      const rows = await spendQuotaAlone.rows(sql, {
+        quota: quota.name,
+        subject,
+        bytes,
+        maxCount: quota.perDay,
+        maxBytes: quota.bytesPerDay,
+      });
+      return rows.length > 0;
+    },
+
     async page(owner: EventOwner, query: EventListQuery): Promise<EventPage> {
       const rows = await logisticsEventsPage.rows(sql, {
         ...ownerParams(owner),
