@@ -431,10 +431,12 @@ describe("fuzzing with malformed input", () => {
           await new Promise((r) => setTimeout(r, 20));
           socket.close(1000);
         }
+        // Bounded, and the bound's timer cleared: a run's timer left behind holds the Jest worker past its exit.
+        let bound: NodeJS.Timeout | undefined;
         const code = await Promise.race([
           closed,
-          new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5_000)),
-        ]);
+          new Promise<number>((resolve) => (bound = setTimeout(() => resolve(-1), 5_000))),
+        ]).finally(() => clearTimeout(bound));
         // Closed by us (1000/1005), for a protocol error in what we sent (1002), or by the server with a
         // client-error close code (4400–4499: 4500 would mean the server failed) — never left hanging.
         // 1006 (no close frame) only where the client itself gave up the handshake: it asked for a
