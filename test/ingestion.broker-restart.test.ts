@@ -11,13 +11,20 @@
 import { connect } from "amqplib";
 import type { App } from "../src/app";
 import { ADMIN_KEY, describeBackend, Disposers, startApp } from "./support/harness";
-import { privateRabbitAvailable, startPrivateRabbit } from "./support/private-rabbitmq";
+import { privateRabbitAvailable, RABBITMQ_SERVER, startPrivateRabbit } from "./support/private-rabbitmq";
 import type { PrivateService } from "./support/private-services";
 import { until } from "./support/webhooks";
 
-// In CI the machine has RabbitMQ installed: a missing server fails the run instead of skipping it.
-const describeRestart =
-  privateRabbitAvailable() || process.env.CI === "true" ? describeBackend("postgres") : describe.skip;
+// In CI the machine has RabbitMQ installed: a missing server fails the run instead of skipping it;
+// elsewhere the skip says why.
+const describeRestart: jest.Describe =
+  privateRabbitAvailable() || process.env.CI === "true"
+    ? describeBackend("postgres")
+    : (((name: string, fn: () => void) =>
+        describe.skip(
+          `${name} — SKIPPED: no ${RABBITMQ_SERVER} to start a RabbitMQ node of its own`,
+          fn,
+        )) as unknown as jest.Describe);
 
 const QUEUE = "cgw-restart";
 const AWBS = 20;

@@ -1,6 +1,7 @@
 /**
- * Carrier messages through RabbitMQ (the machine's broker at 127.0.0.1:5672, on queues of this run's
- * own, deleted after): FSU, XFSU and JSON by content type into stored milestones and a subscriber's
+ * Carrier messages through RabbitMQ (the machine's broker at 127.0.0.1:5672, or, where none runs there,
+ * a node of this file's own started from the installed rabbitmq-server; on queues of this run's own,
+ * deleted after): FSU, XFSU and JSON by content type into stored milestones and a subscriber's
  * callback; an unreadable message dead-lettered with its reason while the next one still flows; a
  * message published twice stored once; the connection cut mid-stream (through a TCP proxy this test
  * owns, refusing connections for a while as a restarting broker does) and the database stopped
@@ -16,12 +17,13 @@ import { type App, createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { ADMIN_KEY, Disposers, startApp, testEnvironment } from "./support/harness";
 import { postgresAvailable } from "./support/postgres";
-import { startPrivatePostgres } from "./support/private-services";
+import { RABBITMQ_SERVER, privateRabbitAvailable, startPrivateRabbit } from "./support/private-rabbitmq";
+import { type PrivateService, startPrivatePostgres } from "./support/private-services";
 import { startReceiver } from "./support/receiver";
 import { openSubscriber } from "./support/ws-protocol";
 import { until } from "./support/webhooks";
 
-const RABBITMQ = "amqp://guest:guest@127.0.0.1:5672";
+const MACHINE_RABBITMQ = "amqp://guest:guest@127.0.0.1:5672";
 const fixture = (name: string) => readFileSync(path.join(__dirname, "fixtures", name), "utf8");
 const EVENTS = "/carrier/handling/shipment/events";
 
@@ -31,8 +33,32 @@ const rabbitUp =
     "-e",
     "require('net').connect(5672,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))",
   ]).status === 0;
-// In CI (.ci/run starts RabbitMQ) an absent broker fails the run instead of skipping it.
-const describeRabbit = rabbitUp || process.env.CI === "true" ? describe : describe.skip;
+/**
+ * With no broker at 5672, a RabbitMQ node of this file's own (test/support/private-rabbitmq.ts), started
+ * once for both describes and stopped after them. Skipped, saying why, only without either; in CI
+ * (.ci/run starts RabbitMQ) an absent broker fails the run instead.
+ */
+const describeRabbit: jest.Describe =
+  rabbitUp || privateRabbitAvailable() || process.env.CI === "true"
+    ? describe
+    : (((name: string, fn: () => void) =>
+        describe.skip(
+          `${name} — SKIPPED: no RabbitMQ at 127.0.0.1:5672 and no ${RABBITMQ_SERVER} to start one`,
+          fn,
+        )) as unknown as jest.Describe);
+let privateBroker: Promise<PrivateService> | undefined;
+/** The broker's URL: the machine's, or the private node's (started on first use). */
+async function brokerUrl(): Promise<string> {
+  if (rabbitUp) return MACHINE_RABBITMQ;
+  privateBroker ??= startPrivateRabbit().then(async (node) => {
+    await node.start();
+    return node;
+  });
+  return (await privateBroker).url;
+}
+afterAll(async () => {
+  await (await privateBroker)?.dispose();
+}, 90_000);
 
 /**
  * A TCP proxy to RabbitMQ: `cut` destroys every connection and refuses new ones until `restore`;
@@ -126,14 +152,15 @@ describeRabbit("carrier messages through RabbitMQ", () => {
   const drained = async () => (await channel.checkQueue(queue)).messageCount === 0;
 
   beforeAll(async () => {
-    publisher = await connect(RABBITMQ);
+    const broker = await brokerUrl();
+    publisher = await connect(broker);
     channel = await publisher.createConfirmChannel();
     disposers.add(async () => {
       await channel.deleteQueue(queue).catch(() => {});
       await channel.deleteQueue(deadLetterQueue).catch(() => {});
       await publisher.close();
     });
-    proxy = await startProxy(5672);
+    proxy = await startProxy(Number(new URL(broker).port));
     disposers.add(() => proxy.close());
     ({ app, url } = await startApp("pglite", disposers, {
       AMQP_URL: `amqp://guest:guest@127.0.0.1:${proxy.port}`,
@@ -141,7 +168,7 @@ describeRabbit("carrier messages through RabbitMQ", () => {
       AMQP_PREFETCH: "20",
     }));
     expect((await readiness()).broker).toBe("consuming");
-  }, 60_000);
+  }, 150_000);
   afterAll(() => disposers.disposeAll());
 
   it("stores FSU, XFSU and JSON by content type, and notifies a subscriber's callback and a live subscriber", async () => {
@@ -395,7 +422,8 @@ describeRabbit("carrier messages through RabbitMQ", () => {
     it("hands messages back while it cannot store them, and stores them all once it can", async () => {
       const postgres = await startPrivatePostgres();
       disposers.add(() => postgres.dispose());
-      const publisher = await connect(RABBITMQ);
+      const broker = await brokerUrl();
+      const publisher = await connect(broker);
       const channel = await publisher.createConfirmChannel();
       disposers.add(async () => {
         await channel.deleteQueue(queue).catch(() => {});
@@ -407,7 +435,7 @@ describeRabbit("carrier messages through RabbitMQ", () => {
       const log = pino({ level: "error" }, { write: (line: string) => void lines.push(line) });
       const { env } = await testEnvironment("postgres", {
         DATABASE_URL: postgres.url,
-        AMQP_URL: RABBITMQ,
+        AMQP_URL: broker,
         AMQP_QUEUE: queue,
       });
       const app = await createApp(loadConfig(env), log);
