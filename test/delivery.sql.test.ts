@@ -11,7 +11,7 @@ import { releaseClaims } from "../src/delivery/sql/release-claims.sql";
 import { requeueDead, requeueDelivery } from "../src/delivery/sql/requeue.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { emptyTables, fixtures, openTestDatabase } from "./support/test-database";
-import { until } from "./support/webhooks";
+import { until, within } from "./support/webhooks";
 
 /** Each statement of delivery/sql/ on its own, on both databases. */
 describe.each(BACKENDS)("delivery statements on %s", (backend) => {
@@ -284,6 +284,44 @@ describe.each(BACKENDS)("delivery statements on %s", (backend) => {
       ).toEqual([{ n: 1, disabled: [] }]);
       expect(await fx.subscriptionRow(neverDisabled)).toMatchObject({ disabledAt: null, failingSince: failingLong });
     });
+
+    (backend === "postgres" ? it : it.skip)(
+      "claim-due: two claims at once take disjoint rows, the second stepping over the rows the first holds instead of waiting (PostgreSQL)",
+      async () => {
+        const clientId = await fx.client();
+        const subscriptionId = await fx.subscription(clientId);
+        const ids: string[] = [];
+        for (let i = 0; i < 6; i++)
+          ids.push(
+            await fx.delivery({ subscriptionId, clientId, origin: "http://a.test", nextAttemptAt: ago(10_000 - i) }),
+          );
+        const params = (limit: number) => ({
+          excludeOrigins: [],
+          scanLimit: limit,
+          perOrigin: 10,
+          leaseMs: 30_000,
+          limit,
+          leaseToken: randomUUID(),
+        });
+        const first = new Client({ connectionString: url });
+        await first.connect();
+        try {
+          // The first claim's transaction stays open: the three rows it scanned (and leased) stay locked.
+          await first.query("BEGIN");
+          const held = (await first.query<{ id: string }>(claimDue.text, claimDue.values(params(3)))).rows.map(
+            (r) => r.id,
+          );
+          // A second claim meanwhile answers at once with the other three (one that waited would never end here).
+          const second = await within("the second claim", 10_000, claimDue.rows(db.sql, params(10)));
+          await first.query("COMMIT");
+          expect(held).toHaveLength(3);
+          expect(second.map((r) => r.id).filter((id) => held.includes(id))).toEqual([]);
+          expect([...held, ...second.map((r) => r.id)].sort()).toEqual([...ids].sort());
+        } finally {
+          await first.end();
+        }
+      },
+    );
 
     (backend === "postgres" ? it : it.skip)(
       "record-outcomes: of two recorders disabling one subscription at once, the one that waited for the other reports nothing (PostgreSQL)",

@@ -2,6 +2,7 @@ import { createDeliveryWorker, type WorkerDeps, type WorkerOptions } from "../sr
 import type { AttemptOutcome, ClaimedDelivery } from "../src/delivery/delivery.store";
 import type { SendResult } from "../src/delivery/attempt-outcome";
 import { silentLogger } from "./support/harness";
+import { within } from "./support/webhooks";
 
 /**
  * The worker's policy with its I/O injected (graphile-worker's shape): what it claims, sends, gives
@@ -283,6 +284,59 @@ describe("the delivery worker's policy", () => {
     await until(() => seen.recorded.length === 1, "an outcome after the restart");
     await worker.stop();
     expect(seen.recorded.map((o) => o.deliveryId)).toEqual([d.id]);
+  });
+
+  it("stops with sends in flight: claims nothing more, waits for them, records their outcomes, then resolves", async () => {
+    const answer = deferred<SendResult>();
+    const handed = [delivery(), delivery()];
+    const started: string[] = [];
+    const { worker, seen } = harness({
+      send: (d) => {
+        started.push(d.id);
+        return answer.promise;
+      },
+    });
+    worker.start();
+    worker.handoff.take(handed, performance.now());
+    await until(() => started.length === 2, "both sends under way");
+    const claims = seen.claims;
+    let stopped = false;
+    const stopping = worker.stop().then(() => (stopped = true));
+    // Its claim loop stopped and nothing to give back, the stop has only the two sends left to wait for.
+    for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+    expect({ stopped, recorded: seen.recorded.length }).toEqual({ stopped: false, recorded: 0 });
+    expect(worker.handoff.room("http://a:80")).toBe(0);
+    answer.resolve(ok());
+    await within("the stop", 5_000, stopping);
+    expect(stopped).toBe(true);
+    expect(seen.recorded.map((o) => o.deliveryId).sort()).toEqual(handed.map((d) => d.id).sort());
+    expect(seen.released).toEqual([]);
+    expect(seen.claims).toBe(claims);
+  });
+
+  it("gives back what is handed off beyond its room (ingestions racing for it), and sends the rest", async () => {
+    const answer = deferred<SendResult>();
+    const started: string[] = [];
+    const { worker, seen } = harness({
+      send: (d) => {
+        started.push(d.id);
+        return answer.promise;
+      },
+    });
+    worker.start();
+    // Room is not reserved: two ingestions asked at once, each was told 2, and both handed 2 over.
+    expect(worker.handoff.room("http://a:80")).toBe(OPTIONS.perOrigin);
+    const first = [delivery(), delivery()];
+    const second = [delivery(), delivery()];
+    worker.handoff.take(first, performance.now());
+    worker.handoff.take(second, performance.now());
+    await until(() => seen.released.length === 2, "the surplus given back");
+    expect(started.sort()).toEqual(first.map((d) => d.id).sort());
+    expect(seen.released.sort()).toEqual(second.map((d) => d.id).sort());
+    expect(worker.handoff.room("http://a:80")).toBe(0);
+    answer.resolve(ok());
+    await worker.stop();
+    expect(seen.recorded.map((o) => o.deliveryId).sort()).toEqual(first.map((d) => d.id).sort());
   });
 
   it("takes deliveries handed off by an ingestion in this process without a claim, and has no room while stopped", async () => {
