@@ -186,11 +186,11 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record change request bounds on %s", (bac
       const statuses = answers.map((answer) => answer.status).sort();
       expect(statuses).toEqual([...Array(PER_DAY).fill(201), ...Array(30 - PER_DAY).fill(429)]);
       expect(messageOf(answers.find((answer) => answer.status === 429)!)).toContain("ONE_RECORD_OBJECTS_PER_DAY");
-      const [{ n }] = await app.database.prisma.$queryRawUnsafe<Array<{ n: number }>>(
+      const [row] = await app.database.prisma.$queryRawUnsafe<Array<{ n: number }>>(
         "SELECT count(*)::int AS n FROM logistics_object WHERE created_by = $1",
         writer.organization,
       );
-      expect(n).toBe(PER_DAY);
+      expect(row?.n).toBe(PER_DAY);
     });
 
     it("takes at most the daily count of logistics events from one Organization", async () => {
