@@ -4,8 +4,8 @@ import { AppError } from "../errors";
  * What one JSON-LD body may cost. The `jsonld` library's algorithms run on the event loop, so every
  * request of the process waits for them; these limits keep the whole request of the costliest body
  * they admit (reading, validation, storing, answering) within about 50 ms of CPU, measured by
- * test/onerecord/jsonld-worst-case.test.ts. A linear walk of the parsed JSON checks the first five
- * before any JSON-LD processing; a linear walk of the expanded body checks the merge cost before
+ * test/onerecord/jsonld-worst-case.test.ts. A linear walk of the parsed JSON checks all but the last
+ * before any JSON-LD processing; a linear walk of the expanded body checks the last before
  * flattening. docs/ONE-RECORD.md "Protocol" lists them.
  */
 
@@ -24,10 +24,12 @@ export const MAX_CONTEXT_TERMS = 200;
 /**
  * The one step of reading that is not linear: flattening compares each value of a property of a node
  * with every value the node already holds there (its @type list too; a node mentioned twice merges
- * both mentions). Measured as the sum, over each property of each node, of the square of its number of
- * values: one property may hold 500 values, or 25 properties 100 each.
+ * both mentions), n × (n − 1) / 2 comparisons for n values. Over the whole body, at most this many:
+ * one property may hold 500 values, or 50 properties 71 each.
  */
-export const MAX_JSON_LD_MERGE_COST = 250_000;
+export const MAX_JSON_LD_MERGE_COMPARISONS = 125_000;
+/** The most values one property of one node may hold (with nothing else to compare). */
+export const MAX_JSON_LD_VALUES_PER_PROPERTY = Math.floor((1 + Math.sqrt(1 + 8 * MAX_JSON_LD_MERGE_COMPARISONS)) / 2);
 
 /** The keywords a context may set besides terms. */
 const CONTEXT_KEYWORDS = new Set(["@vocab", "@base", "@language", "@version"]);
@@ -134,8 +136,8 @@ function checkText(text: string, property: string | undefined): void {
 
 /**
  * Refuses an expanded body holding an RDF list (@list, from the keyword or a term's container), which
- * no ONE Record property takes and no object stores, or one whose flattening would cost more than
- * MAX_JSON_LD_MERGE_COST. It counts what jsonld's node map merges, keyed as it keys nodes (by @id; a
+ * no ONE Record property takes and no object stores, or one whose flattening would make more than
+ * MAX_JSON_LD_MERGE_COMPARISONS. It counts what jsonld's node map merges, keyed as it keys nodes (by @id; a
  * node without one on its own; a named graph's nodes with the default graph's, which counts more,
  * never less).
  */
@@ -174,18 +176,18 @@ export function checkExpandedBody(expanded: unknown): void {
     }
   };
   visit(expanded);
-  let cost = 0;
+  let comparisons = 0;
   let worst = { property: "", values: 0 };
   for (const properties of counts.values())
     for (const [property, values] of properties) {
-      cost += values * values;
+      comparisons += (values * (values - 1)) / 2;
       if (values > worst.values) worst = { property, values };
     }
-  if (cost > MAX_JSON_LD_MERGE_COST)
+  if (comparisons > MAX_JSON_LD_MERGE_COMPARISONS)
     throw tooCostly(
-      `the numbers of values of each property of each node, squared and summed, come to ${cost}, over ` +
-        `${MAX_JSON_LD_MERGE_COST} (MAX_JSON_LD_MERGE_COST: at most ${Math.sqrt(MAX_JSON_LD_MERGE_COST)} values in one property); ` +
-        `the most are ${worst.values} values of ${worst.property.slice(0, 200)}`,
+      `flattening it would compare ${comparisons} pairs of values of one property of one node, over ` +
+        `${MAX_JSON_LD_MERGE_COMPARISONS} (MAX_JSON_LD_MERGE_COMPARISONS: one property holds at most ` +
+        `${MAX_JSON_LD_VALUES_PER_PROPERTY} values); the most are ${worst.values} values of ${worst.property.slice(0, 200)}`,
     );
 }
 

@@ -86,9 +86,10 @@ export async function registerOneRecordRoutes(http: FastifyInstance, deps: OneRe
       const gate = createBodyGate();
       scope.addHook("preHandler", async (request, reply) => {
         if (request.body === undefined) return;
+        // A client gone while it waited (here or for its caller to be known) gets no work done for it.
+        if (reply.raw.closed) return reply.hijack();
         const { turn, leave } = gate.join();
         reply.raw.once("close", leave);
-        // A client gone while it waited gets no work done for it.
         if (!(await turn)) reply.hijack();
       });
 

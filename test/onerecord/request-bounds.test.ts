@@ -3,12 +3,18 @@ import type { Scope } from "../../src/clients/credentials";
 import {
   MAX_CONTEXT_TERMS,
   MAX_JSON_LD_DEPTH,
+  MAX_JSON_LD_KEYS,
+  MAX_JSON_LD_MERGE_COMPARISONS,
+  MAX_JSON_LD_VALUES_PER_PROPERTY,
   MAX_JSON_LD_OBJECTS,
+  MAX_JSON_LD_TEXT,
   MAX_JSON_LD_VALUES,
 } from "../../src/onerecord/jsonld-bounds";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { WORST_SHAPES, worstBody } from "../support/jsonld-worst-bodies";
 import { assertConforms } from "../support/onerecord-conformance";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
+import { expectVictimServed, watchAsVictim } from "../support/victim";
 
 /**
  * The request path of the ONE Record API refuses what it will not read before reading it: who may
@@ -99,22 +105,66 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record request bounds on %s", (backend) =
 
     const post = (body: unknown, token: string | null = writerKey) =>
       oneRecord(`${base}/logistics-objects`, { token, body });
+    /**
+     * A POST without `oneRecord`'s conformance check of the answer: that check runs in this process,
+     * beside the gateway, and would count as the gateway holding its loop.
+     */
+    const plainPost = async (
+      body: unknown,
+      token = writerKey,
+      path = "logistics-objects",
+      signal: AbortSignal | undefined = undefined,
+    ): Promise<OneRecordAnswer> => {
+      const res = await fetch(`${base}/${path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: "application/ld+json",
+          "content-type": "application/ld+json",
+        },
+        body: JSON.stringify(body),
+        ...(signal ? { signal } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+    };
     const createdPiece = async (token = writerKey) => {
       const res = await post(piece(), token);
       expect(res.status).toBe(201);
       return res.headers.get("location")!;
     };
 
-    it("refuses the scoped-context body and the many-node body with 400, naming the limit, while the server goes on answering", async () => {
-      const healthz = fetch(`${url}/healthz`);
-      const [scoped, many, health] = await Promise.all([post(scopedContextBody()), post(manyNodesBody()), healthz]);
+    it("refuses the scoped-context body and the many-node body with 400, naming the limit, while /healthz is answered", async () => {
+      const victim = watchAsVictim(url);
+      const [scoped, many] = await Promise.all([plainPost(scopedContextBody()), plainPost(manyNodesBody())]);
+      expectVictimServed(await victim());
       expect(scoped.status).toBe(400);
       expect(messageOf(scoped)).toMatch(/^INVALID_JSON_LD: .*@context.*no scoped context/);
       expect(many.status).toBe(400);
       expect(messageOf(many)).toContain("MAX_JSON_LD_OBJECTS");
-      expect(health.status).toBe(200);
       const tooLarge = await post(piece({ "cargo:goodsDescription": "x".repeat(1_100_000) }));
       expect([tooLarge.status, messageOf(tooLarge)]).toEqual([413, expect.stringMatching(/^PAYLOAD_TOO_LARGE/)]);
+    });
+
+    it("reads the costliest bodies inside the bounds, all at once, each to its answer, while /healthz is answered", async () => {
+      // Every shape of test/support/jsonld-worst-bodies.ts at its bound (test/onerecord/jsonld-worst-case.test.ts
+      // measures each on every route), as Pieces, and twice over as subscriptions from a key with that scope only.
+      const bodies = Object.values(WORST_SHAPES).map((shape) => worstBody(piece(), shape));
+      const subscription = { "@context": { api: "https://onerecord.iata.org/ns/api#" }, "@type": "api:Subscription" };
+      const subscriptions = Object.values(WORST_SHAPES).map((shape) => worstBody(subscription, shape));
+      const victim = watchAsVictim(url);
+      const answers = await Promise.all([
+        ...bodies.map((body) => plainPost(body)),
+        ...subscriptions.map((body) => plainPost(body, subscriberKey, "subscriptions")),
+      ]);
+      expectVictimServed(await victim());
+      const refused = answers.filter(
+        (answer) => answer.status >= 500 || /more than this server reads/.test(answer.text),
+      );
+      expect(
+        refused.map((answer) => `${answer.status} ${answer.status === 400 ? messageOf(answer) : answer.text}`),
+      ).toEqual([]);
+      expect(answers.slice(0, bodies.length).map((answer) => answer.status)).toEqual(bodies.map(() => 201));
     });
 
     it("refuses a costly body from a caller who may not write before reading it: 403, 401 without credentials", async () => {
@@ -153,6 +203,32 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record request bounds on %s", (backend) =
       const terms: Record<string, string> = { cargo: CARGO };
       for (let i = 0; i < MAX_CONTEXT_TERMS; i++) terms[`t${i}`] = `${CARGO}t${i}`;
       expect(messageOf(await post({ ...piece(), "@context": terms }))).toContain("MAX_CONTEXT_TERMS");
+      const keys = Object.fromEntries(
+        Array.from({ length: MAX_JSON_LD_KEYS }, (_, i) => [`https://example.com/p${i}`, "v"]),
+      );
+      expect(messageOf(await post(piece(keys)))).toContain("MAX_JSON_LD_KEYS");
+      expect(messageOf(await post(piece({ "cargo:goodsDescription": "x".repeat(MAX_JSON_LD_TEXT) })))).toContain(
+        "MAX_JSON_LD_TEXT",
+      );
+      // One value more in one property than the merge comparisons allow: refused before the quadratic step.
+      const marks = Array.from({ length: MAX_JSON_LD_VALUES_PER_PROPERTY + 1 }, (_, i) => `m${i}`);
+      const merged = await post(piece({ "cargo:shippingMarks": marks }));
+      expect([merged.status, messageOf(merged)]).toEqual([
+        400,
+        expect.stringContaining(
+          `over ${MAX_JSON_LD_MERGE_COMPARISONS} (MAX_JSON_LD_MERGE_COMPARISONS: one property holds at most 500 values); the most are 501 values of ${CARGO}shippingMarks`,
+        ),
+      ]);
+      expect((await post(piece({ "cargo:shippingMarks": marks.slice(1) }))).status).toBe(201);
+      // No property of ONE Record holds an RDF list, and no object stores one.
+      const list = await post(piece({ "cargo:shippingMarks": { "@list": ["a", "b"] } }));
+      expect([list.status, messageOf(list)]).toEqual([400, expect.stringContaining("@list")]);
+      const listTerm = await post({
+        "@context": { cargo: CARGO, marks: { "@id": `${CARGO}shippingMarks`, "@container": "@list" } },
+        "@type": "cargo:Piece",
+        marks: ["a", "b"],
+      });
+      expect([listTerm.status, messageOf(listTerm)]).toEqual([400, expect.stringContaining("@container")]);
       const imported = await post({ ...piece(), "@context": { "@import": "https://example.com/c", cargo: CARGO } });
       expect([imported.status, messageOf(imported)]).toEqual([400, expect.stringContaining("@import")]);
       const typeScoped = await post({
