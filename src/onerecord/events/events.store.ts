@@ -3,7 +3,7 @@ import { insertLogisticsEvent } from "../sql/logistics-event-insert.sql";
 import type { LogisticsEventRow, LogisticsEventRowsParams } from "../sql/logistics-event-rows";
 import { logisticsEventById } from "../sql/logistics-event-by-id.sql";
 import { logisticsEventsPage } from "../sql/logistics-events-page.sql";
-import { spendQuotaAlone } from "../sql/quota-spend-alone.sql";
+import { spendDailyQuota } from "../quota/daily-quota";
 import type { EventListQuery } from "./event-query";
 import { STATUS_CODE_LABELS, STATUS_CODE_PREFIX } from "./status-codes";
 
@@ -47,20 +47,8 @@ function ownerParams(owner: EventOwner): LogisticsEventRowsParams {
 export function createEventStore(sql: SqlRunner) {
   return {
     /** Spends one of `quota` and `bytes` for `subject`; false when the quota is spent (nothing changed). */
-    async spendQuota(
-      quota: { name: string; perDay: number; bytesPerDay: number },
-      subject: string,
-      bytes: number,
-    ): Promise<boolean> {
-      const rows = await spendQuotaAlone.rows(sql, {
-        quota: quota.name,
-        subject,
-        bytes,
-        maxCount: quota.perDay,
-        maxBytes: quota.bytesPerDay,
-      });
-      return rows.length > 0;
-    },
+    spendQuota: (quota: { name: string; perDay: number; bytesPerDay: number }, subject: string, bytes: number) =>
+      spendDailyQuota(sql, quota, subject, bytes),
 
     async page(owner: EventOwner, query: EventListQuery): Promise<EventPage> {
       const rows = await logisticsEventsPage.rows(sql, {

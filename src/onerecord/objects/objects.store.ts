@@ -11,7 +11,7 @@ import { readActionRequest } from "../sql/action-request-read.sql";
 import { ensureAwbObjects } from "../sql/awb-objects-ensure.sql";
 import type { ObjectRow } from "../sql/object-columns";
 import { insertObject } from "../sql/object-insert.sql";
-import { spendQuotaAlone } from "../sql/quota-spend-alone.sql";
+import { spendDailyQuota } from "../quota/daily-quota";
 import { readObject } from "../sql/object-read.sql";
 import { readObjectAs } from "../sql/object-read-as.sql";
 import { objectRevisionAt } from "../sql/object-revision-at.sql";
@@ -60,20 +60,8 @@ export function createObjectStore(prisma: Prisma) {
     },
 
     /** Spends one of `quota` and `bytes` for `subject`; false when the quota is spent (nothing changed). */
-    async spendQuota(
-      quota: { name: string; perDay: number; bytesPerDay: number },
-      subject: string,
-      bytes: number,
-    ): Promise<boolean> {
-      const rows = await spendQuotaAlone.rows(prisma, {
-        quota: quota.name,
-        subject,
-        bytes,
-        maxCount: quota.perDay,
-        maxBytes: quota.bytesPerDay,
-      });
-      return rows.length > 0;
-    },
+    spendQuota: (quota: { name: string; perDay: number; bytesPerDay: number }, subject: string, bytes: number) =>
+      spendDailyQuota(prisma, quota, subject, bytes),
 
     /** Undefined when the id is taken. */
     async insert(object: NewObject, tx?: SqlRunner): Promise<ObjectRow | undefined> {

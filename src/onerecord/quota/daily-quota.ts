@@ -1,4 +1,6 @@
+import type { SqlRunner } from "../../db/sql-statement";
 import { AppError } from "../../errors";
+import { spendQuotaAlone } from "../sql/quota-spend-alone.sql";
 
 /** A daily allowance of one kind of stored thing, per caller: a count and bytes per UTC day. */
 export interface DailyQuota {
@@ -21,4 +23,24 @@ export function exceeded(quota: DailyQuota, now: Date, detail?: string): AppErro
       `Try again after midnight UTC; the operator sets ${quota.settings.perDay} and ${quota.settings.bytesPerDay}`,
     { retryAfterSeconds: Math.max(1, Math.ceil((midnight - now.getTime()) / 1000)) },
   );
+}
+
+/**
+ * Spends one of `quota` and `bytes` for `subject` in a statement of its own (before a write whose
+ * transaction holds other work); false when the quota is spent, nothing changed.
+ */
+export async function spendDailyQuota(
+  runner: SqlRunner,
+  quota: Pick<DailyQuota, "name" | "perDay" | "bytesPerDay">,
+  subject: string,
+  bytes: number,
+): Promise<boolean> {
+  const rows = await spendQuotaAlone.rows(runner, {
+    quota: quota.name,
+    subject,
+    bytes,
+    maxCount: quota.perDay,
+    maxBytes: quota.bytesPerDay,
+  });
+  return rows.length > 0;
 }
