@@ -1,6 +1,6 @@
+import { createRequire } from "node:module";
 import { setImmediate } from "node:timers/promises";
 import jsonld from "jsonld";
-import { flatten as flattenExpanded } from "jsonld/lib/flatten";
 import { AppError } from "../errors";
 import { checkExpandedBody, checkJsonLdBounds } from "./jsonld-bounds";
 import { compactTree } from "./jsonld-compact";
@@ -14,6 +14,15 @@ import { canonicalLiterals } from "./xsd-canonical";
  * context. The `jsonld` library does the JSON-LD algorithms; it never fetches anything: a remote
  * context is refused.
  */
+
+/**
+ * jsonld.js's flattening step alone, for a body already expanded (its public flatten() expands its
+ * input again first). An internal module of the version package.json pins; test/onerecord/
+ * jsonld-worst-case.test.ts checks that reading gives what jsonld.flatten() gives.
+ */
+const { flatten: flattenExpanded } = createRequire(__filename)("jsonld/lib/flatten") as {
+  flatten: (expanded: unknown) => NodeObject[];
+};
 
 /**
  * The one object a body describes, as an expanded tree: its root node, with every node it alone refers
@@ -47,7 +56,6 @@ export async function readJsonLdNodes(body: unknown): Promise<NodeObject[]> {
   await setImmediate();
   let nodes: NodeObject[];
   try {
-    // jsonld.flatten() would expand the expanded body a second time before this.
     nodes = flattenExpanded(expanded);
   } catch (error) {
     throw unreadable(error);
