@@ -17,7 +17,7 @@ export type Permission = (typeof PERMISSIONS)[number];
  * At most this many logistics objects in one delegation: each is looked up, locked and granted, about
  * 2 ms of CPU each on the embedded database, so one request stays well within 100 ms.
  */
-export const MAX_DELEGATED_OBJECTS = 25;
+export const MAX_DELEGATED_OBJECTS = 20;
 
 /**
  * This server's extension of api:AccessDelegation (the API ontology has no such property; servers may
