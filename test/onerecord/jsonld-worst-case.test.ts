@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { connect } from "node:net";
 import jsonld from "jsonld";
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
 import { MAX_DELEGATED_OBJECTS } from "../../src/onerecord/delegations/access-delegation";
 import { MAX_JSON_LD_VALUES } from "../../src/onerecord/jsonld-bounds";
 import { readJsonLdNodes } from "../../src/onerecord/jsonld-codec";
-import { MAX_CHANGE_OPERATIONS } from "../../src/onerecord/objects/change-bounds";
+import { MAX_CHANGE_OPERATIONS, MAX_CHANGE_REQUEST_BYTES } from "../../src/onerecord/objects/change-bounds";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { newEmbeddedDataDir } from "../support/embedded-data-dirs";
 import { ADMIN_KEY, Disposers, startApp } from "../support/harness";
@@ -30,7 +31,11 @@ const AWB = "020-12345675";
 const WORST_REQUEST_CPU_MS = 100;
 /** What a victim must see while the costliest bodies are read. */
 const HEALTHZ_WITHIN_MS = 500;
-/** Requests measured per body, after one that warms the code up; their median is the body's cost. */
+/**
+ * Requests measured per body, after one that warms the code up. The least of them is the body's cost:
+ * what else runs on the machine only adds to a request's CPU (and on a virtual machine, time the host
+ * gave another is charged to whatever ran); the median is reported beside it.
+ */
 const MEASURED = 5;
 /** A stand-in replaced in each request by a new UUID (as long), so no request repeats another. */
 const NONCE = "00000000-0000-4000-8000-000000000000";
@@ -55,9 +60,35 @@ interface Measured {
   readonly route: string;
   readonly shape: string;
   readonly status: number;
+  /** The least CPU of the MEASURED requests, in ms: the body's cost. */
   readonly cpuMs: number;
+  readonly medianCpuMs: number;
   readonly bytes: number;
   readonly message: string;
+}
+
+/**
+ * A request written to its own connection but for the last byte of its body; `release` sends that
+ * byte, `status` resolves with the answer's status once the server has answered and closed.
+ */
+async function heldRequest(method: string, url: string, token: string, body: string) {
+  const { hostname, port, pathname } = new URL(url);
+  const bytes = Buffer.from(body);
+  const head =
+    `${method} ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${token}\r\n` +
+    `accept: application/ld+json\r\ncontent-type: application/ld+json\r\ncontent-length: ${bytes.length}\r\n` +
+    "connection: close\r\n\r\n";
+  const socket = connect(Number(port), hostname);
+  let answer = "";
+  socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+  const status = new Promise<number>((resolve, reject) => {
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)));
+  });
+  await new Promise<void>((resolve) =>
+    socket.write(Buffer.concat([Buffer.from(head), bytes.subarray(0, -1)]), () => resolve()),
+  );
+  return { status, release: () => socket.write(bytes.subarray(-1)) };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -188,8 +219,12 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
       token: () => keys.writer,
       base: () => change(1, "books"),
       own: () => ({
-        // Every operation a Change may hold, as much text each as its stored size allows.
-        operations: change(MAX_CHANGE_OPERATIONS, "x".repeat(4_000)),
+        // Every operation a Change may hold, with most of the text its stored size allows (a stored
+        // operation takes about 1 KB besides its value).
+        operations: change(
+          MAX_CHANGE_OPERATIONS,
+          "x".repeat(Math.floor((0.8 * MAX_CHANGE_REQUEST_BYTES) / MAX_CHANGE_OPERATIONS) - 1_000),
+        ),
       }),
       vary: ownTarget,
     },
@@ -277,7 +312,7 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
     return { status: res.status, text: await res.text() };
   };
 
-  /** The body's cost: the median of the server's CPU over MEASURED requests, after one unmeasured. */
+  /** The body's cost: the server's CPU for each of MEASURED requests, after one unmeasured. */
   const measure = async (route: Route, shape: string, body: Json): Promise<Measured> => {
     const text = JSON.stringify(body);
     await send(route, text, 0);
@@ -292,7 +327,8 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
       route: route.name,
       shape,
       status: answer.status,
-      cpuMs: median(spent),
+      cpuMs: Math.min(...spent),
+      medianCpuMs: median(spent),
       bytes: text.length,
       message: messageOf(answer.text),
     };
@@ -321,7 +357,7 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
     measured
       .map(
         (r) =>
-          `${r.route.padEnd(30)} ${r.shape.padEnd(16)} ${String(r.status).padEnd(4)} ${r.cpuMs.toFixed(1).padStart(6)} ms ${String(r.bytes).padStart(7)} B ${r.message.slice(0, 60)}`,
+          `${r.route.padEnd(30)} ${r.shape.padEnd(16)} ${String(r.status).padEnd(4)} ${r.cpuMs.toFixed(1).padStart(6)} ms (median ${r.medianCpuMs.toFixed(1).padStart(6)}) ${String(r.bytes).padStart(7)} B ${r.message.slice(0, 60)}`,
       )
       .join("\n");
 
@@ -343,7 +379,7 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
           });
           expect(measured.status).toBeLessThan(500);
         }
-      console.log(`CPU per request (median of ${MEASURED}):\n${table(results)}`);
+      console.log(`CPU per request (least of ${MEASURED}):\n${table(results)}`);
       const over = results.filter((r) => r.cpuMs > WORST_REQUEST_CPU_MS);
       expect(over.map((r) => `${r.route} ${r.shape}: ${r.cpuMs.toFixed(0)} ms`)).toEqual([]);
     },
@@ -357,7 +393,7 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
       for (const route of routes)
         for (const [shape, body] of Object.entries(route.own?.() ?? {}))
           measured.push(await measure(route, shape, body));
-      console.log(`CPU per request (median of ${MEASURED}):\n${table(measured)}`);
+      console.log(`CPU per request (least of ${MEASURED}):\n${table(measured)}`);
       expect(measured.map((r) => [r.route, r.shape, r.status])).toEqual([
         ["PATCH logistics-objects/{id}", "operations", 201],
         ["POST access-delegations", "objects", 201],
@@ -379,6 +415,7 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
       [routes[0]!, piece],
     ] as const) {
       const measured = await measure(route, "the issue's", body);
+      console.log(`the issue's body: ${table([measured])}`);
       expect([measured.status, measured.message]).toEqual([
         400,
         expect.stringContaining(`more than ${MAX_JSON_LD_VALUES} JSON values (MAX_JSON_LD_VALUES)`),
@@ -412,16 +449,18 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
     expect(after.map((answer) => answer.status)).toEqual([201, 201, 201, 201]);
   }, 60_000);
 
-  it(`answers /healthz within ${HEALTHZ_WITHIN_MS} ms while twenty of the costliest bodies are read at once`, async () => {
-    // Each route's costliest body (from the measurements above, else its text shape), twenty in all.
-    const worst = routes.map((route) => {
-      const bodies = bodiesOf(route);
-      const costliest = results
-        .filter((r) => r.route === route.name)
-        .sort((a, b) => b.cpuMs - a.cpuMs)
-        .find((r) => r.shape in bodies)?.shape;
-      return { route, text: JSON.stringify(bodies[costliest ?? "text"]) };
-    });
+  it(`answers /healthz within ${HEALTHZ_WITHIN_MS} ms while twenty of the costliest bodies arrive at the same instant`, async () => {
+    // The costliest body measured above (else the objects route's keys shape), twenty times.
+    const costliest = [...results].sort((a, b) => b.cpuMs - a.cpuMs).find((r) => r.shape in WORST_SHAPES);
+    const route = routes.find((r) => r.name === costliest?.route) ?? routes[0]!;
+    const text = JSON.stringify(bodiesOf(route)[costliest?.shape ?? "keys"]);
+    // Sent but for their last byte, then the twenty last bytes at once: the gateway finds every body
+    // complete on the same turn of its event loop, as an attacker would arrange.
+    const requests = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        heldRequest(route.method, route.url(100 + i), route.token(), (route.vary ?? withNonce)(text, 100 + i)),
+      ),
+    );
     // Each poll's wait is read as the gateway's CPU while it waited (a loaded machine stretches the
     // wall clock, not that), its wall-clock time kept beside it.
     const polls: Array<{ cpuMs: number; wallMs: number }> = [];
@@ -434,20 +473,20 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
         await res.arrayBuffer();
         expect(res.status).toBe(200);
         polls.push({ cpuMs: processCpuMs(server.child.pid!) - cpu, wallMs: performance.now() - started });
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        await new Promise((resolve) => setTimeout(resolve, 10));
       }
     })();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => {
-        const { route, text } = worst[i % worst.length]!;
-        return send(route, text, 100 + i);
-      }),
-    );
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    for (const request of requests) request.release();
+    const statuses = await Promise.all(requests.map((request) => request.status));
     polling = false;
     await poller;
-    expect(answers.filter((answer) => answer.status >= 500)).toEqual([]);
+    expect(statuses.filter((status) => !(status >= 200 && status < 500))).toEqual([]);
     expect(polls.length).toBeGreaterThan(1);
     const slowest = polls.reduce((a, b) => (b.cpuMs > a.cpuMs ? b : a));
+    console.log(
+      `/healthz, ${polls.length} polls: the longest wait ${slowest.cpuMs.toFixed(0)} ms of the gateway's CPU, ${slowest.wallMs.toFixed(0)} ms of wall clock`,
+    );
     expect({ ...slowest, under: slowest.cpuMs < HEALTHZ_WITHIN_MS }).toEqual({ ...slowest, under: true });
   }, 120_000);
 });
