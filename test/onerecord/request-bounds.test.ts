@@ -10,6 +10,7 @@ import {
   MAX_JSON_LD_TEXT,
   MAX_JSON_LD_VALUES,
 } from "../../src/onerecord/jsonld-bounds";
+import { MAX_ERROR_DETAILS } from "../../src/onerecord/api-error";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { WORST_SHAPES, worstBody } from "../support/jsonld-worst-bodies";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -247,6 +248,16 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record request bounds on %s", (backend) =
         description: "books",
       });
       expect(simple.status).toBe(201);
+    });
+
+    it("answers a body with 900 wrong properties with at most 100 error details, the last counting the rest", async () => {
+      const API = "https://onerecord.iata.org/ns/api#";
+      const wrong = Object.fromEntries(Array.from({ length: 900 }, (_, i) => [`${API}p${i}`, "x"]));
+      const res = await plainPost({ "@type": `${API}Subscription`, ...wrong }, subscriberKey, "subscriptions");
+      const details = res.body["api:hasErrorDetail"] as Array<Record<string, string>>;
+      expect([res.status, details.length]).toEqual([400, MAX_ERROR_DETAILS]);
+      expect(details.at(-1)!["api:hasMessage"]).toMatch(/ \d+ more errors not listed \(MAX_ERROR_DETAILS\)$/);
+      expect(res.text.length).toBeLessThan(100_000);
     });
 
     it("refuses text with NUL or a lone surrogate in a body with 400 naming the property, never 500", async () => {
