@@ -1,5 +1,5 @@
 /**
- * Registered callback prefixes (CONTRACT §2, issue 23 item 5): a prefix is a URL — its origin
+ * Registered callback prefixes (CONTRACT §2): a prefix is a URL — its origin
  * (scheme, host, port) matched exactly, its path on segment boundaries — not a string the callback
  * must start with. Unit tests of the matcher and of registration, then the same over the server: the
  * attack URLs answered 403, legitimate ones subscribed, bad prefixes refused where they are registered

@@ -9,7 +9,7 @@ import { getJson, graphql, postJson } from "./support/http";
 import { until } from "./support/webhooks";
 
 /**
- * Parking (issue 23, item 3): a disabled subscription's pending notifications are PARKED — every one
+ * Parking: a disabled subscription's pending notifications are PARKED — every one
  * of them, one whose lease ran out and one an ingestion racing the disable committed included — and
  * its owner reads them, and redelivers, with that state shown (this answered 500 when parking was a
  * due time of 'infinity'). Enabling the subscription makes them due at once. The worker is off: the

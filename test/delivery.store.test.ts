@@ -110,7 +110,7 @@ describe.each(BACKENDS)("the outbox store on %s", (backend) => {
       expect(after.leaseToken).toBeNull();
     });
 
-    describe("a delivery handed back is fenced against the holder it was taken from (issue 23, item 9)", () => {
+    describe("a delivery handed back is fenced against the holder it was taken from", () => {
       const auth = { authorization: `Bearer ${ADMIN_KEY}` };
       /**
        * A holder claims the delivery (its token), stalls past its lease, and meanwhile the delivery's

@@ -487,7 +487,7 @@ describe("the delivery worker's policy", () => {
       };
     }
 
-    it("does not count a 404 or 410 of one callback path against the origin: the circuit stays closed, another path on it keeps receiving (issue 23, item 4)", async () => {
+    it("does not count a 404 or 410 of one callback path against the origin: the circuit stays closed, another path on it keeps receiving", async () => {
       const shared = "http://shared:80";
       const wrong = [...Array.from({ length: 4 }, () => toPath(shared, "/missing")), toPath(shared, "/gone")];
       const right = toPath(shared, "/right");

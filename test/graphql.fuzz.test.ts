@@ -1,5 +1,5 @@
 /**
- * Hostile GraphQL at scale (issue 23): documents generated from the schema — nested selections,
+ * Hostile GraphQL at scale: documents generated from the schema — nested selections,
  * fragments spread in chains and diamonds (the issue's doubling document among them), inline
  * fragments, aliases, variables, @include/@skip, huge string and list literals, documents around the
  * token limit — sent to the running gateway over HTTP (with and without a key) and as websocket

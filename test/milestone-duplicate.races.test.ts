@@ -1,6 +1,6 @@
 /**
  * A repeated event whose original is deleted (by retention) between the ingestion's insert — which
- * saw the original, so stored nothing — and its read of the original's id (issue 23 item 10). It
+ * saw the original, so stored nothing — and its read of the original's id. It
  * was answered with no event id at all (a 500 over REST); it is now stored as new, as the same event
  * sent a moment later would be. The race is driven through the service's `afterInsert` seam, which
  * runs between those two statements: on PostgreSQL the delete is retention's kind of statement on

@@ -4,7 +4,7 @@
  * server that starts next on the same database shows. A connection the kernel had queued but the
  * server never took is reset when the listener closes; such a request was never accepted — the
  * server's own log (each request's id is its eventId) tells the two apart. And the standalone
- * delivery worker's stop: bounded by the same deadline as the gateway's (issue 23 item 2).
+ * delivery worker's stop: bounded by the same deadline as the gateway's.
  */
 import http from "node:http";
 import { ADMIN_KEY, describeBackend, Disposers, startApp } from "./support/harness";

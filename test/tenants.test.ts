@@ -176,7 +176,7 @@ describe.each(BEHAVIOUR_BACKENDS)("tenant isolation on %s", (backend) => {
 });
 
 /**
- * One tenant cannot suppress another's milestones (issue 23 item 6): a caller's eventId is its own
+ * One tenant cannot suppress another's milestones: a caller's eventId is its own
  * (the dedupe key names the client), and the ids the gateway derives from carrier messages
  * ("fsu:…", "xfsu:…") cannot be sent as a caller's eventId.
  */
