@@ -7,7 +7,7 @@
  * /healthz must keep answering throughout, and no request may take more than a generous bound of
  * server CPU (measured with `process.cpuUsage()` around each request: the gateway runs in this
  * process, so the figure also holds the client's own share and whatever ran meanwhile — an upper
- * bound). The measured maximum is printed and recorded in docs/SECURITY.md; only the liveness bound
+ * bound). The measured maximum is printed; only the liveness bound
  * is asserted, which catches an exponential walk without depending on the machine's speed.
  * Fixed seeds, so a failure is reproducible.
  */
