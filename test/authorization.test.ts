@@ -378,9 +378,9 @@ describe("REST routes declare who may call them", () => {
       expect(Object.fromEntries([...byRoute].filter(([, access]) => typeof access === "object"))).toEqual(SCOPED);
       expect([...byRoute].filter(([, access]) => access === "per-field").map(([route]) => route)).toEqual([
         "GET /graphql",
+        "HEAD /graphql",
         "POST /graphql",
         "OPTIONS /graphql",
-        "HEAD /graphql",
       ]);
       // The ONE Record plugin authenticates its callers itself and decides per object: every route under
       // its base path, and only those, says so.

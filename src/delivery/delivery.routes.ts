@@ -13,7 +13,6 @@ import {
 } from "./delivery.schemas";
 import type { DeliveryService } from "./delivery.service";
 
-const security = [{ bearer: [] }];
 const SUBSCRIPTION_NOT_FOUND = { 404: "No subscription of this client has the id (SUBSCRIPTION_NOT_FOUND)" };
 
 type ListRequest = FastifyRequest<{ Params: { id: string }; Querystring: { status?: string; first?: number } }>;
@@ -42,7 +41,7 @@ export function registerDeliveryRoutes(
     {
       schema: {
         tags: ["deliveries"],
-        security,
+        operationId: "listDeliveries",
         summary: "A subscription's deliveries with their attempts, newest first",
         params: subscriptionIdParams,
         querystring: listQuery,
@@ -63,7 +62,7 @@ export function registerDeliveryRoutes(
     {
       schema: {
         tags: ["deliveries"],
-        security,
+        operationId: "redeliverDeadDeliveries",
         summary: "Requeue every dead delivery of a subscription, optionally created in [from, to)",
         params: subscriptionIdParams,
         querystring: redeliverQuery,
@@ -101,7 +100,7 @@ export function registerDeliveryRoutes(
     {
       schema: {
         tags: ["deliveries"],
-        security,
+        operationId: "redeliverDelivery",
         summary: "Send one dead or delivered notification again (same webhook-id)",
         params: deliveryIdParams,
         response: {

@@ -3,6 +3,7 @@ import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
 } from "@apollo/server/plugin/disabled";
+import type { SwaggerTransform } from "@fastify/swagger";
 import { fastifyApolloHandler } from "@as-integrations/fastify";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type DocumentNode, type GraphQLSchema, Kind, OperationTypeNode, parse, printSchema } from "graphql";
@@ -121,15 +122,90 @@ export async function mountApollo<Admission extends { caller: Promise<unknown> }
       }
     });
     if (responseCache) serveFromCache(scope, responseCache, (request) => keyed.has(request));
-    scope.route({
-      url: "/graphql",
-      method: ["GET", "POST", "OPTIONS"],
-      config: { auth: "per-field" },
-      handler: fastifyApolloHandler(apollo, { context: (request) => createContext(request, admissions.get(request)) }),
+    const handler = fastifyApolloHandler(apollo, {
+      context: (request: FastifyRequest) => createContext(request, admissions.get(request)),
     });
+    // One route per method, each its own operation in /openapi.json; OPTIONS is no operation of the API.
+    for (const method of ["GET", "POST", "OPTIONS"] as const)
+      scope.route({
+        url: "/graphql",
+        method,
+        schema: method === "OPTIONS" ? { hide: true } : GRAPHQL_OPERATIONS[method],
+        config: { auth: "per-field", swaggerTransform: documentedAnswers },
+        handler,
+      });
   });
   return apollo;
 }
+
+/** What /openapi.json says of GET and POST /graphql; schema.graphql and docs/API.md say the rest. */
+const GRAPHQL_OPERATIONS = {
+  GET: {
+    tags: ["graphql"],
+    operationId: "queryGraphqlByGet",
+    summary: "Run a GraphQL query given in the query string",
+    description:
+      "GraphQL over HTTP: `query`, `operationName` and `variables` (JSON) in the query string; queries only, mutations take POST. The request needs a `content-type` header or an `apollo-require-preflight` one (cross-site request forgery protection). A browser asking for text/html gets the GraphQL IDE instead. Fields that need a key say which scope in schema.graphql.",
+  },
+  POST: {
+    tags: ["graphql"],
+    operationId: "executeGraphql",
+    summary: "Run a GraphQL query or mutation, or a batch of them",
+    description:
+      "GraphQL over HTTP: a JSON body `{ query, operationName?, variables? }`, or an array of them (a batch). Subscriptions go over the websocket at the same path (protocol graphql-transport-ws). Fields that need a key say which scope in schema.graphql.",
+  },
+} as const;
+
+const graphqlResult = {
+  type: "object",
+  description: "GraphQL over HTTP's result: `data`, and `errors` each with `extensions.code` (docs/API.md lists them)",
+  properties: { data: { type: ["object", "null"] }, errors: { type: "array", items: { type: "object" } } },
+};
+const graphqlAnswer = (description: string, withProblem: boolean) => ({
+  description,
+  content: {
+    "application/json": { schema: graphqlResult },
+    ...(withProblem ? { "application/problem+json": { schema: { $ref: "Problem#" } } } : {}),
+  },
+});
+const retryAfter = { "retry-after": { type: "integer", description: "Seconds to wait before retrying" } };
+
+/**
+ * GraphQL's answers, for the document only: a route response schema would also be Fastify's
+ * serializer for the refusals sent as objects (`refuse` below).
+ */
+const documentedAnswers: SwaggerTransform = ({ schema, url }) => ({
+  url,
+  schema: {
+    ...schema,
+    response: {
+      200: {
+        description: "The result (errors of single fields included)",
+        content: {
+          "application/json": { schema: graphqlResult },
+          "application/graphql-response+json": { schema: graphqlResult },
+        },
+      },
+      400: graphqlAnswer(
+        "Not a GraphQL request this server runs: no query, a syntax or validation error, over a limit (QUERY_TOO_COMPLEX), or a body that is not JSON (MALFORMED_JSON, problem+json)",
+        true,
+      ),
+      403: graphqlAnswer("The operation is not on the allow-list (OPERATION_NOT_ALLOWED)", false),
+      413: {
+        description: "The body exceeds 1 MiB (PAYLOAD_TOO_LARGE)",
+        content: { "application/problem+json": { schema: { $ref: "Problem#" } } },
+      },
+      429: {
+        ...graphqlAnswer("Over the rate limit of the key, or of requests without one (RATE_LIMITED)", false),
+        headers: retryAfter,
+      },
+      503: {
+        ...graphqlAnswer("A query ran past its time limit (OPERATION_TIMED_OUT)", false),
+        headers: retryAfter,
+      },
+    },
+  },
+});
 
 /**
  * Apollo Server 5 takes no executor of one's own; its `gateway` option (made for Apollo Gateway) is

@@ -15,7 +15,12 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
   app.get(
     "/healthz",
     {
-      schema: { tags, summary: "Liveness", response: { 200: liveness, ...problems(ALWAYS) } },
+      schema: {
+        tags,
+        operationId: "getLiveness",
+        summary: "Liveness",
+        response: { 200: liveness, ...problems(ALWAYS) },
+      },
       config: { auth: "public" },
     },
     async () => ({ status: "ok" }) as const,
@@ -26,6 +31,7 @@ export function registerHealthRoutes(app: FastifyInstance, health: HealthService
     {
       schema: {
         tags,
+        operationId: "getReadiness",
         summary: "Readiness: the database answers and every migration is applied",
         response: {
           200: { description: "Ready", ...ref("HealthReport") },

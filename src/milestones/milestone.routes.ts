@@ -9,8 +9,6 @@ import { carrierFormatOf, type MessageContents, readCarrierMessage } from "../in
 import { milestoneView } from "./milestone.view";
 import { ingestAnswerView } from "./ingest-answer.view";
 
-const security = [{ bearer: [] }];
-
 export async function registerMilestoneRoutes(
   app: FastifyInstance,
   deps: {
@@ -50,7 +48,7 @@ export async function registerMilestoneRoutes(
       {
         schema: {
           tags: ["milestones"],
-          security,
+          operationId: "ingestMilestones",
           summary:
             "Ingest one milestone or up to 1,000 (scope events:write): JSON, or Cargo-IMP FSU (text/plain) or Cargo-XML XFSU (application/xml) messages",
           body: {
@@ -80,7 +78,7 @@ export async function registerMilestoneRoutes(
     {
       schema: {
         tags: ["milestones"],
-        security,
+        operationId: "listMilestones",
         summary: "The stored milestones of an AWB, in the order they happened (scope events:read or subscriptions)",
         querystring: historyQuery,
         response: {
@@ -99,7 +97,7 @@ export async function registerMilestoneRoutes(
     {
       schema: {
         tags: ["milestones"],
-        security,
+        operationId: "listCarrierStatuses",
         summary:
           "Every status FSU and XFSU messages reported for an AWB, milestones or not (FOH, customs codes, OCI lines…), with pieces and weight, in the order they happened (scope events:read or subscriptions)",
         querystring: historyQuery,

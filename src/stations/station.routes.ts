@@ -32,6 +32,7 @@ export function registerStationRoutes(
     {
       schema: {
         tags,
+        operationId: "listStationCodes",
         summary: "Every station code, sorted",
         response: {
           200: { description: "The codes", type: "array", items: { type: "string" } },
@@ -48,6 +49,7 @@ export function registerStationRoutes(
     {
       schema: {
         tags,
+        operationId: "getStations",
         summary: "Several stations, in the order asked (duplicates collapsed)",
         body: stationCodesBody,
         response: {
@@ -91,6 +93,7 @@ export function registerStationRoutes(
     {
       schema: {
         tags,
+        operationId: "getStation",
         summary: "One station",
         ...oneStation,
         response: { 200: { description: "The station", ...ref("Station") }, ...oneStation.response },
@@ -105,6 +108,7 @@ export function registerStationRoutes(
     {
       schema: {
         tags,
+        operationId: "getStationProducts",
         summary: "Temperature-controlled product handling at a station",
         ...oneStation,
         response: {

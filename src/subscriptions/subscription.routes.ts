@@ -8,7 +8,6 @@ import { readSubscriptionBody } from "./subscription.validate";
 import { subscriptionView } from "./subscription.view";
 
 const tags: readonly string[] = ["subscriptions"];
-const security = [{ bearer: [] }];
 const CALLBACK_PROBLEMS = {
   403: "The API key lacks the scope (INSUFFICIENT_SCOPE), or the callback is outside the client's registered prefixes (CALLBACK_NOT_REGISTERED)",
   409: "The client already sends this AWB to this callback (SUBSCRIPTION_EXISTS, subscriptionId), or has reached its subscription limit (SUBSCRIPTION_LIMIT_REACHED, limit)",
@@ -61,7 +60,7 @@ export function registerSubscriptionRoutes(
     {
       schema: {
         tags,
-        security,
+        operationId: "createSubscription",
         summary: "Subscribe to an AWB's milestones",
         body: subscriptionBody({ withId: false }),
         response: {
@@ -85,7 +84,7 @@ export function registerSubscriptionRoutes(
     {
       schema: {
         tags,
-        security,
+        operationId: "listSubscriptions",
         summary: "The caller's subscriptions, optionally filtered",
         querystring: listQuery,
         response: {
@@ -126,7 +125,7 @@ export function registerSubscriptionRoutes(
     {
       schema: {
         tags,
-        security,
+        operationId: "getSubscription",
         summary: "One subscription",
         params: subscriptionIdParams,
         response: { 200: answer, ...problems([400, ...KEYED, 404, ...ALWAYS, ...DATABASE], NOT_FOUND) },
@@ -141,7 +140,7 @@ export function registerSubscriptionRoutes(
     {
       schema: {
         tags,
-        security,
+        operationId: "replaceSubscription",
         summary: "Replace a subscription",
         params: subscriptionIdParams,
         body: subscriptionBody({ withId: true }),
@@ -164,7 +163,7 @@ export function registerSubscriptionRoutes(
     {
       schema: {
         tags,
-        security,
+        operationId: "deleteSubscription",
         summary: "Delete a subscription",
         params: subscriptionIdParams,
         response: {
@@ -185,7 +184,7 @@ export function registerSubscriptionRoutes(
     {
       schema: {
         tags,
-        security,
+        operationId: "enableSubscription",
         summary:
           "Enable a subscription that delivery disabled (every attempt failed for DELIVERY_DISABLE_AFTER_HOURS); its parked notifications are sent again",
         params: subscriptionIdParams,
