@@ -190,7 +190,7 @@ const codeOf = (event: Record<string, unknown>) =>
   String((event["cargo:eventCode"] as { "@id"?: string } | undefined)?.["@id"] ?? "").replace(/^.*#/, "");
 
 interface LiveEvent {
-  sequence: number;
+  sequence: string;
   state: string;
   station: string | null;
   flight: string | null;

@@ -65,7 +65,7 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
     for (const [index, entry] of entries.entries()) expect(source(entry)).toContain(`defineShard(${index});`);
   }, 60_000);
 
-  it("in the gate, hold every file but the full suite's own, which README lists by name", async () => {
+  it("in the gate, hold every file but the full suite's own, which CONTRIBUTING.md lists by name", async () => {
     const everyFile = await listTests([]);
     for (const file of plan.FULL_ONLY) expect(everyFile).toContain(file);
     const fullOnly = everyFile.filter((file) => plan.fullOnly(file));
@@ -79,10 +79,10 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
     expect([...sharded, ...isolated, ...serial].sort()).toEqual(everyFile.filter((file) => !plan.fullOnly(file)));
     const entries = Array.from({ length: plan.SHARDS }, (_, index) => `test/shards/${index + 1}.shard.ts`);
     expect(await listTests(plan.phaseOne(gate))).toEqual([...entries, ...isolated].sort());
-    // README names each file the gate leaves out, each file with a test or describe it skips for the full
-    // suite (inFullSuite, itInFullSuite), and the pattern's files by the pattern.
-    const readme = source("README.md");
-    const section = readme.slice(readme.indexOf("### The gate and the full suite"));
+    // CONTRIBUTING.md names each file the gate leaves out, each file with a test or describe it skips for
+    // the full suite (inFullSuite, itInFullSuite), and the pattern's files by the pattern.
+    const contributing = source("CONTRIBUTING.md");
+    const section = contributing.slice(contributing.indexOf("### The gate and the full suite"));
     const end = section.indexOf("and runs less of");
     expect(end).toBeGreaterThan(0);
     const leftOut = section.slice(section.indexOf("\n- "), end); // the list of what the gate leaves out
