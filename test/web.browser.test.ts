@@ -249,6 +249,21 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "ide-subscription");
   });
 
+  test("the IDE says where the key goes when a subscription is run without one", async () => {
+    // A first visit: no stored key, so the Headers tab is empty.
+    const subscription = `subscription { awbStatusChanged(awb: "${AWB_A}") { state } }`;
+    const page = await openPage(`/graphql?query=${encodeURIComponent(subscription)}`);
+    await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
+    await page.click(".graphiql-execute-button");
+    const result = page.locator(".result-window");
+    await result.filter({ hasText: "Headers tab" }).waitFor({ timeout: 5_000 });
+    const text = (await result.textContent()) ?? "";
+    // The result shows the error as JSON, its quotes escaped.
+    expect(text).toContain('put it in the Headers tab below, as {\\"Authorization\\": \\"Bearer <key>\\"}');
+    expect(text).not.toContain("connection_init");
+    await screenshot(page, "ide-subscription-without-key");
+  });
+
   test("the IDE's example fits its editor at 1280 px: no line runs past the visible width", async () => {
     // A first visit: no stored key, so the editor shows the example and its comments.
     const page = await openPage("/graphql");

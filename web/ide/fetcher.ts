@@ -37,7 +37,8 @@ export function createGatewayFetcher(): (
     const headers = Object.fromEntries(
       Object.entries(opts?.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
     );
-    if (isSubscription(params, opts?.documentAST)) return subscribe(clientFor(headers.authorization), params);
+    if (isSubscription(params, opts?.documentAST))
+      return subscribe(clientFor(headers.authorization), params, headers.authorization !== undefined);
     return fetch("/graphql", {
       method: "POST",
       headers: {
@@ -60,7 +61,7 @@ function isSubscription(params: Params, document: DocumentNode | undefined): boo
 }
 
 /** The subscription's results; a socket closed by the gateway (a refused key, 4401) becomes an error result. */
-async function* subscribe(client: Client, params: Params): AsyncGenerator<Result> {
+async function* subscribe(client: Client, params: Params, sentKey: boolean): AsyncGenerator<Result> {
   try {
     for await (const result of client.iterate({
       query: params.query,
@@ -71,8 +72,24 @@ async function* subscribe(client: Client, params: Params): AsyncGenerator<Result
   } catch (error) {
     if (error && typeof error === "object" && "code" in error) {
       const { code, reason } = error as { code: number; reason?: string };
-      yield errorResult(`The websocket was closed (${code}): ${reason || "no reason given"}`);
+      yield errorResult(closedSocketMessage(code, reason, sentKey));
     } else if (Array.isArray(error)) yield errorResult(...error.map((e: { message?: string }) => e.message ?? "error"));
     else yield errorResult(error instanceof Error ? error.message : String(error));
   }
+}
+
+const IN_HEADERS_TAB = 'in the Headers tab below, as {"Authorization": "Bearer <key>"}';
+
+/**
+ * What the IDE says when the gateway closes the subscription's socket. For a refused key, where the key
+ * goes in this page, not the close reason, which tells a websocket client what to send in connection_init.
+ */
+function closedSocketMessage(code: number, reason: string | undefined, sentKey: boolean): string {
+  if (code === 4401 && !sentKey)
+    return `Subscriptions need an API key with the events:read scope: put it ${IN_HEADERS_TAB}.`;
+  if (code === 4401)
+    return `The gateway did not accept the API key in the Headers tab (unknown or revoked): put a valid one there, as {"Authorization": "Bearer <key>"}.`;
+  if (code === 4403)
+    return `${reason || "The API key lacks the scope"}: subscriptions need a key with the events:read scope, ${IN_HEADERS_TAB}.`;
+  return `The websocket was closed (${code}): ${reason || "no reason given"}`;
 }
