@@ -196,6 +196,60 @@ interface LiveEvent {
   flight: string | null;
 }
 
+/**
+ * Subscribes to the AWB over the GraphQL websocket from its start (`after: "0"`): what is stored before
+ * the subscription is in place is replayed, then it continues live, without a gap.
+ */
+function watchLive(settings: Settings, awb: string) {
+  const live = collector<LiveEvent>("live events");
+  const url = `${settings.gateway.replace(/^http/, "ws")}/graphql`;
+  const ws = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${settings.key}` },
+    retryAttempts: 0,
+  });
+  ws.subscribe<{ awbStatusChanged: LiveEvent }>(
+    {
+      query: `subscription ($awb: String!) { awbStatusChanged(awb: $awb, after: "0") { sequence state station flight } }`,
+      variables: { awb },
+    },
+    {
+      next: ({ data, errors }) =>
+        data ? live.add(data.awbStatusChanged) : live.fail(new StepFailed(`live: ${JSON.stringify(errors)}`)),
+      error: (error) => {
+        const close = error as { code?: number; reason?: string };
+        live.fail(new StepFailed(`live: the websocket closed (${close.code ?? ""} ${close.reason ?? String(error)})`));
+      },
+      complete: () => live.fail(new StepFailed("live: the subscription completed before its events came")),
+    },
+  );
+  say("live", `GraphQL websocket ${url}: awbStatusChanged(awb: "${awb}")`);
+  return { waitFor: (count: number) => live.waitFor(count), dispose: () => ws.dispose() };
+}
+
+/** The AWB as a ONE Record partner reads it: its Waybill (found by AWB), then its Shipment's events. */
+async function readThroughOneRecord(settings: Settings, awb: string): Promise<void> {
+  const byAwb = `/onerecord/logistics-objects/awb-${awb}`;
+  const redirect = await call(settings, "ONE Record", "GET", byAwb, 307, { redirect: "manual" });
+  const waybillUrl = redirect.headers.get("location")!;
+  const waybill = (await (
+    await call(settings, "ONE Record", "GET", waybillUrl, 200, { accept: "application/ld+json" })
+  ).json()) as Record<string, unknown>;
+  const shipmentUrl = (waybill["cargo:shipment"] as { "@id": string })["@id"];
+  say("ONE Record", `GET ${byAwb} → 307 → ${String(waybill["@type"])} ${waybillUrl}`);
+  const collection = (await (
+    await call(settings, "ONE Record", "GET", `${shipmentUrl}/logistics-events`, 200, {
+      accept: "application/ld+json",
+    })
+  ).json()) as Record<string, unknown>;
+  const codes = itemsOf(collection).map(codeOf);
+  const events = `${new URL(shipmentUrl).pathname}/logistics-events`;
+  say("", `GET ${events} → ${codes.length} StatusUpdateEvents: ${codes.join(", ")}`);
+  if (codes.join(",") !== "RCS,DEP")
+    throw new StepFailed(`ONE Record: the Shipment's events are ${codes.join(",")}, not RCS,DEP`);
+}
+
 async function walk(settings: Settings): Promise<void> {
   const awb = newAwb();
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -204,8 +258,13 @@ async function walk(settings: Settings): Promise<void> {
     say("gateway", `${settings.gateway} is ready (${ready.databaseKind} database); this run's AWB is ${awb}`);
 
     const notifications = collector<Notification>("notifications");
+    const seen = new Set<string>(); // delivery is at least once: a notification may come twice
     const receiver = await startReceiver(0, settings.secret, (notification) => {
-      if (notification.verifiedBy !== undefined) return notifications.add(notification);
+      if (notification.verifiedBy !== undefined) {
+        if (seen.has(notification.webhookId)) return;
+        seen.add(notification.webhookId);
+        return notifications.add(notification);
+      }
       notifications.fail(
         new StepFailed(
           `notification ${notification.webhookId}: its signature does not verify with SIGNING_SECRET (answered 401)`,
@@ -215,38 +274,8 @@ async function walk(settings: Settings): Promise<void> {
     cleanups.push(() => receiver.close());
     say("receiver", `${receiver.url}/hook answers OPTIONS with Allow: POST and checks each POST's signature`);
 
-    // Subscribed before anything is ingested, and from the AWB's start (`after: "0"`): what is
-    // stored before the subscription is in place is replayed, then it continues live, without gap.
-    const live = collector<LiveEvent>("live events");
-    const ws = createClient({
-      url: `${settings.gateway.replace(/^http/, "ws")}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${settings.key}` },
-      retryAttempts: 0,
-    });
-    cleanups.push(() => ws.dispose());
-    ws.subscribe<{ awbStatusChanged: LiveEvent }>(
-      {
-        query: `subscription ($awb: String!) { awbStatusChanged(awb: $awb, after: "0") { sequence state station flight } }`,
-        variables: { awb },
-      },
-      {
-        next: ({ data, errors }) =>
-          data ? live.add(data.awbStatusChanged) : live.fail(new StepFailed(`live: ${JSON.stringify(errors)}`)),
-        error: (error) => {
-          const close = error as { code?: number; reason?: string };
-          live.fail(
-            new StepFailed(`live: the websocket closed (${close.code ?? ""} ${close.reason ?? String(error)})`),
-          );
-        },
-        complete: () => live.fail(new StepFailed("live: the subscription completed before its events came")),
-      },
-    );
-    say(
-      "live",
-      `GraphQL websocket ${settings.gateway.replace(/^http/, "ws")}/graphql: awbStatusChanged(awb: "${awb}")`,
-    );
-
+    const live = watchLive(settings, awb);
+    cleanups.push(() => live.dispose());
     const subscribe = "/carrier/handling/shipment/subscribe";
     const subscription = (await (
       await call(settings, "subscribe", "POST", subscribe, 201, {
@@ -296,29 +325,13 @@ async function walk(settings: Settings): Promise<void> {
         `#${event.sequence} ${event.state} at ${event.station ?? "?"}${event.flight ? ` on ${event.flight}` : ""}`,
       );
 
-    const byAwb = `/onerecord/logistics-objects/awb-${awb}`;
-    const redirect = await call(settings, "ONE Record", "GET", byAwb, 307, { redirect: "manual" });
-    const waybillUrl = redirect.headers.get("location")!;
-    const waybill = (await (
-      await call(settings, "ONE Record", "GET", waybillUrl, 200, { accept: "application/ld+json" })
-    ).json()) as Record<string, unknown>;
-    const shipmentUrl = (waybill["cargo:shipment"] as { "@id": string })["@id"];
-    say("ONE Record", `GET ${byAwb} → 307 → ${String(waybill["@type"])} ${waybillUrl}`);
-    const collection = (await (
-      await call(settings, "ONE Record", "GET", `${shipmentUrl}/logistics-events`, 200, {
-        accept: "application/ld+json",
-      })
-    ).json()) as Record<string, unknown>;
-    const codes = itemsOf(collection).map(codeOf);
-    say(
-      "",
-      `GET ${new URL(shipmentUrl).pathname}/logistics-events → ${codes.length} StatusUpdateEvents: ${codes.join(", ")}`,
-    );
-    if (codes.join(",") !== "RCS,DEP")
-      throw new StepFailed(`ONE Record: the Shipment's events are ${codes.join(",")}, not RCS,DEP`);
+    await readThroughOneRecord(settings, awb);
   } catch (error) {
     // What the run left behind goes either way; the step that failed is the one to report.
-    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
+    for (const cleanup of cleanups.reverse())
+      await Promise.resolve()
+        .then(cleanup)
+        .catch(() => {});
     throw error;
   }
   for (const cleanup of cleanups.reverse()) await cleanup();

@@ -207,8 +207,8 @@ function bash(block: string): ChildProcess & { output: () => string; exited: Pro
     detached: true, // its own process group, so that stopping it stops the demo it runs too
   });
   let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return Object.assign(child, { output: () => output, exited });
 }
