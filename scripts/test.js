@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm test (the gate, what CI runs) and npm run test:full (everything): the import-direction check, then
-// Jest in two phases, with the static checks beside them. README, "The gate and the full suite".
+// Jest in two phases, with the static checks beside them. CONTRIBUTING.md, "The gate and the full suite".
 // - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
 // - Phase 1: every test file but the rate and browser tests, three Jest workers, in shards
@@ -136,7 +136,7 @@ async function main() {
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
         "for the full suite, the behaviour tests' PostgreSQL half, three quarters of each fuzz run and " +
-        '18 of the live churn test\'s 30 rounds: npm run test:full runs them (README, "The gate and the full suite").',
+        '18 of the live churn test\'s 30 rounds: npm run test:full runs them (CONTRIBUTING.md, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);
 }

@@ -41,7 +41,7 @@ describe("live subscriptions under churn (pglite)", () => {
   it("releases every subscription at once on complete and on socket close: a thousand cycles and more leave the gauges at 0 and memory flat", async () => {
     if (!gc) throw new Error("run Jest with node --expose-gc (scripts/test.js does)");
     // The gate runs 12 rounds: the 900 cycles after warm-up still grow the heap by ~13 MiB with the leak
-    // this guards against, though a leak under ~9 KiB a cycle passes it (README, "The gate and the full
+    // this guards against, though a leak under ~9 KiB a cycle passes it (CONTRIBUTING.md, "The gate and the full
     // suite"; the full suite's bound: ~3 KiB).
     const ROUNDS = IN_GATE ? 12 : 30;
     const PER_ROUND = 100;

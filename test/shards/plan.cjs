@@ -24,7 +24,7 @@ const ISOLATED = ["test/migrations.fast-path.test.ts"];
  * and stop deadlines), of the admin commands run as processes, of services and receivers failing under
  * gateway processes (`*.faults`, `*.rates`), and of the schema's history (migrations replayed and
  * diffed, the embedded template made). Most start processes of their own, each costing about a second
- * or more of CPU. README, "The gate and the full suite", lists the same files (test/shards.test.ts
+ * or more of CPU. CONTRIBUTING.md, "The gate and the full suite", lists the same files (test/shards.test.ts
  * holds the two equal); single tests and describes elsewhere are marked with test/support/suite.ts.
  */
 const FULL_ONLY = [

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 
-/** Debian's Chromium (`apt-get install -y chromium`, README "Development"); Playwright's own browser download cannot work on these machines. */
+/** Debian's Chromium (`apt-get install -y chromium`, CONTRIBUTING.md "What the tests need"); Playwright's own browser download cannot work on these machines. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** Where page tests leave their screenshots, for people to look at. */

@@ -1,5 +1,5 @@
 // Which suite a test runs in: the gate (`npm test`, what CI runs) or the full suite (`npm run
-// test:full`, and any direct Jest run). README, "The gate and the full suite".
+// test:full`, and any direct Jest run). CONTRIBUTING.md, "The gate and the full suite".
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the plan is CommonJS, shared with scripts/test.js
 const { SUITE_ENV } = require("../shards/plan.cjs") as { SUITE_ENV: string };
 
@@ -15,7 +15,7 @@ export function runsInSuite(full: number): number {
 }
 
 /**
- * `describer` (describe, or `describeBackend(…)`) for tests the gate leaves to the full suite (README,
+ * `describer` (describe, or `describeBackend(…)`) for tests the gate leaves to the full suite (CONTRIBUTING.md,
  * "The gate and the full suite", lists them: a command or a worker run as a process of its own, the
  * migrations replayed): in the gate it skips them, naming the full suite; otherwise it is `describer`.
  */
