@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { type ClientService, createClientService } from "../src/clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../src/clients/secret-box";
 import { DEFAULT_GRACE_SECONDS } from "../src/clients/signing-secrets";
-import { loadConfigOrExit, printFirstStart, printProblems, runCli } from "../src/cli";
+import { databaseKindOf, loadConfigOrExit, printFirstStart, printProblems, runCli } from "../src/cli";
 import { openConfiguredDatabase } from "../src/db/database";
 import { AppError } from "../src/errors";
 import { createLogger } from "../src/log";
@@ -326,7 +326,7 @@ async function main(): Promise<number> {
     });
     await clients.prepareSecrets();
     const bootstrap = await clients.ensureBootstrapClient(config.bootstrap);
-    if (bootstrap.created) printFirstStart(bootstrap, { byAdminCommand: true });
+    if (bootstrap.created) printFirstStart(bootstrap, { byAdminCommand: true }, databaseKindOf(config));
     await run(
       command,
       parsed.values as Record<string, string | undefined>,

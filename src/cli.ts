@@ -61,6 +61,12 @@ export function runCli(main: () => Promise<number>): void {
   );
 }
 
+/** Where the gateway keeps its data, which decides when a lost key can be replaced. */
+export type DatabaseKind = "embedded" | "postgresql";
+
+export const databaseKindOf = (config: Pick<Config, "databaseUrl">): DatabaseKind =>
+  config.databaseUrl ? "postgresql" : "embedded";
+
 /**
  * Shown once, by whichever entry point created the first client (the server's first start, or an
  * admin command on a new database): later runs find the client and never see the generated values.
@@ -68,7 +74,17 @@ export function runCli(main: () => Promise<number>): void {
 export function printFirstStart(
   bootstrap: CreatedBootstrap,
   where: { url: string } | { notListening: true } | { byAdminCommand: true },
+  database: DatabaseKind,
 ): void {
+  process.stdout.write(`${firstStartBlock(bootstrap, where, database).join("\n")}\n`);
+}
+
+/** The lines `printFirstStart` prints. */
+export function firstStartBlock(
+  bootstrap: CreatedBootstrap,
+  where: { url: string } | { notListening: true } | { byAdminCommand: true },
+  database: DatabaseKind,
+): string[] {
   const line = "─".repeat(72);
   const after =
     "url" in where
@@ -80,18 +96,28 @@ export function printFirstStart(
       : "notListening" in where
         ? [" (The gateway did not start: see the next line.)"]
         : [" (Created by this admin command: `npm start` with the same DATA_DIR / DATABASE_URL serves it.)"];
-  const rows = [
+  // A running gateway holds its embedded database (db/data-dir-lock.ts): the command waits for its
+  // stop. PostgreSQL takes both at once.
+  const replacement =
+    database === "embedded"
+      ? [
+          " Shown this once: keep them. A lost key is replaced with the gateway stopped (it holds",
+          " its embedded database while it runs), by this command with the gateway's DATA_DIR:",
+        ]
+      : [
+          " Shown this once: keep them. A lost key is replaced, while the gateway runs, by this",
+          " command with the gateway's DATABASE_URL:",
+        ];
+  return [
     line,
     ` First start: created a client with every scope (its id: ${bootstrap.clientId}).`,
     ...(bootstrap.generated.apiKey ? [` API key          ${bootstrap.generated.apiKey}`] : []),
     ...(bootstrap.generated.signingSecret
       ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`]
       : []),
-    " Shown this once: keep them. A lost key is replaced, with the gateway stopped, by",
+    ...replacement,
     `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,objects:write,admin`,
-    "   (give it the gateway's DATA_DIR or DATABASE_URL)",
     ...after,
     line,
   ];
-  process.stdout.write(`${rows.join("\n")}\n`);
 }

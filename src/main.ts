@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { type App, createApp } from "./app";
-import { exitAfterLog, loadConfigOrExit, printFirstStart } from "./cli";
+import { databaseKindOf, exitAfterLog, loadConfigOrExit, printFirstStart } from "./cli";
 import { CliError } from "./errors";
 import type { Config } from "./config";
 import { createLogger, SERVICE } from "./log";
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   } catch (error) {
     // The first client was created before the port turned out to be taken: show its credentials
     // now, or they would never be shown (later starts find the client and create none).
-    if (app.bootstrap.created) printFirstStart(app.bootstrap, { notListening: true });
+    if (app.bootstrap.created) printFirstStart(app.bootstrap, { notListening: true }, databaseKindOf(config));
     if (error instanceof CliError) {
       console.error(error.message);
       process.exit(1);
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       "ONE_RECORD_BASE_URL is not set: ONE Record URIs name the listening address, which partners may not reach; set it to the URL they use",
     );
   log.info({ url, graphql: `${url}/graphql` }, "gateway listening");
-  if (app.bootstrap.created) printFirstStart(app.bootstrap, { url });
+  if (app.bootstrap.created) printFirstStart(app.bootstrap, { url }, databaseKindOf(config));
   // Ends the process should its event loop stop turning (it could not even see SIGTERM then) or a
   // stop overrun its deadline; not while a debugger is attached, which pauses the loop on purpose.
   const watchdog = startProcessWatchdog({
