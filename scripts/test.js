@@ -97,6 +97,8 @@ async function runChecks() {
 }
 
 async function main() {
+  // Every process below runs on this Node (process.execPath): CI's log says which.
+  console.log(`npm test: Node ${process.version}`);
   const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
   if (lintDeps !== 0) {
     console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
@@ -118,9 +120,9 @@ async function main() {
   });
   console.log(`npm test: ${suite}, phase 1 (all but the rate and browser tests) took ${seconds(started)}`);
   started = Date.now();
-  // In band, one file at a time. --forceExit: these files start real processes, servers and browsers;
-  // if one ever leaked a handle, an in-band run would wait for it forever instead of reporting.
-  const second = await node([...jest, "--runInBand", "--forceExit", "--testPathPatterns", phaseTwo({ gate })], { env });
+  // In band, one file at a time. Not --forceExit, which warns on every run: a handle left open after
+  // the last file fails the run, naming it (test/support/global-teardown.ts), instead of holding it.
+  const second = await node([...jest, "--runInBand", "--testPathPatterns", phaseTwo({ gate })], { env });
   console.log(
     `npm test: ${suite}, phase 2 (${gate ? "browser tests" : "rate and browser tests"}, one at a time) took ${seconds(started)}`,
   );
