@@ -197,7 +197,7 @@ function bash(block: string): ChildProcess & { output: () => string; exited: Pro
   const shim = `npm() {
   if [ "\${1-} \${2-}" != "run demo" ]; then echo "npm $* is not run by this test" >&2; return 127; fi
   shift 2; if [ "\${1-}" = "--" ]; then shift; fi
-  node ${JSON.stringify(DEMO)} "$@"
+  ${JSON.stringify(process.execPath)} ${JSON.stringify(DEMO)} "$@"
 }
 `;
   const child = spawn("bash", ["-euo", "pipefail", "-c", `${shim}${block}`], {
