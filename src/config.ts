@@ -170,6 +170,13 @@ export interface OneRecordSettings {
    */
   readonly subscribeTo: "any" | "wishes";
   /**
+   * ONE_RECORD_THIRD_PARTY_SUBSCRIBERS: who a POSTed subscription may name as subscriber besides the
+   * caller's own Organization. `any` Organization (the specification's flow: the request waits for the
+   * topic's holder to accept it; the default), only those the operator `registered` a server for, or
+   * `none` (docs/ONE-RECORD.md "Subscriptions for a third party").
+   */
+  readonly thirdPartySubscribers: "any" | "registered" | "none";
+  /**
    * ONE_RECORD_NOTIFICATIONS_PER_DAY and ONE_RECORD_NOTIFICATION_BYTES_PER_DAY: how many notifications,
    * and how many bytes of them as stored, one partner may send here a UTC day (docs/ONE-RECORD.md
    * "Receiving notifications"). At least a MiB: one notification stored is at most that.
@@ -435,6 +442,12 @@ function oneRecord(env: Env): OneRecordSettings {
     proposalIntervalMs: proposalInterval(env),
     applyHolderChanges: boolean(env, "ONE_RECORD_APPLY_HOLDER_CHANGES", false),
     subscribeTo: oneOf(env, "ONE_RECORD_SUBSCRIBE_TO", ["any", "wishes"] as const, "any"),
+    thirdPartySubscribers: oneOf(
+      env,
+      "ONE_RECORD_THIRD_PARTY_SUBSCRIBERS",
+      ["any", "registered", "none"] as const,
+      "any",
+    ),
     eventQuota: Object.freeze({
       perDay: integer(env, "ONE_RECORD_EVENTS_PER_DAY", 50_000, 1, 10_000_000),
       bytesPerDay: integer(env, "ONE_RECORD_EVENT_BYTES_PER_DAY", 128 * 1024 * 1024, 1024 * 1024, 2 ** 40),

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
       metrics,
       log,
       tokens,
-      partnerOf: (url) => partners.partnerOf(url),
+      partnerOf: (url) => partners.targetOf(url),
     });
     stack.defer("delivery-worker", () => worker.stop());
     return { database, metrics, worker };

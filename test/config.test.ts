@@ -23,6 +23,7 @@ describe("configuration", () => {
         delegationQuota: { objectsPerRequester: 20_000, delegatesPerObject: 50 },
         applyHolderChanges: false,
         subscribeTo: "any",
+        thirdPartySubscribers: "any",
         changeRequestQuota: { perDay: 1_000, bytesPerDay: 16 * 1024 * 1024 },
         objectQuota: { perDay: 20_000, bytesPerDay: 256 * 1024 * 1024 },
         eventQuota: { perDay: 50_000, bytesPerDay: 128 * 1024 * 1024 },

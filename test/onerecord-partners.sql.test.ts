@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../src/db/database";
+import { createDeliveryStore } from "../src/delivery/delivery.store";
 import { originOf } from "../src/delivery/notification";
 import { createPartnerAdmin, type PartnerAdmin } from "../src/onerecord/partners/partner-admin";
+import { heldEndpointOf } from "../src/onerecord/partners/notification-endpoint";
 import { movePartnerNotifications } from "../src/onerecord/sql/partner-move.sql";
+import { releaseHeldNotifications } from "../src/onerecord/sql/partner-release-held.sql";
 import { removePartner } from "../src/onerecord/sql/partner-remove.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { emptyOneRecordOutbox, queueOneRecordNotification } from "./support/onerecord-outbox";
@@ -72,6 +75,36 @@ describe.each(BACKENDS)("ONE Record partner statements on %s", (backend) => {
     };
     const delivery = (id: string) => db.prisma.delivery.findUniqueOrThrow({ where: { id } });
     const subscriptionRow = (id: string) => db.prisma.oneRecordSubscription.findUniqueOrThrow({ where: { id } });
+
+    describe("onerecord/partner-release-held (partner:add for an Organization whose notifications were held)", () => {
+      it("queues notifications to a held endpoint parked, never claimed; registering its server points its subscriptions there and makes them due, nobody else's", async () => {
+        const organization = `company-${randomUUID()}`;
+        const held = heldEndpointOf(organization);
+        const other = heldEndpointOf(`company-${randomUUID()}`);
+        const live = await subscription(organization, held);
+        const heldId = await queueOneRecordNotification(db, { subscriptionId: live, endpoint: held, registered: false });
+        const statusOnly = await queueOneRecordNotification(db, { subscriptionId: null, endpoint: held, registered: false });
+        const othersId = await queueOneRecordNotification(db, { subscriptionId: null, endpoint: other, registered: false });
+        for (const id of [heldId, statusOnly, othersId])
+          expect(await delivery(id)).toMatchObject({ status: "PARKED", attemptCount: 0 });
+        expect(
+          await createDeliveryStore(db.sql).claimDue({ limit: 100, perOrigin: 100, excludeOrigins: [], leaseMs: 60_000 }),
+        ).toEqual([]);
+
+        const newEndpoint = `${NEW}/notifications`;
+        const [counts] = await releaseHeldNotifications.rows(db.prisma, {
+          organization,
+          heldEndpoint: held,
+          newEndpoint,
+          newOrigin: originOf(newEndpoint),
+        });
+        expect(counts).toMatchObject({ subscriptions: 1, deliveries: 2 });
+        expect(await subscriptionRow(live)).toMatchObject({ endpoint: newEndpoint, origin: originOf(newEndpoint) });
+        for (const id of [heldId, statusOnly])
+          expect(await delivery(id)).toMatchObject({ status: "PENDING", callback: newEndpoint, lastError: null });
+        expect(await delivery(othersId)).toMatchObject({ status: "PARKED", callback: other });
+      });
+    });
 
     describe("onerecord/partner-move (partner:add with another server)", () => {
       it("moves the partner's live subscriptions, their queued notifications and those queued under no subscription to the new server; nothing else", async () => {

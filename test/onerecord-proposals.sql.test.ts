@@ -281,6 +281,7 @@ describe.each(BACKENDS)("ONE Record subscriber statements on %s", (backend) => {
               defaultCap: 100,
               typeCap: 20,
               rejectedCap: 100,
+              pendingCap: 100,
             });
           });
           const [inserted, recorded] = await Promise.all([posted, store.answered(claimed, [answer])]);

@@ -5,7 +5,9 @@ import { readPartner } from "../src/onerecord/sql/partner-read.sql";
 import { insertSubscriptionRequest } from "../src/onerecord/sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../src/onerecord/sql/subscription-request-lock.sql";
 import { readSubscriptionRequest } from "../src/onerecord/sql/subscription-request-read.sql";
+import { decideSubscriptionRequest } from "../src/onerecord/sql/subscription-request-decide.sql";
 import { subscriptionRequestRefusal } from "../src/onerecord/sql/subscription-request-refusal.sql";
+import { acceptedThirdPartyEndpoint } from "../src/onerecord/sql/third-party-endpoint.sql";
 import { revokeSubscriptionRequest } from "../src/onerecord/sql/subscription-request-revoke.sql";
 import { subscriptionsMatchingAwb } from "../src/onerecord/sql/subscriptions-matching-awb.sql";
 import { classesOf } from "../src/onerecord/notifications-out/classes";
@@ -51,6 +53,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       defaultCap: 10,
       typeCap: 20,
       rejectedCap: 100,
+      pendingCap: 100,
       ...fields,
     });
     /** Inserts a request: the row stored, or undefined when a cap or the one-live rule refused it. */
@@ -137,6 +140,89 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       ).toEqual([{ agent_scopes: null }]);
     });
 
+    /** A third party's request, waiting for the holder. */
+    const pending = (fields: Partial<Parameters<typeof insertSubscriptionRequest.rows>[1]> = {}) =>
+      stored({ status: "REQUEST_PENDING", decidedBy: null, ...fields });
+    const decide = async (
+      id: string,
+      status: "REQUEST_ACCEPTED" | "REQUEST_REJECTED",
+      caps: { defaultCap?: number; typeCap?: number } = {},
+    ) =>
+      (
+        await decideSubscriptionRequest.rows(db.prisma, {
+          id,
+          status,
+          decidedBy: "organization-holder",
+          reason: status === "REQUEST_REJECTED" ? "not for them" : null,
+          errorStatus: status === "REQUEST_REJECTED" ? 403 : null,
+          defaultCap: caps.defaultCap ?? 10,
+          typeCap: caps.typeCap ?? 20,
+        })
+      )[0];
+
+    it("insert keeps a third party's request pending, undecided, at most pendingCap of one requester at once", async () => {
+      const requestedBy = `organization-${randomUUID()}`;
+      const first = await pending({ requestedBy, pendingCap: 2 });
+      expect(first).toMatchObject({ decided_at: null, decided_by: null, accepted_at: null });
+      await pending({ requestedBy, pendingCap: 2 });
+      expect(await insert({ requestedBy, pendingCap: 2, status: "REQUEST_PENDING", decidedBy: null })).toBeUndefined();
+      const [refusal] = await subscriptionRequestRefusal.rows(db.prisma, {
+        subscriber: first.subscriber,
+        requestedBy,
+        topicType: first.topic_type,
+        topic: first.topic,
+      });
+      expect(refusal).toMatchObject({ pending: 2 });
+      // Decided, it waits no more: a place is free.
+      expect(await decide(first.id, "REQUEST_REJECTED")).toMatchObject({ status: "REQUEST_REJECTED" });
+      await pending({ requestedBy, pendingCap: 2 });
+    });
+
+    it("decide accepts a pending request within the subscriber's live bounds, noting who and when; rejects with the reason; decides once", async () => {
+      const subscriber = `https://1r.customer.example/logistics-objects/${randomUUID()}`;
+      const topic = `shipment-${randomUUID()}`;
+      const a = await pending({ subscriber, topic });
+      const b = await pending({ subscriber, topic });
+      const c = await pending({ subscriber });
+      const accepted = await decide(a.id, "REQUEST_ACCEPTED");
+      expect(accepted).toMatchObject({ status: "REQUEST_ACCEPTED", decided_by: "organization-holder" });
+      expect(accepted!.accepted_at).toBeInstanceOf(Date);
+      expect(accepted!.accepted_by).toBe("organization-holder");
+      // A second live subscription to the same topic is not taken; the cap of live ones holds.
+      expect(await decide(b.id, "REQUEST_ACCEPTED")).toBeUndefined();
+      expect(await decide(c.id, "REQUEST_ACCEPTED", { defaultCap: 1 })).toBeUndefined();
+      expect((await readSubscriptionRequest.rows(db.prisma, { id: b.id }))[0]).toMatchObject({
+        status: "REQUEST_PENDING",
+      });
+      expect(await decide(b.id, "REQUEST_REJECTED")).toMatchObject({
+        status: "REQUEST_REJECTED",
+        reason: "not for them",
+        error_status: 403,
+        accepted_at: null,
+      });
+      expect(await decide(a.id, "REQUEST_REJECTED")).toBeUndefined();
+      expect(await decide(b.id, "REQUEST_ACCEPTED")).toBeUndefined();
+    });
+
+    it("third-party-endpoint: only the endpoint of another server's Organization whose live subscription the holder accepted", async () => {
+      const endpoint = `https://1r.${randomUUID()}.example/notifications`;
+      const subscriber = endpoint.replace("/notifications", "/logistics-objects/organization-customer");
+      const accepted = async () => (await acceptedThirdPartyEndpoint.rows(db.prisma, { endpoint }))[0]!.accepted;
+      const request = await pending({ subscriber, endpoint });
+      expect(await accepted()).toBe(false);
+      // Accepted on arrival (its own subscriber asked): no holder accepted it for a third party.
+      await stored({ subscriber, endpoint });
+      expect(await accepted()).toBe(false);
+      await decide(request.id, "REQUEST_ACCEPTED");
+      expect(await accepted()).toBe(true);
+      await revokeSubscriptionRequest.rows(db.prisma, { id: request.id, revokedBy: subscriber });
+      expect(await accepted()).toBe(false);
+      // An Organization of this server (a local id) is never sent to as an unregistered server.
+      const local = await pending({ subscriber: `organization-${randomUUID()}`, endpoint });
+      await decide(local.id, "REQUEST_ACCEPTED");
+      expect(await accepted()).toBe(false);
+    });
+
     it("insert takes an accepted request only under the cap of live ones; rejected ones, revoked and expired ones do not count", async () => {
       const subscriber = `https://1r.forwarder.example/logistics-objects/${randomUUID()}`;
       await stored({ subscriber, defaultCap: 2 });
@@ -176,7 +262,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       // Other event types or body choices make no second one: revoke and subscribe anew to change it.
       expect(await insert({ ...same, eventTypes: ["LOGISTICS_OBJECT_UPDATED"], sendBody: true })).toBeUndefined();
       expect(await refusalOf(request(same))).toEqual([
-        { existing: first.id, live: 1, live_types: 0, rejected_recently: 0 },
+        { existing: first.id, live: 1, live_types: 0, rejected_recently: 0, pending: 0 },
       ]);
       // Another subscriber, or another topic, or the same IRI as a type topic: each its own.
       await stored({ topic: same.topic });

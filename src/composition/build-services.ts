@@ -231,7 +231,13 @@ export async function buildServices(
     }),
     milestones,
     deliveries,
-    oneRecordPartners: createPartnerAdmin(database.prisma, config.oneRecord.baseUrl),
+    oneRecordPartners: createPartnerAdmin(database.prisma, () => {
+      try {
+        return oneRecordBase.get();
+      } catch {
+        return undefined; // not listening yet: URIs of this server are not known
+      }
+    }),
     enforceCheckDigit,
   };
 
@@ -253,7 +259,7 @@ export async function buildServices(
       metrics,
       log,
       tokens: oneRecordTokens,
-      partnerOf: (url) => oneRecordPartnerServers.partnerOf(url),
+      partnerOf: (url) => oneRecordPartnerServers.targetOf(url),
       // Each recorded outcome updated its delivery twice (claim, outcome) and added an attempt.
       onRecorded: (outcomes) => upkeep?.changed(3 * outcomes),
     });

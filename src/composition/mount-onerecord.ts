@@ -123,6 +123,7 @@ export async function mountOneRecord(
     uris,
     objectMeta: (id) => objects.metaOf(id),
     endpointOf: (organizationId) => notificationEndpointOf(core.database.prisma, organizationId),
+    thirdPartySubscribers: config.oneRecord.thirdPartySubscribers,
   });
   actionRequestKinds.push(subscriptions.actionRequests);
   moreRoutes.push((scope) => registerSubscriptionRoutes(scope, { uris, subscriptions }));

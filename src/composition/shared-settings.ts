@@ -73,6 +73,7 @@ export const SHARED_SETTINGS: ReadonlyArray<{
   // A quota counted in the database: every instance must count against the same numbers.
   api("ONE_RECORD_APPLY_HOLDER_CHANGES", (c) => value(c.oneRecord.applyHolderChanges)),
   api("ONE_RECORD_SUBSCRIBE_TO", (c) => value(c.oneRecord.subscribeTo)),
+  api("ONE_RECORD_THIRD_PARTY_SUBSCRIBERS", (c) => value(c.oneRecord.thirdPartySubscribers)),
   api("ONE_RECORD_EVENTS_PER_DAY", (c) => value(c.oneRecord.eventQuota.perDay)),
   api("ONE_RECORD_EVENT_BYTES_PER_DAY", (c) => value(c.oneRecord.eventQuota.bytesPerDay)),
   api("ONE_RECORD_OBJECTS_PER_DAY", (c) => value(c.oneRecord.objectQuota.perDay)),

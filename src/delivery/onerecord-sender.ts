@@ -8,17 +8,20 @@ export const ONE_RECORD_MEDIA_TYPE = "application/ld+json; version=2.3.0";
 const USER_AGENT = "cargo-gateway/1.0 (ONE Record notification)";
 
 /**
- * The registered partner whose server a URL is on (onerecord_partner, partners/partner-servers.ts):
- * `audience` is that of the tokens it is sent (null: the settings' default); undefined when the URL is
- * on no registered partner's server.
+ * Where a notification to a URL may go (partners/partner-servers.ts targetOf): a registered partner's
+ * server, `audience` that of the tokens it is sent (null: the settings' default); or, `anonymous`, a
+ * server no operator registered that a holder accepted a third party's subscription for, sent no
+ * token; undefined: nowhere.
  */
-export type PartnerOfUrl = (url: string) => Promise<{ readonly audience: string | null } | undefined>;
+export type PartnerOfUrl = (
+  url: string,
+) => Promise<{ readonly audience: string | null; readonly anonymous: boolean } | undefined>;
 
 /**
  * POSTs one ONE Record api:Notification (the delivery's payload, fixed when it was queued) to the
  * subscriber's notifications endpoint. `Notification-Id` is the delivery's id, the same on every
- * attempt: the subscriber deduplicates by it. A notification goes only to a registered partner's
- * server (`partnerOf`): to any other URL nothing is sent, and the attempt fails. With `tokens`, the
+ * attempt: the subscriber deduplicates by it. A notification goes only where `partnerOf` says: to any
+ * other URL nothing is sent, and the attempt fails; to an anonymous target, no token. With `tokens`, the
  * request carries `Authorization: Bearer` with a token of that partner's audience; after a 401 it
  * POSTs once more in the same attempt only with another token than the refused one (the token
  * client decides whether the refused one is forgotten: a second 401, or a refusal it does not act
@@ -34,7 +37,9 @@ export function sendOneRecordNotification(
     // Never a token, nor a request, to a server the operator did not register (an endpoint queued
     // before its partner was removed): the notification waits for its partner, as its retries allow.
     if (partner === undefined)
-      throw new Error(`${new URL(delivery.callback).origin} is no registered ONE Record partner's server`);
+      throw new Error(
+        `${delivery.callback} is on no registered ONE Record partner's server and no accepted third party's`,
+      );
     const post = (token: string | undefined) =>
       postPayload(
         delivery,
@@ -49,7 +54,7 @@ export function sendOneRecordNotification(
         outbound,
         signal,
       );
-    if (!tokens) return post(undefined);
+    if (!tokens || partner.anonymous) return post(undefined);
     const audience = partner.audience ?? undefined;
     const first = await tokens.token(signal, audience);
     const answer = await post(first);

@@ -65,7 +65,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications to registered partne
       await attempted([id]);
       expect(await app.database.prisma.delivery.findUniqueOrThrow({ where: { id } })).toMatchObject({
         status: "PENDING",
-        lastError: expect.stringContaining("is no registered ONE Record partner's server"),
+        lastError: expect.stringContaining("is on no registered ONE Record partner's server"),
       });
       expect(to.posts).toEqual([]);
       expect(issuer.tokenRequests().length).toBe(before);

@@ -379,12 +379,6 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) =>
           `${API}hasTopic`,
         ],
         [
-          "a subscription for a third party",
-          async () => ({ ...(await shipmentBody()), "api:hasSubscriber": { "@id": stranger.uri } }),
-          422,
-          `${API}hasSubscriber`,
-        ],
-        [
           "content types without JSON-LD",
           async () => ({ ...(await shipmentBody()), "api:hasContentType": ["text/turtle"] }),
           422,

@@ -1,4 +1,5 @@
 import { param, sql, sqlText, statement } from "../../db/sql-statement";
+import { HELD_CALLBACK_PATTERN, HELD_REASON } from "../held-callback";
 
 /** PostgreSQL NOTIFY channel: told at commit when an ingestion queued deliveries for any worker. */
 export const DELIVERY_CHANNEL = "cgw_deliveries";
@@ -6,7 +7,8 @@ export const DELIVERY_CHANNEL = "cgw_deliveries";
 /**
  * Queues deliveries inside an ingestion's transaction, one row per element of the arrays. A row
  * whose `leased` is true is written already claimed under `leaseToken` for `leaseMs`. When `notify`,
- * the workers LISTENing on DELIVERY_CHANNEL are told at commit.
+ * the workers LISTENing on DELIVERY_CHANNEL are told at commit. A row to a held callback (held-callback.ts)
+ * is written PARKED: nothing claims it until its callback names a receiver.
  */
 export const queueDeliveries = statement<{
   ids: string[];
@@ -27,8 +29,10 @@ export const queueDeliveries = statement<{
   "delivery/queue-deliveries",
   sql`WITH ins AS (
        INSERT INTO delivery (id, kind, event_id, subscription_id, onerecord_subscription_id, client_id, callback, origin,
-                             payload, lease_until, lease_token, trace_parent)
+                             payload, status, last_error, lease_until, lease_token, trace_parent)
        SELECT i::uuid, k, e::uuid, s::uuid, os::uuid, c::uuid, cb, o, p,
+              CASE WHEN cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN 'PARKED' ELSE 'PENDING' END::delivery_status,
+              CASE WHEN cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN ${sqlText(`'${HELD_REASON}'`)} END,
               CASE WHEN l THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
               CASE WHEN l THEN ${param("leaseToken")}::uuid END,
               ${param("traceParent")}::text

@@ -3,9 +3,8 @@ import type { Prisma } from "../../db/database";
 import { AppError } from "../../errors";
 import { canWrite, delegationGround, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
+import { isOrganizationObject } from "../identity/organization-objects";
 import { CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId, isClientOrganizationId } from "../identity/organizations";
-import { CARGO } from "../jsonld-context";
-import { isSubclassOf } from "../objects/object-model";
 import { mapIds, type NodeObject } from "../jsonld-tree";
 import type { AccessDelegationRow } from "../sql/delegation-columns";
 import { type LockedObjectRow, lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
@@ -236,12 +235,7 @@ export function createDelegationService(deps: DelegationServiceDeps) {
     if (organization.includes(":") || isClientOrganizationId(organization)) return;
     // The carrier's Organization holds what it holds already; reference objects are no delegates.
     const meta = organization === CARRIER_ORGANIZATION_ID ? undefined : await deps.objectMeta(organization, requester);
-    if (
-      meta !== undefined &&
-      meta.createdBy !== CARRIER_ORGANIZATION_ID &&
-      isSubclassOf(meta.type, `${CARGO}Organization`)
-    )
-      return;
+    if (isOrganizationObject(meta)) return;
     const uri = uris.objectUri(organization);
     const message = `${uri} is no Organization: name a client's, an Organization logistics object, or another server's`;
     throw new AppError("INVALID_LOGISTICS_OBJECT", `${IS_REQUESTED_FOR}: ${message}`, {

@@ -39,6 +39,7 @@ export function organizationUriOf(organizationId: string, objectUri: (id: string
   return isForeignOrganization(organizationId) ? organizationId : objectUri(organizationId);
 }
 
-function isForeignOrganization(organizationId: string): boolean {
+/** Whether an Organization id is another server's Organization: its URI (local ids hold no ":"). */
+export function isForeignOrganization(organizationId: string): boolean {
   return organizationId.includes(":");
 }

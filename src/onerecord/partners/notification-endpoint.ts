@@ -1,3 +1,4 @@
+import { HELD_CALLBACK_PREFIX } from "../../delivery/held-callback";
 import type { SqlRunner } from "../../db/sql-statement";
 import { readPartner } from "../sql/partner-read.sql";
 
@@ -15,4 +16,31 @@ export async function notificationEndpointOf(db: SqlRunner, organizationId: stri
 /** A ONE Record server's Notifications endpoint, from its base URL (a trailing "/" or not). */
 export function notificationsUrlOf(serverUrl: string): string {
   return `${serverUrl.replace(/\/+$/, "")}/notifications`;
+}
+
+/**
+ * The Notifications endpoint of an Organization on another ONE Record server, derived from its IRI as
+ * the specification says a publisher may: the server is what precedes `/logistics-objects/` in the
+ * IRI, else the IRI's origin. Undefined for an IRI that is not http(s).
+ */
+export function derivedNotificationsUrlOf(organizationIri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(organizationIri);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return undefined;
+  const path = url.pathname;
+  const at = path.indexOf("/logistics-objects/");
+  return notificationsUrlOf(`${url.origin}${at < 0 ? "" : path.slice(0, at)}`);
+}
+
+/**
+ * Where notifications to an Organization of this server that no operator said receives them are
+ * kept: a held callback (delivery/held-callback.ts), parked until the operator registers the
+ * Organization's server (partner-admin.ts moves them there).
+ */
+export function heldEndpointOf(organizationId: string): string {
+  return `${HELD_CALLBACK_PREFIX}${encodeURIComponent(organizationId)}`;
 }

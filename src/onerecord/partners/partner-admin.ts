@@ -1,10 +1,12 @@
 import type { Prisma } from "../../db/database";
+import { originOf } from "../../delivery/notification";
 import { AppError } from "../../errors";
 import { agentOrganizationId, clientOrganizationId } from "../identity/organizations";
 import { movePartnerNotifications } from "../sql/partner-move.sql";
+import { releaseHeldNotifications } from "../sql/partner-release-held.sql";
 import { removePartner } from "../sql/partner-remove.sql";
 import { createOneRecordUris } from "../uris";
-import { notificationsUrlOf } from "./notification-endpoint";
+import { heldEndpointOf, notificationsUrlOf } from "./notification-endpoint";
 
 /** A partner as the operator registered it (table onerecord_partner). */
 export interface Partner {
@@ -38,8 +40,13 @@ export interface NewPartner {
  * partners): where each partner's server is, and what this server offers it unasked. Registering a
  * partner again replaces what was registered.
  */
-export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) {
-  const uris = baseUrl === undefined ? undefined : createOneRecordUris(() => baseUrl);
+export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined | (() => string | undefined)) {
+  // The running gateway's base may be known only once it listens: read at each call.
+  const baseOf = typeof baseUrl === "function" ? baseUrl : () => baseUrl;
+  const localIdOf = (uri: string) => {
+    const base = baseOf();
+    return base === undefined ? undefined : createOneRecordUris(() => base).localIdOf(uri);
+  };
   const organizationOf = async (partner: { clientId?: string | undefined; agentUri?: string | undefined }) => {
     if ((partner.clientId === undefined) === (partner.agentUri === undefined))
       throw new AppError(
@@ -54,9 +61,9 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
       return { organization: clientOrganizationId(client.id), clientId: client.id };
     }
     const agentUri = absoluteHttpUrl(partner.agentUri!, "agent");
-    return { organization: agentOrganizationId(agentUri, (uri) => uris?.localIdOf(uri)), clientId: null };
+    return { organization: agentOrganizationId(agentUri, localIdOf), clientId: null };
   };
-  const organizationIdOf = (organization: string) => agentOrganizationId(organization, (uri) => uris?.localIdOf(uri));
+  const organizationIdOf = (organization: string) => agentOrganizationId(organization, localIdOf);
   return {
     async add(partner: NewPartner): Promise<Partner> {
       const serverUrl = absoluteHttpUrl(partner.serverUrl, "server").replace(/\/+$/, "");
@@ -99,8 +106,14 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined) 
           create: { organization, ...fields },
           update: fields,
         });
+        const newEndpoint = notificationsUrlOf(serverUrl);
+        await releaseHeldNotifications.rows(tx, {
+          organization,
+          heldEndpoint: heldEndpointOf(organization),
+          newEndpoint,
+          newOrigin: originOf(newEndpoint),
+        });
         if (before && before.serverUrl !== serverUrl) {
-          const newEndpoint = notificationsUrlOf(serverUrl);
           await movePartnerNotifications.rows(tx, {
             organization,
             oldEndpoint: notificationsUrlOf(before.serverUrl),

@@ -1,4 +1,5 @@
 import type { Prisma } from "../../db/database";
+import { acceptedThirdPartyEndpoint } from "../sql/third-party-endpoint.sql";
 
 /** A registered partner's server and the audience of the tokens it is sent (onerecord_partner). */
 export interface PartnerServer {
@@ -50,11 +51,31 @@ export function createPartnerServers(
   };
 }
 
-export type PartnerServers = ReturnType<typeof createPartnerServers>;
+export type PartnerServers = ReturnType<typeof partnerServersOf>;
 
-/** The registered partners' servers, oldest registration first, read through Prisma. */
-export function partnerServersOf(prisma: Pick<Prisma, "oneRecordPartner">) {
-  return createPartnerServers(() =>
+/** Where a notification may be sent: `anonymous` when no token goes with it. */
+export interface NotificationTarget {
+  readonly audience: string | null;
+  readonly anonymous: boolean;
+}
+
+/**
+ * The registered partners' servers, oldest registration first, read through Prisma; and `targetOf`,
+ * the senders' question: a registered partner's server (tokens of its audience), else the endpoint of
+ * a live third-party subscription its topic's holder accepted (anonymous: no token goes to a server
+ * the operator did not register), else none.
+ */
+export function partnerServersOf(prisma: Pick<Prisma, "oneRecordPartner" | "$queryRawUnsafe">) {
+  const servers = createPartnerServers(() =>
     prisma.oneRecordPartner.findMany({ select: { serverUrl: true, audience: true }, orderBy: { createdAt: "asc" } }),
   );
+  return {
+    ...servers,
+    async targetOf(url: string): Promise<NotificationTarget | undefined> {
+      const partner = await servers.partnerOf(url);
+      if (partner !== undefined) return { audience: partner.audience, anonymous: false };
+      const [row] = await acceptedThirdPartyEndpoint.rows(prisma, { endpoint: url });
+      return row?.accepted ? { audience: null, anonymous: true } : undefined;
+    },
+  };
 }

@@ -34,10 +34,14 @@ export interface SubscriptionRequestRow {
   reenabled_at: Date | null;
   /** When delivery disabled it, the last time it was enabled again. */
   last_failed_at: Date | null;
+  /** When the holder accepted it after it waited for that decision (a third party's); null otherwise. */
+  accepted_at: Date | null;
+  accepted_by: string | null;
 }
 
 export const SUBSCRIPTION_REQUEST_COLUMNS = sqlText(
   "id::text AS id, status, initiated_by, requested_by, requested_at, decided_at, decided_by, reason, error_status, " +
     "subscription, subscriber, topic_type, topic, awb, event_types, expires_at, send_body, notify_status_change, " +
-    "endpoint, origin, client_id::text AS client_id, disabled_at, disabled_reason, reenabled_at, last_failed_at",
+    "endpoint, origin, client_id::text AS client_id, disabled_at, disabled_reason, reenabled_at, last_failed_at, " +
+    "accepted_at, accepted_by",
 );

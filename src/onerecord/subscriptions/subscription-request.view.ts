@@ -135,6 +135,7 @@ function topicUri(row: SubscriptionRequestRow, uris: OneRecordUris): string {
  */
 function statusHistory(row: SubscriptionRequestRow): Array<{ status: string; since: Date; changedBy: string }> {
   if (row.status === "REQUEST_PENDING" || row.decided_at === null) return [];
+  if (waitedForHolder(row)) return heldHistory(row);
   const decider = row.initiated_by === "PUBLISHER" ? row.subscriber : CARRIER_ORGANIZATION_ID;
   // A disable the operator undid: failed from then until it was enabled again (by the carrier's operator).
   const undone =
@@ -158,4 +159,30 @@ function statusHistory(row: SubscriptionRequestRow): Array<{ status: string; sin
     { status: "REQUEST_ACCEPTED", since: row.requested_at, changedBy: revoker },
     ...undone,
   ];
+}
+
+/** A third party's request: pending from its arrival until the topic's holder decided. */
+function waitedForHolder(row: SubscriptionRequestRow): boolean {
+  return row.initiated_by === "SUBSCRIBER" && row.subscriber !== row.requested_by;
+}
+
+/**
+ * The statuses before the current one of a request that waited for the holder: pending since it was
+ * asked for; accepted when and by whom the holder accepted it (then failed and enabled again as
+ * delivery and the operator did); a rejection or a revocation is the current status.
+ */
+function heldHistory(row: SubscriptionRequestRow): Array<{ status: string; since: Date; changedBy: string }> {
+  const pending = { status: "REQUEST_PENDING", since: row.requested_at, changedBy: row.requested_by };
+  if (row.accepted_at === null || row.accepted_by === null) return [pending];
+  const accepted = { status: "REQUEST_ACCEPTED", since: row.accepted_at, changedBy: row.accepted_by };
+  const undone =
+    row.reenabled_at !== null && row.last_failed_at !== null
+      ? [
+          { status: "REQUEST_FAILED", since: row.last_failed_at, changedBy: CARRIER_ORGANIZATION_ID },
+          { status: "REQUEST_ACCEPTED", since: row.reenabled_at, changedBy: CARRIER_ORGANIZATION_ID },
+        ]
+      : [];
+  if (failedAt(row) !== undefined) return [pending, accepted, ...undone];
+  if (row.status === "REQUEST_ACCEPTED") return undone.length === 0 ? [pending] : [pending, accepted, undone[0]!];
+  return [pending, accepted, ...undone];
 }

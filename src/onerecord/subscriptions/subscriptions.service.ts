@@ -4,11 +4,19 @@ import { AppError } from "../../errors";
 import type { ActionRequestHeaders, ActionRequestKind } from "../action-request-kinds";
 import { canRead, canWrite, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
-import { agentOrganizationId, CARRIER_ORGANIZATION_ID, clientIdOfOrganizationId } from "../identity/organizations";
+import { isOrganizationObject } from "../identity/organization-objects";
+import {
+  agentOrganizationId,
+  CARRIER_ORGANIZATION_ID,
+  clientIdOfOrganizationId,
+  isClientOrganizationId,
+  isForeignOrganization,
+} from "../identity/organizations";
 import { API, XSD } from "../jsonld-context";
 import type { NodeObject } from "../jsonld-tree";
 import type { RequestStatusName } from "../notifications-out/notification-body";
 import { type OneRecordNotification, queueOneRecordNotifications } from "../notifications-out/queue";
+import { derivedNotificationsUrlOf, heldEndpointOf } from "../partners/notification-endpoint";
 import { awbOfObjectId, type OneRecordUris } from "../uris";
 import { allowsJsonLd, readSubscription, type Subscription } from "./subscription";
 import { statusSince, SUBSCRIPTION_REQUEST, subscriptionRequestNode } from "./subscription-request.view";
@@ -23,6 +31,11 @@ export const MAX_ONE_RECORD_SUBSCRIPTIONS = 10_000;
 export const MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS = 20;
 /** Rejected SubscriptionRequests one requester may have stored in 24 hours; beyond, refused (429), nothing stored. */
 export const MAX_REJECTED_SUBSCRIPTIONS_PER_DAY = 100;
+/**
+ * Third parties' SubscriptionRequests one requester may have waiting for the holder's decision at once;
+ * beyond, refused (429), nothing stored.
+ */
+export const MAX_PENDING_SUBSCRIPTION_REQUESTS = 100;
 
 export interface SubscriptionServiceDeps {
   readonly store: SubscriptionStore;
@@ -37,6 +50,10 @@ export interface SubscriptionServiceDeps {
   readonly maxTypeSubscriptions?: number;
   /** MAX_REJECTED_SUBSCRIPTIONS_PER_DAY unless given. */
   readonly maxRejectedPerDay?: number;
+  /** MAX_PENDING_SUBSCRIPTION_REQUESTS unless given. */
+  readonly maxPendingPerRequester?: number;
+  /** ONE_RECORD_THIRD_PARTY_SUBSCRIBERS: who may be named as subscriber besides the caller ("any" unless given). */
+  readonly thirdPartySubscribers?: "any" | "registered" | "none";
 }
 
 const term = (name: string) => `${API}${name}`;
@@ -54,6 +71,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   const cap = deps.maxSubscriptions ?? MAX_ONE_RECORD_SUBSCRIPTIONS;
   const typeCap = deps.maxTypeSubscriptions ?? MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS;
   const rejectedCap = deps.maxRejectedPerDay ?? MAX_REJECTED_SUBSCRIPTIONS_PER_DAY;
+  const pendingCap = deps.maxPendingPerRequester ?? MAX_PENDING_SUBSCRIPTION_REQUESTS;
+  const thirdParties = deps.thirdPartySubscribers ?? "any";
   const unprocessable = (property: string, message: string) =>
     new AppError("SUBSCRIPTION_UNPROCESSABLE", `${property}: ${message}`, {
       errors: [{ field: term(property), message }],
@@ -73,6 +92,41 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     const meta = await deps.objectMeta(id);
     if (meta === undefined) throw unprocessable("hasTopic", `there is no logistics object ${subscription.topic}`);
     return meta;
+  }
+
+  /**
+   * Where a third party's notifications go: the server the operator registered for it; else, for an
+   * Organization on another server, the Notifications endpoint its IRI names (sent no token); for an
+   * Organization of this server, held until the operator registers its server. Refused as
+   * ONE_RECORD_THIRD_PARTY_SUBSCRIBERS says, and for an id of this server that is no Organization.
+   */
+  async function thirdPartyEndpoint(subscriber: string, iri: string): Promise<string> {
+    if (thirdParties === "none")
+      throw unprocessable(
+        "hasSubscriber",
+        "this server takes subscriptions for the caller's own Organization only, not for third parties " +
+          "(ONE_RECORD_THIRD_PARTY_SUBSCRIBERS=none)",
+      );
+    const registered = await deps.endpointOf(subscriber);
+    if (registered !== undefined) return registered;
+    if (thirdParties === "registered")
+      throw unprocessable(
+        "hasSubscriber",
+        `no ONE Record server is registered here for ${iri}: this server takes third parties' subscriptions ` +
+          "only for partners its operator registered (ONE_RECORD_THIRD_PARTY_SUBSCRIBERS=registered)",
+      );
+    if (isForeignOrganization(subscriber)) {
+      const derived = derivedNotificationsUrlOf(iri);
+      if (derived === undefined)
+        throw unprocessable("hasSubscriber", `${iri} names no server to send notifications to: use its http(s) IRI`);
+      return derived;
+    }
+    if (!isClientOrganizationId(subscriber) && !isOrganizationObject(await deps.objectMeta(subscriber)))
+      throw unprocessable(
+        "hasSubscriber",
+        `${iri} is no Organization: name a client's, an Organization logistics object, or another server's`,
+      );
+    return heldEndpointOf(subscriber);
   }
 
   /** The holder of a request's topic: who may write the object, or for a class the carrier's systems. */
@@ -150,18 +204,44 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const row = await visible(caller, id);
       return row && { ...headers(row), node: subscriptionRequestNode(row, uris, version) };
     },
-    async decide(caller, id) {
+    async decide(caller, id, status) {
       const row = await visible(caller, id);
       if (row === undefined) return undefined;
       if (!(await isHolder(caller, row)))
         throw new AppError("ACCESS_DENIED", "Only the holder of the topic decides on a subscription request", {
           extensions: { resource: uris.actionRequestUri(id) },
         });
-      throw new AppError(
-        "ACTION_REQUEST_DECIDED",
-        `The subscription request was decided on arrival: it is ${row.status}, no longer pending`,
-        { extensions: { resource: uris.actionRequestUri(id) } },
-      );
+      const decided = (now = row.status) =>
+        new AppError(
+          "ACTION_REQUEST_DECIDED",
+          decidedOnArrival(row)
+            ? `The subscription request was decided on arrival: it is ${now}, no longer pending`
+            : `The subscription request is ${now}, no longer pending`,
+          { extensions: { resource: uris.actionRequestUri(id) } },
+        );
+      if (row.status !== "REQUEST_PENDING") throw decided();
+      const accept = status === "REQUEST_ACCEPTED";
+      // A rejection is not told to a server no operator registered: notifications go there only for an
+      // accepted subscription (partner-servers.ts targetOf).
+      const unregisteredServer = isForeignOrganization(row.subscriber) && (await deps.endpointOf(row.subscriber)) === undefined;
+      const notification =
+        accept || !unregisteredServer ? await statusNotification(row, accept ? "ACCEPTED" : "REJECTED") : undefined;
+      const outcome = await store.transaction(async (tx) => {
+        const done = await store.decide(tx, row.subscriber, {
+          id,
+          status,
+          decidedBy: caller.organizationId,
+          reason: accept ? null : "The holder of the topic rejected the subscription",
+          errorStatus: accept ? null : 403,
+          defaultCap: cap,
+          typeCap,
+        });
+        if ("row" in done) await queue(tx, notification);
+        return done;
+      });
+      if ("row" in outcome) return headers(outcome.row);
+      if (outcome.refusal === undefined) throw decided(outcome.status);
+      throw refused(outcome.refusal, "REQUEST_ACCEPTED", { topicType: row.topic_type as Subscription["topicType"], topic: row.topic });
     },
     async revoke(caller, id) {
       const row = await visible(caller, id);
@@ -189,8 +269,19 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   };
 
   /** Why a bound of the insert refused a request (subscriptions.store.ts), nothing stored. */
-  function refused(seen: SubscriptionRefusal, accepted: boolean, subscription: Subscription): AppError {
-    if (!accepted)
+  function refused(
+    seen: SubscriptionRefusal,
+    status: "REQUEST_ACCEPTED" | "REQUEST_REJECTED" | "REQUEST_PENDING",
+    subscription: Pick<Subscription, "topicType" | "topic">,
+  ): AppError {
+    if (status === "REQUEST_PENDING")
+      return new AppError(
+        "RATE_LIMITED",
+        `${seen.pending} of your subscription requests for third parties wait for their holders' decision: this ` +
+          `server keeps at most ${pendingCap} waiting per requester; revoke some, or wait for decisions`,
+        { retryAfterSeconds: 3_600 },
+      );
+    if (status === "REQUEST_REJECTED")
       return new AppError(
         "RATE_LIMITED",
         `${seen.rejected_recently} of your subscription requests were rejected in the last 24 hours: this server ` +
@@ -231,17 +322,15 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     async subscribe(caller: OneRecordCaller, root: NodeObject): Promise<SubscriptionRequestRow> {
       const subscription = readSubscription(root);
       const subscriber = agentOrganizationId(subscription.subscriber, (uri) => uris.localIdOf(uri));
-      if (subscriber !== caller.organizationId)
-        throw unprocessable(
-          "hasSubscriber",
-          `this server takes subscriptions for the caller's own Organization only (${caller.organizationUri}), not for third parties`,
-        );
+      const thirdParty = subscriber !== caller.organizationId;
       if (!allowsJsonLd(subscription.contentTypes))
         throw unprocessable("hasContentType", "this server sends notifications as application/ld+json only");
       if (subscription.expiresAt !== undefined && subscription.expiresAt.getTime() <= Date.now())
         throw unprocessable("expiresAt", `${subscription.expiresAt.toISOString()} has passed`);
       const object = await topicObject(subscription);
-      const endpoint = await deps.endpointOf(caller.organizationId);
+      const endpoint = thirdParty
+        ? await thirdPartyEndpoint(subscriber, subscription.subscriber)
+        : await deps.endpointOf(subscriber);
       if (endpoint === undefined)
         throw unprocessable(
           "hasSubscriber",
@@ -250,31 +339,36 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
             "<your logistics_agent_uri> for an access token; while the gateway runs, the GraphQL mutation " +
             "registerOneRecordPartner does the same; the token's URI alone names no server)",
         );
+      // A third party's request waits for the topic's holder, who alone knows whether it should have
+      // the notifications; the caller's own is decided on arrival by the holder's policy.
       const refusal =
-        object === undefined || canRead(caller, object)
+        thirdParty || object === undefined || canRead(caller, object)
           ? undefined
           : `You may not read ${subscription.topic}: the holder's policy subscribes only those who may read the topic`;
+      const status = thirdParty ? "REQUEST_PENDING" : refusal === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED";
       const id = randomUUID();
       const localTopic = object?.id ?? subscription.topic;
-      const notification = await statusNotification(
-        {
-          id,
-          notify_status_change: subscription.notifyStatusChange,
-          endpoint,
-          client_id: clientIdOfOrganizationId(subscriber) ?? null,
-          topic_type: subscription.topicType,
-          topic: localTopic,
-        },
-        refusal === undefined ? "ACCEPTED" : "REJECTED",
-        object,
-      );
+      const notification = thirdParty
+        ? undefined
+        : await statusNotification(
+            {
+              id,
+              notify_status_change: subscription.notifyStatusChange,
+              endpoint,
+              client_id: clientIdOfOrganizationId(subscriber) ?? null,
+              topic_type: subscription.topicType,
+              topic: localTopic,
+            },
+            refusal === undefined ? "ACCEPTED" : "REJECTED",
+            object,
+          );
       return store.transaction(async (tx) => {
         const written = await store.insert(tx, {
           id,
-          status: refusal === undefined ? "REQUEST_ACCEPTED" : "REQUEST_REJECTED",
+          status,
           initiatedBy: "SUBSCRIBER",
           requestedBy: caller.organizationId,
-          decidedBy: CARRIER_ORGANIZATION_ID,
+          decidedBy: thirdParty ? null : CARRIER_ORGANIZATION_ID,
           reason: refusal ?? null,
           errorStatus: refusal === undefined ? null : 403,
           subscription: storedSubscription(subscription, id),
@@ -291,12 +385,14 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           clientId: clientIdOfOrganizationId(subscriber) ?? null,
           // An agent's scopes live in its tokens only: kept as they were, for notifications to be read by
           // them as an API client's are by its keys (subscription-matching-columns.ts READS_AWBS_BY_SCOPE).
-          agentScopes: caller.agentUri === undefined ? null : [...caller.scopes].sort(),
+          // Never a third party's: it reads what it is granted, not what its requester may.
+          agentScopes: caller.agentUri === undefined || thirdParty ? null : [...caller.scopes].sort(),
           defaultCap: cap,
           typeCap,
           rejectedCap,
+          pendingCap,
         });
-        if ("refusal" in written) throw refused(written.refusal, refusal === undefined, subscription);
+        if ("refusal" in written) throw refused(written.refusal, status, subscription);
         await queue(tx, notification);
         return written.row;
       });
@@ -330,4 +426,9 @@ function storedSubscription(subscription: Subscription, requestId: string): Node
       : { [term("expiresAt")]: literal(subscription.expiresAt.toISOString(), `${XSD}dateTime`) }),
     ...(subscription.description === undefined ? {} : { [term("hasDescription")]: literal(subscription.description) }),
   };
+}
+
+/** A request its own subscriber made, decided on arrival by the holder's policy (never pending). */
+function decidedOnArrival(row: SubscriptionRequestRow): boolean {
+  return row.initiated_by === "SUBSCRIBER" && row.subscriber === row.requested_by;
 }

@@ -1,5 +1,6 @@
 import type { Prisma } from "../../db/database";
 import type { SubscriptionRequestRow } from "../sql/subscription-request-columns";
+import { decideSubscriptionRequest } from "../sql/subscription-request-decide.sql";
 import { insertSubscriptionRequest } from "../sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../sql/subscription-request-lock.sql";
 import { readSubscriptionRequest } from "../sql/subscription-request-read.sql";
@@ -47,6 +48,29 @@ export function createSubscriptionStore(prisma: Prisma) {
         topic: request.topic,
       });
       return { refusal: refusal! };
+    },
+
+    /**
+     * The holder's decision on a pending request, under its subscriber's lock; when nothing changed,
+     * its status now, and for an acceptance the bounds refused, what they saw.
+     */
+    async decide(
+      tx: Tx,
+      subscriber: string,
+      decision: Parameters<typeof decideSubscriptionRequest.rows>[1],
+    ): Promise<{ row: SubscriptionRequestRow } | { status: string; refusal: SubscriptionRefusal | undefined }> {
+      await lockSubscriber.affectedRows(tx, { subscriber });
+      const [row] = await decideSubscriptionRequest.rows(tx, decision);
+      if (row !== undefined) return { row };
+      const [now] = await readSubscriptionRequest.rows(tx, { id: decision.id });
+      if (now === undefined || now.status !== "REQUEST_PENDING") return { status: now?.status ?? "gone", refusal: undefined };
+      const [refusal] = await subscriptionRequestRefusal.rows(tx, {
+        subscriber,
+        requestedBy: now.requested_by,
+        topicType: now.topic_type,
+        topic: now.topic,
+      });
+      return { status: now.status, refusal: refusal! };
     },
 
     async read(id: string): Promise<SubscriptionRequestRow | undefined> {

@@ -1,0 +1,28 @@
+import { type SqlFragment, sql } from "../../db/sql-statement";
+
+/**
+ * Whether a subscriber may take one more live subscription (accepted, not expired; a disabled one is
+ * live): none live to the same topic type and topic, fewer live ones than its cap (the API client's
+ * max_subscriptions when the subscriber is one, else `defaultCap`) and, for a type topic, fewer live
+ * type subscriptions than `typeCap`. Shared by the insert of a request accepted on arrival and the
+ * holder's acceptance of a pending one, each run under the subscriber's lock (subscriberLock).
+ */
+export function mayTakeLiveSubscription<Name extends string>(given: {
+  subscriber: SqlFragment<Name>;
+  topicType: SqlFragment<Name>;
+  topic: SqlFragment<Name>;
+  clientId: SqlFragment<Name>;
+  defaultCap: SqlFragment<Name>;
+  typeCap: SqlFragment<Name>;
+}): SqlFragment<Name> {
+  const live = sql<Name>`s.subscriber = ${given.subscriber} AND s.status = 'REQUEST_ACCEPTED'
+                   AND (s.expires_at IS NULL OR s.expires_at > now())`;
+  return sql<Name>`(NOT EXISTS (SELECT 1 FROM onerecord_subscription s
+                 WHERE ${live} AND s.topic_type = ${given.topicType} AND s.topic = ${given.topic})
+            AND (${given.topicType} <> 'LOGISTICS_OBJECT_TYPE'
+                 OR (SELECT count(*) FROM onerecord_subscription s
+                     WHERE ${live} AND s.topic_type = 'LOGISTICS_OBJECT_TYPE') < ${given.typeCap}::int)
+            AND (SELECT count(*) FROM onerecord_subscription s WHERE ${live})
+                < coalesce((SELECT c.max_subscriptions FROM client c WHERE c.id = ${given.clientId}::uuid),
+                           ${given.defaultCap}::int))`;
+}

@@ -1,0 +1,43 @@
+import { param, sql, sqlText, statement } from "../../db/sql-statement";
+import { mayTakeLiveSubscription } from "./subscription-request-bounds";
+import { SUBSCRIPTION_REQUEST_COLUMNS, type SubscriptionRequestRow } from "./subscription-request-columns";
+
+const row = (column: string) => sqlText(`t.${column}`);
+
+/**
+ * The holder's decision on a pending SubscriptionRequest. Accepted only while its subscriber may take
+ * one more live subscription (subscription-request-bounds.ts: run under the subscriber's lock);
+ * rejected with `reason` and `errorStatus`. No row when it is no longer pending, or when the bounds
+ * refused an acceptance (the caller reads which): two decisions, from any instances, cannot both be
+ * taken.
+ */
+export const decideSubscriptionRequest = statement<
+  {
+    id: string;
+    status: "REQUEST_ACCEPTED" | "REQUEST_REJECTED";
+    decidedBy: string;
+    reason: string | null;
+    errorStatus: number | null;
+    defaultCap: number;
+    typeCap: number;
+  },
+  SubscriptionRequestRow
+>(
+  "onerecord/subscription-request-decide",
+  sql`UPDATE onerecord_subscription t
+      SET status = ${param("status")}, decided_at = now(), decided_by = ${param("decidedBy")},
+          reason = ${param("reason")}, error_status = ${param("errorStatus")}::int,
+          accepted_at = CASE WHEN ${param("status")} = 'REQUEST_ACCEPTED' THEN now() END,
+          accepted_by = CASE WHEN ${param("status")} = 'REQUEST_ACCEPTED' THEN ${param("decidedBy")} END
+      WHERE t.id = ${param("id")}::uuid AND t.status = 'REQUEST_PENDING'
+        AND (${param("status")} = 'REQUEST_REJECTED'
+             OR ${mayTakeLiveSubscription({
+               subscriber: row("subscriber"),
+               topicType: row("topic_type"),
+               topic: row("topic"),
+               clientId: row("client_id::text"),
+               defaultCap: sql`${param("defaultCap")}`,
+               typeCap: sql`${param("typeCap")}`,
+             })})
+      RETURNING ${SUBSCRIPTION_REQUEST_COLUMNS}`,
+);
