@@ -82,13 +82,30 @@ describe.each(BACKENDS)("ONE Record partner statements on %s", (backend) => {
         const held = heldEndpointOf(organization);
         const other = heldEndpointOf(`company-${randomUUID()}`);
         const live = await subscription(organization, held);
-        const heldId = await queueOneRecordNotification(db, { subscriptionId: live, endpoint: held, registered: false });
-        const statusOnly = await queueOneRecordNotification(db, { subscriptionId: null, endpoint: held, registered: false });
-        const othersId = await queueOneRecordNotification(db, { subscriptionId: null, endpoint: other, registered: false });
+        const heldId = await queueOneRecordNotification(db, {
+          subscriptionId: live,
+          endpoint: held,
+          registered: false,
+        });
+        const statusOnly = await queueOneRecordNotification(db, {
+          subscriptionId: null,
+          endpoint: held,
+          registered: false,
+        });
+        const othersId = await queueOneRecordNotification(db, {
+          subscriptionId: null,
+          endpoint: other,
+          registered: false,
+        });
         for (const id of [heldId, statusOnly, othersId])
           expect(await delivery(id)).toMatchObject({ status: "PARKED", attemptCount: 0 });
         expect(
-          await createDeliveryStore(db.sql).claimDue({ limit: 100, perOrigin: 100, excludeOrigins: [], leaseMs: 60_000 }),
+          await createDeliveryStore(db.sql).claimDue({
+            limit: 100,
+            perOrigin: 100,
+            excludeOrigins: [],
+            leaseMs: 60_000,
+          }),
         ).toEqual([]);
 
         const newEndpoint = `${NEW}/notifications`;

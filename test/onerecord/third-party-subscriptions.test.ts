@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { App } from "../../src/app";
 import { MAX_PENDING_SUBSCRIPTION_REQUESTS } from "../../src/onerecord/subscriptions/subscriptions.service";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
@@ -176,7 +178,10 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
           "api:isChangedBy": { "@id": forwarder.organization },
         },
       });
-      const acceptedNotice = await received(new URL(customer.endpoint).pathname, eventType("SUBSCRIPTION_REQUEST_ACCEPTED"));
+      const acceptedNotice = await received(
+        new URL(customer.endpoint).pathname,
+        eventType("SUBSCRIPTION_REQUEST_ACCEPTED"),
+      );
       expect(acceptedNotice.headers.authorization).toBeUndefined();
 
       // Accepted, it notifies what its subscriber may read: nothing until the holder delegates access.
@@ -223,10 +228,12 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       expect((await deliveriesOf(request))[0]).toMatchObject({ callback: `${server}/notifications` });
     });
 
-    it("a rejected request notifies nothing and is not revocable; the holder's rejection reads with its reason", async () => {
+    it("the specification's Subscription_example1.json (its subscriber another server's Organization) waits for the holder; rejected, it reads with its reason and is not revocable", async () => {
       const piece = await createObject("cargo:Piece");
-      const customer = foreignOrganization();
-      const request = requested(await subscribe(subscription(piece, customer.iri)));
+      const example = JSON.parse(readFileSync(path.join(__dirname, "examples", "Subscription_example1.json"), "utf8"));
+      example["api:hasTopic"]["@value"] = piece;
+      const request = requested(await subscribe(example));
+      expect(await statusOf(request)).toBe("api:REQUEST_PENDING");
       expect((await decide(request, "REQUEST_REJECTED")).status).toBe(204);
       const body = (await oneRecord(request, { token: forwarder.key })).body;
       expect(body).toMatchObject({

@@ -223,7 +223,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const accept = status === "REQUEST_ACCEPTED";
       // A rejection is not told to a server no operator registered: notifications go there only for an
       // accepted subscription (partner-servers.ts targetOf).
-      const unregisteredServer = isForeignOrganization(row.subscriber) && (await deps.endpointOf(row.subscriber)) === undefined;
+      const unregisteredServer =
+        isForeignOrganization(row.subscriber) && (await deps.endpointOf(row.subscriber)) === undefined;
       const notification =
         accept || !unregisteredServer ? await statusNotification(row, accept ? "ACCEPTED" : "REJECTED") : undefined;
       const outcome = await store.transaction(async (tx) => {
@@ -241,7 +242,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       });
       if ("row" in outcome) return headers(outcome.row);
       if (outcome.refusal === undefined) throw decided(outcome.status);
-      throw refused(outcome.refusal, "REQUEST_ACCEPTED", { topicType: row.topic_type as Subscription["topicType"], topic: row.topic });
+      throw refused(outcome.refusal, "REQUEST_ACCEPTED", {
+        topicType: row.topic_type as Subscription["topicType"],
+        topic: row.topic,
+      });
     },
     async revoke(caller, id) {
       const row = await visible(caller, id);

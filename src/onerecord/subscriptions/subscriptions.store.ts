@@ -63,7 +63,8 @@ export function createSubscriptionStore(prisma: Prisma) {
       const [row] = await decideSubscriptionRequest.rows(tx, decision);
       if (row !== undefined) return { row };
       const [now] = await readSubscriptionRequest.rows(tx, { id: decision.id });
-      if (now === undefined || now.status !== "REQUEST_PENDING") return { status: now?.status ?? "gone", refusal: undefined };
+      if (now === undefined || now.status !== "REQUEST_PENDING")
+        return { status: now?.status ?? "gone", refusal: undefined };
       const [refusal] = await subscriptionRequestRefusal.rows(tx, {
         subscriber,
         requestedBy: now.requested_by,
