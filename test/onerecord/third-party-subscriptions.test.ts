@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../../src/app";
+import type { Scope } from "../../src/clients/credentials";
 import { MAX_PENDING_SUBSCRIPTION_REQUESTS } from "../../src/onerecord/subscriptions/subscriptions.service";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { startOidcIssuer } from "../support/oidc-issuer";
@@ -29,10 +30,10 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
     let serial = 0;
     let eventSerial = 0;
 
-    const newClient = async (name: string, scopes: string[]) => {
+    const newClient = async (name: string, scopes: Scope[]) => {
       const { clientId } = await app.services.clients.createClient({ name, callbackPrefixes: ["*"] });
       return {
-        key: (await app.services.clients.issueKey(clientId, scopes as never)).key,
+        key: (await app.services.clients.issueKey(clientId, scopes)).key,
         organization: `${base}/logistics-objects/organization-${clientId}`,
       };
     };
