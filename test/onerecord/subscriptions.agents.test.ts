@@ -92,7 +92,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions by OIDC agents on %s
       expect(to.posts).toEqual([]);
     });
 
-    it("sends a registered agent's notifications to its registered server with a token of its partner's audience (X's to X, Y's to Y), and refuses it a third party's", async () => {
+    it("sends a registered agent's notifications to its registered server with a token of its partner's audience (X's to X, Y's to Y), and takes a third party's as pending, without the agent's scopes", async () => {
       const [x, y] = [await startNotificationReceiver(disposers), await startNotificationReceiver(disposers)];
       const partners = createPartnerAdmin(app.database.prisma, base);
       // X's agent URI names another server than X's registered one: the registered one wins.
