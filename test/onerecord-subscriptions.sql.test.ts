@@ -4,6 +4,7 @@ import { createDeliveryStore, queueDeliveries } from "../src/delivery/delivery.s
 import { readPartner } from "../src/onerecord/sql/partner-read.sql";
 import { insertSubscriptionRequest } from "../src/onerecord/sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../src/onerecord/sql/subscription-request-lock.sql";
+import { lockRequester } from "../src/onerecord/sql/subscription-requester-lock.sql";
 import { readSubscriptionRequest } from "../src/onerecord/sql/subscription-request-read.sql";
 import { decideSubscriptionRequest } from "../src/onerecord/sql/subscription-request-decide.sql";
 import { subscriptionRequestRefusal } from "../src/onerecord/sql/subscription-request-refusal.sql";
@@ -11,6 +12,7 @@ import { acceptedThirdPartyEndpoint } from "../src/onerecord/sql/third-party-end
 import { revokeSubscriptionRequest } from "../src/onerecord/sql/subscription-request-revoke.sql";
 import { subscriptionsMatchingAwb } from "../src/onerecord/sql/subscriptions-matching-awb.sql";
 import { classesOf } from "../src/onerecord/notifications-out/classes";
+import { createSubscriptionStore } from "../src/onerecord/subscriptions/subscriptions.store";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { fixtures, openTestDatabase } from "./support/test-database";
 
@@ -146,7 +148,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
     const decide = async (
       id: string,
       status: "REQUEST_ACCEPTED" | "REQUEST_REJECTED",
-      caps: { defaultCap?: number; typeCap?: number } = {},
+      caps: { defaultCap?: number; typeCap?: number; thirdPartyCap?: number } = {},
     ) =>
       (
         await decideSubscriptionRequest.rows(db.prisma, {
@@ -157,6 +159,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
           errorStatus: status === "REQUEST_REJECTED" ? 403 : null,
           defaultCap: caps.defaultCap ?? 10,
           typeCap: caps.typeCap ?? 20,
+          thirdPartyCap: caps.thirdPartyCap ?? 1_000,
         })
       )[0];
 
@@ -202,6 +205,24 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       });
       expect(await decide(a.id, "REQUEST_REJECTED")).toBeUndefined();
       expect(await decide(b.id, "REQUEST_ACCEPTED")).toBeUndefined();
+    });
+
+    it("decide accepts at most thirdPartyCap live third parties' subscriptions of one requester; a revoked one frees a place", async () => {
+      const requestedBy = `organization-${randomUUID()}`;
+      const third = () => pending({ requestedBy, subscriber: `https://1r.${randomUUID()}.example/o` });
+      const [a, b, c] = [await third(), await third(), await third()];
+      expect(await decide(a.id, "REQUEST_ACCEPTED", { thirdPartyCap: 2 })).toMatchObject({
+        status: "REQUEST_ACCEPTED",
+      });
+      expect(await decide(b.id, "REQUEST_ACCEPTED", { thirdPartyCap: 2 })).toMatchObject({
+        status: "REQUEST_ACCEPTED",
+      });
+      expect(await decide(c.id, "REQUEST_ACCEPTED", { thirdPartyCap: 2 })).toBeUndefined();
+      expect((await refusalOf(request({ requestedBy })))[0]).toMatchObject({ third_parties: 2 });
+      await revokeSubscriptionRequest.rows(db.prisma, { id: a.id, revokedBy: requestedBy });
+      expect(await decide(c.id, "REQUEST_ACCEPTED", { thirdPartyCap: 2 })).toMatchObject({
+        status: "REQUEST_ACCEPTED",
+      });
     });
 
     it("third-party-endpoint: only the endpoint of another server's Organization whose live subscription the holder accepted", async () => {
@@ -262,7 +283,7 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
       // Other event types or body choices make no second one: revoke and subscribe anew to change it.
       expect(await insert({ ...same, eventTypes: ["LOGISTICS_OBJECT_UPDATED"], sendBody: true })).toBeUndefined();
       expect(await refusalOf(request(same))).toEqual([
-        { existing: first.id, live: 1, live_types: 0, rejected_recently: 0, pending: 0 },
+        { existing: first.id, live: 1, live_types: 0, rejected_recently: 0, pending: 0, third_parties: 0 },
       ]);
       // Another subscriber, or another topic, or the same IRI as a type topic: each its own.
       await stored({ topic: same.topic });
@@ -403,6 +424,46 @@ describe.each(BACKENDS)("ONE Record subscription statements on %s", (backend) =>
         expect(await first.done).toMatchObject({ id: asked.id, status: "REQUEST_ACCEPTED" });
         expect(await second).toBeUndefined();
         expect(await db.prisma.oneRecordSubscription.count({ where: { subscriber } })).toBe(1);
+      });
+
+    if (backend === "postgres")
+      it("requester lock holds one requester's pending requests within pendingCap when two name different subscribers at once", async () => {
+        const store = createSubscriptionStore(db.prisma);
+        const requestedBy = `organization-${randomUUID()}`;
+        const third = () => {
+          const fields = request({
+            status: "REQUEST_PENDING",
+            decidedBy: null,
+            requestedBy,
+            subscriber: `https://1r.${randomUUID()}.example/o`,
+            pendingCap: 1,
+          });
+          return { ...fields, subscription: JSON.parse(fields.subscription) as Record<string, unknown> };
+        };
+        let release!: () => void;
+        const holds = new Promise<void>((resolve) => (release = resolve));
+        let insertedNow!: () => void;
+        const inserted = new Promise<void>((resolve) => (insertedNow = resolve));
+        // The first holds the requester's lock itself; the store's insert must wait for it.
+        const first = store.transaction(async (tx) => {
+          await lockRequester.affectedRows(tx, { requester: requestedBy });
+          const written = await store.insert(tx, third());
+          insertedNow();
+          await holds;
+          return written;
+        });
+        await inserted;
+        let secondDone = false;
+        const second = store.transaction((tx) => store.insert(tx, third())).finally(() => (secondDone = true));
+        // The second waits on the requester's lock (seen in pg_locks), not on the subscriber's: another one.
+        while (!(await waitingOnAdvisoryLock())) await new Promise((resolve) => setImmediate(resolve));
+        expect(secondDone).toBe(false);
+        release();
+        expect(await first).toHaveProperty("row");
+        expect(await second).toHaveProperty("refusal.pending", 1);
+        expect(await db.prisma.oneRecordSubscription.count({ where: { requestedBy, status: "REQUEST_PENDING" } })).toBe(
+          1,
+        );
       });
 
     it("revoke moves a pending or accepted request to REQUEST_REVOKED and ends its queued deliveries, not the delivered", async () => {

@@ -124,6 +124,8 @@ export async function mountOneRecord(
     objectMeta: (id) => objects.metaOf(id),
     endpointOf: (organizationId) => notificationEndpointOf(core.database.prisma, organizationId),
     thirdPartySubscribers: config.oneRecord.thirdPartySubscribers,
+    isPartnerServer: async (url) => (await core.oneRecordPartnerServers.partnerOf(url)) !== undefined,
+    allowPrivateAddresses: config.allowPrivateCallbacks,
   });
   actionRequestKinds.push(subscriptions.actionRequests);
   moreRoutes.push((scope) => registerSubscriptionRoutes(scope, { uris, subscriptions }));

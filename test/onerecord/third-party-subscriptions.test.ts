@@ -3,6 +3,7 @@ import path from "node:path";
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
 import { MAX_PENDING_SUBSCRIPTION_REQUESTS } from "../../src/onerecord/subscriptions/subscriptions.service";
+import { expirePending } from "../../src/retention/sql/expire-pending.sql";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { startOidcIssuer } from "../support/oidc-issuer";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
@@ -96,6 +97,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
     };
     const deliveriesOf = (request: string) =>
       app.database.prisma.delivery.findMany({ where: { oneRecordSubscriptionId: request.split("/").pop()! } });
+    /** The notifications of events queued under the subscription (its status notifications apart). */
+    const eventNotificationsOf = async (request: string) =>
+      (await deliveriesOf(request)).filter((d) => d.payload.includes("LOGISTICS_EVENT_RECEIVED"));
     const postEvent = async (object: string) => {
       const res = await oneRecord(`${object}/logistics-events`, {
         token: holder,
@@ -162,7 +166,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       });
       // Pending: an event notifies nobody yet; the requester does not decide; the holder does.
       await postEvent(piece);
-      expect(await deliveriesOf(request)).toEqual([]);
+      expect(await eventNotificationsOf(request)).toEqual([]);
       expect((await decide(request, "REQUEST_ACCEPTED", forwarder.key)).status).toBe(403);
       const accepted = await decide(request, "REQUEST_ACCEPTED");
       expect([accepted.status, accepted.text]).toEqual([204, ""]);
@@ -179,6 +183,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
           "api:isChangedBy": { "@id": forwarder.organization },
         },
       });
+      // Told under the subscription it tells of: it goes only while that is live, and ends with it.
+      const [told] = await app.database.prisma.delivery.findMany({ where: { callback: customer.endpoint } });
+      expect(told).toMatchObject({ oneRecordSubscriptionId: request.split("/").pop() });
       const acceptedNotice = await received(
         new URL(customer.endpoint).pathname,
         eventType("SUBSCRIPTION_REQUEST_ACCEPTED"),
@@ -187,7 +194,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
 
       // Accepted, it notifies what its subscriber may read: nothing until the holder delegates access.
       await postEvent(piece);
-      expect(await deliveriesOf(request)).toEqual([]);
+      expect(await eventNotificationsOf(request)).toEqual([]);
       await delegate(piece, customer.iri);
       const event = await postEvent(piece);
       const notice = await received(
@@ -209,7 +216,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
     it("an Organization logistics object here: its notifications are held until the operator registers its server, then delivered there", async () => {
       const company = await createObject("cargo:Company", { "cargo:name": "Customer Logistics GmbH" });
       const piece = await createObject("cargo:Piece", { "cargo:goodsDescription": "SPARE PARTS" });
-      const request = requested(await subscribe(subscription(piece, company)));
+      const request = requested(
+        await subscribe(subscription(piece, company, { "api:notifyRequestStatusChange": true })),
+      );
       expect((await decide(request, "REQUEST_ACCEPTED")).status).toBe(204);
       await delegate(piece, company);
       const event = await postEvent(piece);
@@ -218,6 +227,16 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       expect(held).toMatchObject({ status: "PARKED", attemptCount: 0 });
       expect(held!.callback).toMatch(/^urn:cargo-gateway:held:/);
 
+      // Retention keeps what is held, the acceptance told under no subscription too: registering the
+      // server releases it.
+      const heldOnes = () =>
+        app.database.prisma.delivery.findMany({ where: { callback: held!.callback }, orderBy: { createdAt: "asc" } });
+      expect((await heldOnes()).map((d) => [d.status, d.oneRecordSubscriptionId])).toEqual([
+        ["PARKED", null],
+        ["PARKED", held!.oneRecordSubscriptionId],
+      ]);
+      await expirePending.affectedRows(app.database.prisma, { limit: 1_000, disabledBefore: null });
+      expect((await heldOnes()).map((d) => d.status)).toEqual(["PARKED", "PARKED"]);
       const server = `${receiver.url}/ok/company-server`;
       await app.services.oneRecordPartners.add({ serverUrl: server, agentUri: company });
       const notice = await received(
@@ -226,6 +245,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       );
       expect(JSON.parse(notice.body)).toMatchObject({ "api:isTriggeredBy": { "@id": request } });
       expect(notice.headers.authorization).toMatch(/^Bearer /); // a registered partner's server
+      await received("/ok/company-server/notifications", eventType("SUBSCRIPTION_REQUEST_ACCEPTED"));
       expect((await deliveriesOf(request))[0]).toMatchObject({ callback: `${server}/notifications` });
     });
 
@@ -233,8 +253,12 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       const piece = await createObject("cargo:Piece");
       const example = JSON.parse(readFileSync(path.join(__dirname, "examples", "Subscription_example1.json"), "utf8"));
       example["api:hasTopic"]["@value"] = piece;
+      example["api:notifyRequestStatusChange"] = true;
       const request = requested(await subscribe(example));
       expect(await statusOf(request)).toBe("api:REQUEST_PENDING");
+      // Its server, derived from the IRI, is no registered partner's: it is told of no rejection.
+      const toItsServer = () =>
+        app.database.prisma.delivery.count({ where: { callback: "https://1r.example.com/notifications" } });
       expect((await decide(request, "REQUEST_REJECTED")).status).toBe(204);
       const body = (await oneRecord(request, { token: forwarder.key })).body;
       expect(body).toMatchObject({
@@ -242,6 +266,11 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
         "api:hasError": { "api:hasErrorDetail": { "api:hasMessage": expect.stringContaining("rejected") } },
       });
       expect((await oneRecord(request, { method: "DELETE", token: forwarder.key })).status).toBe(422);
+      expect(await toItsServer()).toBe(0);
+      // Nor of a revocation: the requester may withdraw pending requests as often as it likes.
+      const withdrawn = requested(await subscribe(example));
+      expect((await oneRecord(withdrawn, { method: "DELETE", token: forwarder.key })).status).toBe(204);
+      expect(await toItsServer()).toBe(0);
     });
 
     it("refuses, storing nothing, a subscriber of this server that is no Organization, and one no server can be derived for", async () => {
@@ -253,6 +282,21 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       const noServer = await subscribe(subscription(piece, "urn:example:organization:customer"));
       expect(noServer.status).toBe(422);
       expect(noServer.text).toContain("http(s)");
+      const noClient = await subscribe(
+        subscription(piece, `${base}/logistics-objects/organization-00000000-0000-4000-8000-000000000000`),
+      );
+      expect(noClient.status).toBe(422);
+      expect(noClient.text).toContain("is no Organization");
+      // Notifications are never sent to an address the outbound policy refuses (cloud metadata here).
+      const metadata = await subscribe(subscription(piece, "http://169.254.169.254/logistics-objects/organization-x"));
+      expect(metadata.status).toBe(422);
+      expect(metadata.text).toContain("169.254.169.254");
+      // Nor at a path a requester chose on a registered partner's server, which would get its tokens.
+      const hub = `${receiver.url}/ok/hub`;
+      await app.services.oneRecordPartners.add({ serverUrl: hub, agentUri: `${hub}/logistics-objects/organization-p` });
+      const underHub = await subscribe(subscription(piece, `${hub}/tenant-b/logistics-objects/organization-b`));
+      expect(underHub.status).toBe(422);
+      expect(underHub.text).toContain("registered for another Organization");
       expect(await app.database.prisma.oneRecordSubscription.count()).toBe(before);
     });
 

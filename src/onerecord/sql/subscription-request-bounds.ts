@@ -26,3 +26,13 @@ export function mayTakeLiveSubscription<Name extends string>(given: {
                 < coalesce((SELECT c.max_subscriptions FROM client c WHERE c.id = ${given.clientId}::uuid),
                            ${given.defaultCap}::int))`;
 }
+
+/**
+ * How many live subscriptions for third parties (accepted by a holder: accepted_at is set) the
+ * requester `requestedBy` holds.
+ */
+export function liveThirdParties<Name extends string>(requestedBy: SqlFragment<Name>): SqlFragment<Name> {
+  return sql<Name>`(SELECT count(*) FROM onerecord_subscription s
+                 WHERE s.requested_by = ${requestedBy} AND s.accepted_at IS NOT NULL AND s.status = 'REQUEST_ACCEPTED'
+                   AND (s.expires_at IS NULL OR s.expires_at > now()))`;
+}

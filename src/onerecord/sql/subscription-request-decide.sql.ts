@@ -1,12 +1,13 @@
 import { param, sql, sqlText, statement } from "../../db/sql-statement";
-import { mayTakeLiveSubscription } from "./subscription-request-bounds";
+import { liveThirdParties, mayTakeLiveSubscription } from "./subscription-request-bounds";
 import { SUBSCRIPTION_REQUEST_COLUMNS, type SubscriptionRequestRow } from "./subscription-request-columns";
 
 const row = (column: string) => sqlText(`t.${column}`);
 
 /**
  * The holder's decision on a pending SubscriptionRequest. Accepted only while its subscriber may take
- * one more live subscription (subscription-request-bounds.ts: run under the subscriber's lock);
+ * one more live subscription and its requester holds fewer than `thirdPartyCap` live third parties'
+ * (subscription-request-bounds.ts: run under the requester's lock, then the subscriber's);
  * rejected with `reason` and `errorStatus`. No row when it is no longer pending, or when the bounds
  * refused an acceptance (the caller reads which): two decisions, from any instances, cannot both be
  * taken.
@@ -20,6 +21,7 @@ export const decideSubscriptionRequest = statement<
     errorStatus: number | null;
     defaultCap: number;
     typeCap: number;
+    thirdPartyCap: number;
   },
   SubscriptionRequestRow
 >(
@@ -31,13 +33,14 @@ export const decideSubscriptionRequest = statement<
           accepted_by = CASE WHEN ${param("status")} = 'REQUEST_ACCEPTED' THEN ${param("decidedBy")} END
       WHERE t.id = ${param("id")}::uuid AND t.status = 'REQUEST_PENDING'
         AND (${param("status")} = 'REQUEST_REJECTED'
-             OR ${mayTakeLiveSubscription({
-               subscriber: row("subscriber"),
-               topicType: row("topic_type"),
-               topic: row("topic"),
-               clientId: row("client_id::text"),
-               defaultCap: sql`${param("defaultCap")}`,
-               typeCap: sql`${param("typeCap")}`,
-             })})
+             OR (${liveThirdParties(sqlText("t.requested_by"))} < ${param("thirdPartyCap")}::int
+                 AND ${mayTakeLiveSubscription({
+                   subscriber: row("subscriber"),
+                   topicType: row("topic_type"),
+                   topic: row("topic"),
+                   clientId: row("client_id::text"),
+                   defaultCap: sql`${param("defaultCap")}`,
+                   typeCap: sql`${param("typeCap")}`,
+                 })}))
       RETURNING ${SUBSCRIPTION_REQUEST_COLUMNS}`,
 );

@@ -1,14 +1,22 @@
 import { param, sql, statement } from "../../db/sql-statement";
+import { liveThirdParties } from "./subscription-request-bounds";
 
 /**
  * What subscription-request-insert.sql.ts weighed for a subscriber, read under the same lock when it
  * wrote nothing, to say why: the live (accepted, unexpired) SubscriptionRequest of the subscriber to
  * that topic type and topic (null: none), its live subscriptions, its live type subscriptions, and the
- * requests of `requestedBy` rejected in the last 24 hours and those pending now.
+ * requests of `requestedBy` rejected in the last 24 hours, those pending now and its live third parties'.
  */
 export const subscriptionRequestRefusal = statement<
   { subscriber: string; requestedBy: string; topicType: string; topic: string },
-  { existing: string | null; live: number; live_types: number; rejected_recently: number; pending: number }
+  {
+    existing: string | null;
+    live: number;
+    live_types: number;
+    rejected_recently: number;
+    pending: number;
+    third_parties: number;
+  }
 >(
   "onerecord/subscription-request-refusal",
   sql`SELECT
@@ -28,5 +36,6 @@ export const subscriptionRequestRefusal = statement<
          WHERE s.requested_by = ${param("requestedBy")} AND s.status = 'REQUEST_REJECTED'
            AND s.requested_at > now() - interval '24 hours') AS rejected_recently,
         (SELECT count(*)::int FROM onerecord_subscription s
-         WHERE s.requested_by = ${param("requestedBy")} AND s.status = 'REQUEST_PENDING') AS pending`,
+         WHERE s.requested_by = ${param("requestedBy")} AND s.status = 'REQUEST_PENDING') AS pending,
+        ${liveThirdParties(sql`${param("requestedBy")}`)}::int AS third_parties`,
 );

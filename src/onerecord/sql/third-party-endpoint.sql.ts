@@ -10,5 +10,6 @@ export const acceptedThirdPartyEndpoint = statement<{ endpoint: string }, { acce
   "onerecord/third-party-endpoint",
   sql`SELECT EXISTS (SELECT 1 FROM onerecord_subscription s
         WHERE s.endpoint = ${param("endpoint")} AND s.status = 'REQUEST_ACCEPTED' AND s.accepted_at IS NOT NULL
+          AND s.disabled_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())
           AND position(':' in s.subscriber) > 0) AS accepted`,
 );

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { isIP } from "node:net";
 import { originOf } from "../../delivery/notification";
 import { AppError } from "../../errors";
+import { checkAddress } from "../../outbound/address-policy";
 import type { ActionRequestHeaders, ActionRequestKind } from "../action-request-kinds";
 import { canRead, canWrite, type ObjectMeta } from "../identity/access-policy";
 import type { OneRecordCaller } from "../identity/caller";
@@ -36,6 +38,11 @@ export const MAX_REJECTED_SUBSCRIPTIONS_PER_DAY = 100;
  * beyond, refused (429), nothing stored.
  */
 export const MAX_PENDING_SUBSCRIPTION_REQUESTS = 100;
+/**
+ * Live subscriptions for third parties that holders accepted, per requester: each names a server the
+ * gateway sends to, so one requester cannot multiply them without bound.
+ */
+export const MAX_THIRD_PARTY_SUBSCRIPTIONS = 1_000;
 
 export interface SubscriptionServiceDeps {
   readonly store: SubscriptionStore;
@@ -54,6 +61,12 @@ export interface SubscriptionServiceDeps {
   readonly maxPendingPerRequester?: number;
   /** ONE_RECORD_THIRD_PARTY_SUBSCRIBERS: who may be named as subscriber besides the caller ("any" unless given). */
   readonly thirdPartySubscribers?: "any" | "registered" | "none";
+  /** Whether a URL is on a registered partner's server (partners/partner-servers.ts). */
+  isPartnerServer(url: string): Promise<boolean>;
+  /** ALLOW_PRIVATE_CALLBACKS: whether a private address literal may be sent to. */
+  readonly allowPrivateAddresses: boolean;
+  /** MAX_THIRD_PARTY_SUBSCRIPTIONS unless given. */
+  readonly maxThirdPartiesPerRequester?: number;
 }
 
 const term = (name: string) => `${API}${name}`;
@@ -73,6 +86,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   const rejectedCap = deps.maxRejectedPerDay ?? MAX_REJECTED_SUBSCRIPTIONS_PER_DAY;
   const pendingCap = deps.maxPendingPerRequester ?? MAX_PENDING_SUBSCRIPTION_REQUESTS;
   const thirdParties = deps.thirdPartySubscribers ?? "any";
+  const thirdPartyCap = deps.maxThirdPartiesPerRequester ?? MAX_THIRD_PARTY_SUBSCRIPTIONS;
   const unprocessable = (property: string, message: string) =>
     new AppError("SUBSCRIPTION_UNPROCESSABLE", `${property}: ${message}`, {
       errors: [{ field: term(property), message }],
@@ -119,14 +133,36 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const derived = derivedNotificationsUrlOf(iri);
       if (derived === undefined)
         throw unprocessable("hasSubscriber", `${iri} names no server to send notifications to: use its http(s) IRI`);
+      // A registered partner's server gets that partner's tokens: never at a path a requester chose.
+      if (await deps.isPartnerServer(derived))
+        throw unprocessable(
+          "hasSubscriber",
+          `${derived} is on a server the operator registered for another Organization: the operator registers ` +
+            `${iri} first (registerOneRecordPartner)`,
+        );
+      // An address written in the IRI is checked now; a name is checked as each send connects.
+      const host = new URL(derived).hostname.replace(/^\[|\]$/g, "");
+      const verdict = isIP(host) === 0 ? undefined : checkAddress(host, deps.allowPrivateAddresses);
+      if (verdict !== undefined && !verdict.allowed)
+        throw unprocessable("hasSubscriber", `${derived}: the address is not allowed (${verdict.reason})`);
       return derived;
     }
-    if (!isClientOrganizationId(subscriber) && !isOrganizationObject(await deps.objectMeta(subscriber)))
+    const clientId = clientIdOfOrganizationId(subscriber);
+    const known =
+      clientId !== undefined
+        ? await store.clientExists(clientId)
+        : isOrganizationObject(await deps.objectMeta(subscriber));
+    if (!known)
       throw unprocessable(
         "hasSubscriber",
         `${iri} is no Organization: name a client's, an Organization logistics object, or another server's`,
       );
     return heldEndpointOf(subscriber);
+  }
+
+  /** Whether notifications to the subscriber go to a server no operator registered (derived from its IRI). */
+  async function isUnregisteredServer(subscriber: string): Promise<boolean> {
+    return isForeignOrganization(subscriber) && (await deps.endpointOf(subscriber)) === undefined;
   }
 
   /** The holder of a request's topic: who may write the object, or for a class the carrier's systems. */
@@ -181,12 +217,13 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     >,
     status: RequestStatusName,
     object?: ObjectMeta,
+    governed = false,
   ): Promise<OneRecordNotification | undefined> {
     if (!row.notify_status_change) return undefined;
     const identifier = row.topic_type === "LOGISTICS_OBJECT_IDENTIFIER";
     const meta = identifier ? (object ?? (await deps.objectMeta(row.topic))) : undefined;
     return {
-      to: { endpoint: row.endpoint, clientId: row.client_id, subscriptionId: null },
+      to: { endpoint: row.endpoint, clientId: row.client_id, subscriptionId: governed ? row.id : null },
       content: {
         eventType: `SUBSCRIPTION_REQUEST_${status}`,
         ...(identifier ? { logisticsObject: uris.objectUri(row.topic) } : {}),
@@ -223,20 +260,28 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const accept = status === "REQUEST_ACCEPTED";
       // A rejection is not told to a server no operator registered: notifications go there only for an
       // accepted subscription (partner-servers.ts targetOf).
-      const unregisteredServer =
-        isForeignOrganization(row.subscriber) && (await deps.endpointOf(row.subscriber)) === undefined;
+      const unregisteredServer = await isUnregisteredServer(row.subscriber);
+      // Where no operator registered the server, the acceptance goes under the subscription it tells
+      // of: it is sent only while that is live, and ends with it.
       const notification =
-        accept || !unregisteredServer ? await statusNotification(row, accept ? "ACCEPTED" : "REJECTED") : undefined;
+        accept || !unregisteredServer
+          ? await statusNotification(row, accept ? "ACCEPTED" : "REJECTED", undefined, unregisteredServer)
+          : undefined;
       const outcome = await store.transaction(async (tx) => {
-        const done = await store.decide(tx, row.subscriber, {
-          id,
-          status,
-          decidedBy: caller.organizationId,
-          reason: accept ? null : "The holder of the topic rejected the subscription",
-          errorStatus: accept ? null : 403,
-          defaultCap: cap,
-          typeCap,
-        });
+        const done = await store.decide(
+          tx,
+          { requester: row.requested_by, subscriber: row.subscriber },
+          {
+            id,
+            status,
+            decidedBy: caller.organizationId,
+            reason: accept ? null : "The holder of the topic rejected the subscription",
+            errorStatus: accept ? null : 403,
+            defaultCap: cap,
+            typeCap,
+            thirdPartyCap,
+          },
+        );
         if ("row" in done) await queue(tx, notification);
         return done;
       });
@@ -261,7 +306,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           { extensions: { resource: uris.actionRequestUri(id) } },
         );
       if (row.status !== "REQUEST_PENDING" && row.status !== "REQUEST_ACCEPTED") throw notRevocable();
-      const notification = await statusNotification(row, "REVOKED");
+      // Nothing is told to a server no operator registered once no accepted subscription stands for it.
+      const notification = (await isUnregisteredServer(row.subscriber))
+        ? undefined
+        : await statusNotification(row, "REVOKED");
       const revoked = await store.transaction(async (tx) => {
         const done = await store.revoke(tx, id, caller.organizationId);
         if (done) await queue(tx, notification);
@@ -301,6 +349,12 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         { extensions: { resource: existing } },
       );
     }
+    if (status === "REQUEST_ACCEPTED" && seen.third_parties >= thirdPartyCap)
+      return new AppError(
+        "SUBSCRIPTION_LIMIT_REACHED",
+        `Its requester holds ${seen.third_parties} live subscriptions for third parties, the most this server ` +
+          "takes from one requester: it revokes some first",
+      );
     if (subscription.topicType === "LOGISTICS_OBJECT_TYPE" && seen.live_types >= typeCap)
       return new AppError(
         "SUBSCRIPTION_LIMIT_REACHED",

@@ -3,6 +3,7 @@ import type { SubscriptionRequestRow } from "../sql/subscription-request-columns
 import { decideSubscriptionRequest } from "../sql/subscription-request-decide.sql";
 import { insertSubscriptionRequest } from "../sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../sql/subscription-request-lock.sql";
+import { lockRequester } from "../sql/subscription-requester-lock.sql";
 import { readSubscriptionRequest } from "../sql/subscription-request-read.sql";
 import { subscriptionRequestRefusal } from "../sql/subscription-request-refusal.sql";
 import { revokeSubscriptionRequest } from "../sql/subscription-request-revoke.sql";
@@ -35,6 +36,9 @@ export function createSubscriptionStore(prisma: Prisma) {
       tx: Tx,
       request: NewSubscriptionRequest,
     ): Promise<{ row: SubscriptionRequestRow } | { refusal: SubscriptionRefusal }> {
+      // A third party's pending request counts against its requester: that lock first (lockRequester).
+      if (request.status === "REQUEST_PENDING")
+        await lockRequester.affectedRows(tx, { requester: request.requestedBy });
       await lockSubscriber.affectedRows(tx, { subscriber: request.subscriber });
       const [row] = await insertSubscriptionRequest.rows(tx, {
         ...request,
@@ -51,14 +55,16 @@ export function createSubscriptionStore(prisma: Prisma) {
     },
 
     /**
-     * The holder's decision on a pending request, under its subscriber's lock; when nothing changed,
+     * The holder's decision on a pending request, under its requester's and its subscriber's locks; when nothing changed,
      * its status now, and for an acceptance the bounds refused, what they saw.
      */
     async decide(
       tx: Tx,
-      subscriber: string,
+      parties: { requester: string; subscriber: string },
       decision: Parameters<typeof decideSubscriptionRequest.rows>[1],
     ): Promise<{ row: SubscriptionRequestRow } | { status: string; refusal: SubscriptionRefusal | undefined }> {
+      const { requester, subscriber } = parties;
+      await lockRequester.affectedRows(tx, { requester });
       await lockSubscriber.affectedRows(tx, { subscriber });
       const [row] = await decideSubscriptionRequest.rows(tx, decision);
       if (row !== undefined) return { row };
@@ -72,6 +78,11 @@ export function createSubscriptionStore(prisma: Prisma) {
         topic: now.topic,
       });
       return { status: now.status, refusal: refusal! };
+    },
+
+    /** Whether the API client exists. */
+    async clientExists(clientId: string): Promise<boolean> {
+      return (await prisma.client.count({ where: { id: clientId } })) > 0;
     },
 
     async read(id: string): Promise<SubscriptionRequestRow | undefined> {

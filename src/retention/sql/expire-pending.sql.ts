@@ -1,11 +1,13 @@
-import { param, sql, statement } from "../../db/sql-statement";
+import { param, sql, sqlText, statement } from "../../db/sql-statement";
+import { HELD_CALLBACK_PATTERN } from "../../delivery/held-callback";
 
 /**
  * Marks dead (not sent) up to `limit` pending and parked deliveries of subscriptions that have
  * expired or that delivery disabled before `disabledBefore` (null: never); up to `limit` of ONE
  * Record subscriptions no longer accepted (revoked: claims skip them) or disabled as long (an expired
  * one's are still sent: they tell of what happened while it was valid); and up to `limit`
- * parked deliveries whose subscription was deleted (nothing will enable them). Leased ones are left to
+ * parked deliveries whose subscription was deleted (nothing will enable them), those held for an
+ * Organization's server apart (delivery/held-callback.ts: registering the server releases them). Leased ones are left to
  * the next run. Their lease token is cleared: a holder that stalled past its lease is fenced out.
  */
 export const expirePending = statement<{ limit: number; disabledBefore: string | null }>(
@@ -29,6 +31,7 @@ export const expirePending = statement<{ limit: number; disabledBefore: string |
       ), orphaned AS (
         SELECT id, 'subscription deleted while disabled' AS reason FROM delivery
         WHERE status = 'PARKED' AND subscription_id IS NULL AND onerecord_subscription_id IS NULL
+          AND callback NOT LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)}
         LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED
       )
       UPDATE delivery d SET status = 'DEAD', completed_at = now(), next_attempt_at = now(), last_error = x.reason,
