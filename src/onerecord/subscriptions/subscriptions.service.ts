@@ -11,7 +11,6 @@ import {
   agentOrganizationId,
   CARRIER_ORGANIZATION_ID,
   clientIdOfOrganizationId,
-  isClientOrganizationId,
   isForeignOrganization,
 } from "../identity/organizations";
 import { API, XSD } from "../jsonld-context";
