@@ -46,8 +46,8 @@ const EXIT_MARGIN_MS = 500;
  * An admin command runs for about a second, a station import a few: V8's optimising compiler would
  * spend more CPU on the embedded database's WebAssembly than they run it for (about half of an admin
  * command's CPU, 13–20 % of a 4,000-station import), so the budget a function must use up before it
- * is optimised is raised out of reach and the baseline compiler's code runs (BENCHMARKS.md, "Test
- * runs and commands"). Set before the database is opened, which is when the module compiles; nothing
+ * is optimised is raised out of reach and the baseline compiler's code runs (BENCHMARKS.md, "V8's
+ * WebAssembly tier-up"). Set before the database is opened, which is when the module compiles; nothing
  * compiles WebAssembly while the modules load.
  */
 export function runCli(main: () => Promise<number>): void {

@@ -25,6 +25,7 @@ import type { StationView } from "../src/stations/station.snapshot";
 import { ADMIN_KEY, Disposers, silentLogger, startApp } from "./support/harness";
 import { postJson } from "./support/http";
 import { startReceiver } from "./support/receiver";
+import { until } from "./support/webhooks";
 
 /**
  * Queries run compiled by graphql-jit (src/graphql-core/compiled-executor.ts) answer exactly as graphql-js
@@ -284,6 +285,10 @@ describe("compiled queries on the real schema and services", () => {
       { authorization: AUTH },
     );
     expect(ingested.status).toBeLessThan(300);
+    // Settled before the executors compare answers: its delivery recorded, not still pending.
+    await until(async () => (await app.database.prisma.delivery.count({ where: { status: "DELIVERED" } })) === 1, {
+      what: "the milestone's delivery recorded",
+    });
     schema = await buildGatewaySchema(createPubSub());
   });
   afterAll(() => disposers.disposeAll());

@@ -1,6 +1,5 @@
-import { PGlite } from "@electric-sql/pglite";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import type { Driver } from "./driver";
+import { startPGliteThread } from "./pglite-remote";
 
 /**
  * PostgreSQL's own cache inside the embedded database's WebAssembly memory (PGlite's default is
@@ -12,23 +11,22 @@ import type { Driver } from "./driver";
  */
 const PGLITE_SHARED_BUFFERS = "64MB";
 
-/** The embedded database in `dataDir` ("memory://": in memory; `dump`: its starting contents). */
+/**
+ * The embedded database in `dataDir` ("memory://": in memory; `dump`: its starting contents), run on a
+ * thread of its own (pglite-remote.ts): its statements take the second core, not the gateway's loop.
+ */
 export function openPGliteDriver(dataDir: string, dump: Blob | undefined): Driver {
-  const pglite = new PGlite(dataDir, {
-    ...(dump ? { loadDataDir: dump } : {}),
+  const remote = startPGliteThread({
+    dataDir,
+    dump,
     // As a start parameter: PGlite's `postgresqlconf` option would rewrite DATA_DIR/postgresql.conf.
-    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    startParams: ["-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
   });
-  const factory = new PrismaPGlite(pglite);
   return {
-    factory,
-    migrationFactory: factory,
+    factory: remote.factory,
+    migrationFactory: remote.factory,
     // PGlite runs one query at a time (its own queue): these statements take turns with Prisma's.
-    sql: {
-      query: async <T>(text: string, params: readonly unknown[]) =>
-        (await pglite.query<T>(text, params as unknown[])).rows,
-      script: async (text: string) => (await pglite.exec(text)).map((result) => result.rows),
-    },
-    close: () => pglite.close(),
+    sql: remote.sql,
+    close: () => remote.close(),
   };
 }

@@ -17,9 +17,9 @@ import type { Logger } from "pino";
  *
  * Writers report the rows they change; once `threshold` have changed since the last run, one `run()`
  * (build-services.ts) starts. Never two at once in this process, and none sooner after the last one
- * ended than `restFactor` times that one's duration: PGlite runs it on the gateway's own thread, so
- * over time upkeep takes at most 1 / (1 + restFactor) of that thread's time however large the tables
- * grow; each run, though, is one pause of that thread, longer as they grow.
+ * ended than `restFactor` times that one's duration: PGlite runs it on the embedded database's one
+ * thread, so over time upkeep takes at most 1 / (1 + restFactor) of that thread's time however large
+ * the tables grow; each run, though, holds every other statement back, longer as they grow.
  */
 export interface TableUpkeep {
   /** `rows` rows of the kept tables were inserted, updated or deleted (an estimate is enough). */

@@ -40,9 +40,9 @@ const CIRCUIT_DEFER_LIMIT = 10_000;
 /**
  * Most deliveries of a saturated slow origin one statement pushes back (up to once a second). Each is
  * a non-HOT update of a row with several indexes, and on the embedded database the whole statement
- * runs on the gateway's thread: under sustained overload 10,000 at about 200,000 pending ran past the
- * watchdog's 8 s and ended the process (BENCHMARKS.md "Sustained delivery"). Fewer rows also push
- * back less of a deep backlog: claims for other origins may still step over the rest.
+ * holds every other one back: under sustained overload 10,000 at about 200,000 pending took over 8 s
+ * (BENCHMARKS.md "Sustained delivery"). Fewer rows also push back less of a deep backlog: claims for
+ * other origins may still step over the rest.
  */
 const SATURATED_DEFER_LIMIT = 1_000;
 

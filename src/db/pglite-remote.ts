@@ -1,0 +1,170 @@
+import path from "node:path";
+import { Worker } from "node:worker_threads";
+import {
+  DriverAdapterError,
+  type IsolationLevel,
+  type SqlDriverAdapter,
+  type SqlMigrationAwareDriverAdapterFactory,
+  type SqlQuery,
+  type SqlResultSet,
+  type Transaction,
+} from "@prisma/driver-adapter-utils";
+import type {
+  BegunTransaction,
+  PGliteReply,
+  PGliteRequest,
+  PGliteThreadData,
+  SerializedError,
+} from "./pglite-messages";
+import type { SqlExecutor } from "./sql-executor";
+
+/** Distributes Omit over a union: each request kind without its id. */
+type WithoutId<T> = T extends unknown ? Omit<T, "id"> : never;
+
+/** The thread's compiled entry: beside this module in dist/, or dist/'s copy when this runs from src/ (tests). */
+const THREAD_FILE = __filename.endsWith(".ts")
+  ? path.resolve(__dirname, "../../dist/src/db/pglite-thread.js")
+  : path.join(__dirname, "pglite-thread.js");
+
+/** The embedded database's thread stopped without being asked to: nothing more can be read or written. */
+export class EmbeddedDatabaseStopped extends Error {
+  override name = "EmbeddedDatabaseStopped";
+}
+
+/**
+ * The embedded database on a thread of its own (pglite-thread.ts): HTTP, websockets and sends keep
+ * the gateway's event loop while SQL runs beside it, on the other core. Raw SQL (`sql`) and Prisma's
+ * adapter (`factory`) are requests to the thread, answered in PGlite's order; an interactive
+ * transaction is a handle the thread keeps until commit or rollback. When the thread dies unasked,
+ * every request waiting and every later one fails, and `onStopped` is told (by default the error is
+ * thrown, uncaught: the process ends non-zero, having lost nothing PGlite had committed).
+ */
+export function startPGliteThread(
+  data: PGliteThreadData,
+  onStopped: (error: Error) => void = (error) =>
+    setImmediate(() => {
+      throw error;
+    }),
+): { factory: SqlMigrationAwareDriverAdapterFactory; sql: SqlExecutor; thread: Worker; close(): Promise<void> } {
+  const thread = new Worker(THREAD_FILE, { workerData: data });
+  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  let stopped: Error | undefined;
+  let closing = false;
+
+  const stop = (error: Error) => {
+    if (stopped) return;
+    stopped = error;
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+    if (!closing) onStopped(error);
+  };
+  thread.on("message", (reply: PGliteReply) => {
+    const request = waiting.get(reply.id);
+    if (request === undefined) return;
+    waiting.delete(reply.id);
+    if (reply.ok) request.resolve(reply.value);
+    else request.reject(rebuild(reply.error));
+  });
+  thread.on("error", (error) => stop(new EmbeddedDatabaseStopped(`The embedded database failed: ${error.message}`)));
+  thread.on("exit", (code) =>
+    stop(new EmbeddedDatabaseStopped(`The embedded database's thread stopped (exit code ${code})`)),
+  );
+
+  const ask = <T>(request: WithoutId<PGliteRequest>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (stopped) return reject(stopped);
+      const id = nextId++;
+      waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      thread.postMessage({ ...request, id });
+    });
+
+  const queryable = (tx: number | undefined) => ({
+    provider: "postgres" as const,
+    adapterName: "pglite-prisma-adapter",
+    queryRaw: (query: SqlQuery) => ask<SqlResultSet>({ op: "queryRaw", query, tx }),
+    executeRaw: (query: SqlQuery) => ask<number>({ op: "executeRaw", query, tx }),
+  });
+  const adapter: SqlDriverAdapter = {
+    ...queryable(undefined),
+    executeScript: (script) => ask<void>({ op: "executeScript", script }),
+    async startTransaction(isolationLevel?: IsolationLevel): Promise<Transaction> {
+      const begun = await ask<BegunTransaction>({ op: "begin", isolationLevel });
+      return {
+        ...queryable(begun.id),
+        options: begun.options,
+        commit: () => ask<void>({ op: "commit", tx: begun.id }),
+        rollback: () => ask<void>({ op: "rollback", tx: begun.id }),
+      };
+    },
+    getConnectionInfo: () => ({ supportsRelationJoins: true }),
+    dispose: () => Promise.resolve(),
+  };
+  const factory: SqlMigrationAwareDriverAdapterFactory = {
+    provider: "postgres",
+    adapterName: "pglite-prisma-adapter",
+    connect: () => Promise.resolve(adapter),
+    connectToShadowDb: () => Promise.reject(new Error("The embedded database has no shadow database")),
+  };
+  return {
+    factory,
+    sql: {
+      query: async <T>(text: string, params: readonly unknown[]) =>
+        ownRealm(await ask<T[]>({ op: "query", text, params: [...params] })),
+      script: async (text: string) => (await ask<unknown[][]>({ op: "script", text })).map(ownRealm),
+    },
+    thread,
+    async close() {
+      if (stopped) return;
+      closing = true;
+      try {
+        await ask({ op: "close" });
+      } finally {
+        await thread.terminate();
+      }
+    },
+  };
+}
+
+/** The error the thread sent, as the caller would have seen it in-process. */
+function rebuild(sent: SerializedError): Error {
+  const error =
+    sent.adapterCause !== undefined
+      ? new DriverAdapterError(sent.adapterCause as ConstructorParameters<typeof DriverAdapterError>[0])
+      : Object.assign(new Error(sent.message), sent.fields, { name: sent.name });
+  if (sent.stack !== undefined) error.stack = sent.stack;
+  return error;
+}
+
+/**
+ * Whether a message's Dates and byte arrays are not this code's own (`instanceof` fails): the case
+ * where this code runs in another realm than the one messages arrive in (a Jest test's vm context),
+ * never in the gateway's process. Found with the first one seen.
+ */
+let foreignValues: boolean | undefined;
+
+/** The rows with their Dates and byte arrays made in this code's realm, when messages arrive in another. */
+function ownRealm<T>(rows: T[]): T[] {
+  if (foreignValues === false) return rows;
+  for (const row of rows) if (typeof row === "object" && row !== null) reviveRow(row as Record<string, unknown>);
+  return rows;
+}
+
+function reviveRow(row: Record<string, unknown>): void {
+  for (const key in row) row[key] = revive(row[key]);
+}
+
+function revive(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(revive);
+  const tag = Object.prototype.toString.call(value);
+  if (tag === "[object Date]") {
+    foreignValues ??= !(value instanceof Date);
+    return foreignValues ? new Date((value as Date).getTime()) : value;
+  }
+  if (tag === "[object Uint8Array]") {
+    foreignValues ??= !(value instanceof Uint8Array);
+    return foreignValues ? new Uint8Array(value as Uint8Array) : value;
+  }
+  return value;
+}
