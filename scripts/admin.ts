@@ -149,7 +149,7 @@ async function run(
     case "object:revoke":
       console.log(`withdrew ${await objects.revoke(need("object"), need("organization"))}'s read access`);
       return;
-    // ONE Record partners (docs/ONE-RECORD.md "Subscriptions").
+    // ONE Record partners (docs/ONE-RECORD.md "Partner servers").
     case "partner:add": {
       const added = await partners.add({
         serverUrl: need("server"),

@@ -30,7 +30,7 @@ const ENDED_GRANTS_PER_REQUEST = 1_000;
 
 /**
  * What one requester may have this server keep of its access delegations (config.oneRecord
- * .delegationQuota; docs/ONE-RECORD.md "Quotas"). Past either, a delegation is refused (422
+ * .delegationQuota; docs/ONE-RECORD.md "Delegation quotas"). Past either, a delegation is refused (422
  * DELEGATION_LIMIT_REACHED) and nothing is stored.
  */
 export interface DelegationQuota {

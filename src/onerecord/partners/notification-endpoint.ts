@@ -3,7 +3,7 @@ import type { SqlRunner } from "../../db/sql-statement";
 import { readPartner } from "../sql/partner-read.sql";
 
 /**
- * Where notifications for an Organization go (docs/ONE-RECORD.md "Subscriptions"): `{server}/notifications`,
+ * Where notifications for an Organization go (docs/ONE-RECORD.md "Partner servers"): `{server}/notifications`,
  * the server being the partner server the operator registered for it (npm run admin -- partner:add).
  * Undefined when none is registered: no Organization, an OIDC agent included, chooses where this
  * server sends requests and its access tokens (an agent's URI is not taken for its server's).

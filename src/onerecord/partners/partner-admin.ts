@@ -128,7 +128,7 @@ export function createPartnerAdmin(prisma: Prisma, baseUrl: string | undefined |
      * Removes the partner named by its Organization id or URI, or its API client's id, and ends the ONE
      * Record notifications queued for its server (partner-remove.sql.ts); false when there was none.
      * Its subscriptions stay as they are: nothing is sent to a server no partner is on, and failing
-     * sends disable them (docs/ONE-RECORD.md "How a forwarder connects").
+     * sends disable them (docs/ONE-RECORD.md "Partner servers").
      */
     async remove(partner: string): Promise<boolean> {
       const organization = /^[0-9a-f-]{36}$/i.test(partner) ? clientOrganizationId(partner) : organizationIdOf(partner);

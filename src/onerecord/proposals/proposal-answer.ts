@@ -5,8 +5,9 @@ import { subscriptionEventTypeOf, topicTypeOf } from "../notifications-in/subscr
 /**
  * A partner's answer to `GET {server}/subscriptions?topicType=&topic=` (the specification's "Get
  * Subscription information as Publisher"), checked as the specification leaves to the publisher:
- * each api:Subscription must be for the topic and topic type asked, for the partner itself (this
- * server refuses subscriptions for third parties), with event types of the enumeration.
+ * each api:Subscription must be for the topic and topic type asked, for the partner itself (a
+ * proposal is this server asking the partner, never on a third party's behalf), with event types of
+ * the enumeration.
  */
 
 /** A subscription the partner answered that this server records. */
@@ -62,7 +63,7 @@ function readSubscription(node: NodeObject, asked: Asked): AcceptedSubscription 
     return `its api:hasTopic is ${JSON.stringify(topics.length === 1 ? topics[0] : topics)}, not the topic asked (${asked.topic})`;
   const subscribers = ids("hasSubscriber");
   if (subscribers.length !== 1 || typeof subscribers[0] !== "string" || !isThePartner(subscribers[0], asked))
-    return `its api:hasSubscriber (${JSON.stringify(subscribers)}) is not the partner: this server takes no subscriptions for third parties`;
+    return `its api:hasSubscriber (${JSON.stringify(subscribers)}) is not the partner: a proposal is answered for the partner itself`;
   const eventTexts = ids("includeSubscriptionEventType");
   const eventTypes = eventTexts.map((id) => (typeof id === "string" ? subscriptionEventTypeOf(id) : undefined));
   if (eventTypes.length === 0 || eventTypes.some((name) => name === undefined))
