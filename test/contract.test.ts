@@ -279,7 +279,7 @@ describe("the REST contract", () => {
     expect((await call("POST", `${shipment}/events`, { body: [] })).status).toBe(400);
     expect((await call("POST", `${shipment}/events`, { body: {}, headers: reader })).status).toBe(403);
     expect((await call("POST", `${shipment}/events`, { raw: "[", type: "application/json" })).status).toBe(400);
-    // XML is read as an XFSU message (issue 16): not one, so 400; a type no ingestion takes is 415.
+    // XML is read as an XFSU message: not one, so 400; a type no ingestion takes is 415.
     expect((await call("POST", `${shipment}/events`, { raw: "x", type: "application/xml" })).status).toBe(400);
     expect((await call("POST", `${shipment}/events`, { raw: "x", type: "application/pdf" })).status).toBe(415);
     const history = await call("GET", `${shipment}/events?awb=${AWB}`);

@@ -204,7 +204,7 @@ describe.each(BEHAVIOUR_BACKENDS)("failing receivers on %s", (backend) => {
 });
 
 /**
- * Issue 23, item 4: a wrong callback path is one subscription's failure, not its origin's. One
+ * A wrong callback path is one subscription's failure, not its origin's. One
  * subscription whose path answers 404 shares an origin with a healthy one; the circuit (three
  * failures, then closed for ten minutes) must not open, so the healthy path keeps receiving.
  */

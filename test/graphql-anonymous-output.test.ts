@@ -1,6 +1,6 @@
 /**
  * What one GraphQL request without a key can make the gateway produce, against the running gateway:
- * the issue's 30 aliases of the station list are refused by the anonymous aliased-cost bound, one
+ * 30 aliases of the station list are refused by the anonymous aliased-cost bound, one
  * operation costs at most ANONYMOUS_MAX_COST, a request holds one operation, no answer is taken from
  * the response cache that a key's larger limits let through, and operations start executing in turns
  * so that a burst of the heaviest reads admitted does not hold /healthz as one.
@@ -15,7 +15,7 @@ import { createExecutionTurns } from "../src/event-loop-turns";
 import { ANONYMOUS_MAX_ALIASED_COST, ANONYMOUS_MAX_COST, MAX_ALIASED_COST } from "../src/graphql-core/operation-limits";
 import { Disposers, startApp } from "./support/harness";
 
-/** The issue's selection: ten fields of every station, asked 30 times under 30 aliases. */
+/** The attack's selection: ten fields of every station, asked 30 times under 30 aliases. */
 const LIGHT =
   "code name timeZone countryLong export { __typename } import { __typename } temperatureProducts { __typename }";
 const ATTACK = `{ ${Array.from({ length: 30 }, (_, i) => `s${i}: stations { ${LIGHT} }`).join(" ")} }`;
@@ -41,7 +41,7 @@ const STATIONS = SAMPLE.stations.length;
 const CODES_50 = SAMPLE.stations.slice(0, 50).map((station) => station.code);
 const fiftyStations = (name?: string) => `{ stations(codes: ${JSON.stringify(CODES_50)}) { ${everyField(name)} } }`;
 
-/** What the victim may wait for one /healthz while the attack runs (the issue's bound). */
+/** What the victim may wait for one /healthz while the attack runs. */
 const HEALTHZ_WITHIN_MS = 500;
 /** An answer's text is kept for parsing up to this size; past it only its bytes are counted. */
 const KEEP_TEXT_BYTES = 16 * 1024 * 1024;
@@ -229,7 +229,7 @@ describe("GraphQL without a key: what one request can make the gateway produce",
   });
   afterAll(() => disposers.disposeAll());
 
-  it("refuses the issue's 30 aliases of the station list at once, naming the bound", async () => {
+  it("refuses 30 aliases of the station list at once, naming the bound", async () => {
     const answer = await post(url, "127.0.0.21", { query: ATTACK });
     expect(answer.status).toBe(400);
     expect(answer.body).toEqual({
@@ -245,7 +245,7 @@ describe("GraphQL without a key: what one request can make the gateway produce",
 
   it("answers a burst of 40 of them (an address's whole budget) with 40 refusals while /healthz answers every poll within 500 ms", async () => {
     const seen = await burst(url, "127.0.0.22", Array(40).fill({ query: ATTACK }));
-    console.log(describeBurst("the issue's 40 requests", seen));
+    console.log(describeBurst("40 aliased requests", seen));
     expect(seen.answers.map((answer) => answer.status)).toEqual(Array(40).fill(400));
     expect(seen.bytes).toBeLessThan(40 * 1_000);
     expect(seen.waits.filter((wait) => wait > HEALTHZ_WITHIN_MS)).toEqual([]);
@@ -361,7 +361,7 @@ describe("GraphQL with a read key: what one request can make the gateway produce
   });
   afterAll(() => disposers.disposeAll());
 
-  it("refuses the issue's 30 aliases of the station list to a key too, by MAX_ALIASED_COST", async () => {
+  it("refuses 30 aliases of the station list to a key too, by MAX_ALIASED_COST", async () => {
     const answer = await post(url, "127.0.0.41", { query: ATTACK }, key);
     expect(answer.body).toEqual({
       errors: [

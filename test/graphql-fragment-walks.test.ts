@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 1: the walks over an operation (the depth rule, the cost check, the compiled
+ * The walks over an operation (the depth rule, the cost check, the compiled
  * executor's field count) visit each fragment once, however often it is spread, and stop at a hard
  * budget of selections. The work is counted, not timed: every read of a fragment definition's
  * selections is counted, which is what a walk does each time it enters a fragment. A walk that
@@ -42,7 +42,7 @@ function instrumented(text: string): { document: DocumentNode; reads: () => numb
   return { document, reads: () => reads };
 }
 
-/** n fragments on Query, each selecting `selection` and spreading the next one twice (the issue's document). */
+/** n fragments on Query, each selecting `selection` and spreading the next one twice (the doubling document). */
 function doubling(n: number, selection = "__typename", root = "{ ...F1 }"): string {
   let text = root;
   for (let i = 1; i < n; i++) text += ` fragment F${i} on Query { ${selection} ...F${i + 1} ...F${i + 1} }`;
@@ -59,7 +59,7 @@ const SIZES = [20, 24, 30, 40];
 const READS_PER_FRAGMENT = 4;
 
 describe("the depth rule measures each fragment once", () => {
-  it("passes the issue's document (20, 24, 30, 40 fragments), reading each fragment a bounded number of times", () => {
+  it("passes the doubling document (20, 24, 30, 40 fragments), reading each fragment a bounded number of times", () => {
     for (const n of SIZES) {
       const { document, reads } = instrumented(doubling(n));
       expect(validate(schema, document, [depthLimit(MAX_DEPTH)])).toEqual([]); // one level deep
@@ -128,7 +128,7 @@ describe("the depth rule measures each fragment once", () => {
 });
 
 describe("the cost check measures each fragment once", () => {
-  it("refuses the issue's document (20, 24, 30, 40 fragments) by its exact cost, reading each fragment a bounded number of times", () => {
+  it("refuses the doubling document (20, 24, 30, 40 fragments) by its exact cost, reading each fragment a bounded number of times", () => {
     for (const n of SIZES) {
       const { document, reads } = instrumented(doubling(n));
       expect(checkOperationLimits(schema, document, undefined, {})?.message).toBe(

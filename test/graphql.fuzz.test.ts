@@ -1,6 +1,6 @@
 /**
  * Hostile GraphQL at scale: documents generated from the schema — nested selections,
- * fragments spread in chains and diamonds (the issue's doubling document among them), inline
+ * fragments spread in chains and diamonds (the doubling document among them), inline
  * fragments, aliases, variables, @include/@skip, huge string and list literals, documents around the
  * token limit — sent to the running gateway over HTTP (with and without a key) and as websocket
  * `subscribe` payloads. Each must get an answer in the contract's shape (never a 5xx, never INTERNAL),
@@ -224,7 +224,7 @@ function generate(knobs: Knobs): Generated {
     selection += " ...Q0";
   }
   if (knobs.shape === "doubling") {
-    // The issue's document: each fragment selects something and spreads the next twice.
+    // The doubling document: each fragment selects something and spreads the next twice.
     const n = knobs.doubling;
     for (let i = 1; i <= n; i++)
       definitions.push(

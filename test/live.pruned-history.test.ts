@@ -1,12 +1,12 @@
 /**
- * Issue 23, item 2: a live subscriber replaying from before what retention deleted. Retention keeps
+ * A live subscriber replaying from before what retention deleted. Retention keeps
  * an AWB's stream numbering (awb_stream), so its history has holes where old events were; a
  * dashboard with an empty history subscribes with `after: "0"`. The subscriber must get what is
  * kept and what comes next, and the server must go on answering and stop on SIGTERM.
  *
- * Run against the built server as its own process on both backends: before the fix the catch-up
- * re-read the same page without end, and on the embedded database (whose queries resolve without
- * an I/O turn) that starved the event loop, the test's own included had it run in this process.
+ * Run against the built server as its own process on both backends: a catch-up that re-read the
+ * same page without end would, on the embedded database (whose queries resolve without an I/O
+ * turn), starve the event loop, and the test's own with it were the server in this process.
  * Retention is aged by a short RETENTION_EVENTS_DAYS, as an operator would see it.
  */
 import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, testEnvironment } from "./support/harness";

@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 7: live events across instances when one instance's Redis publisher blips. While
+ * Live events across instances when one instance's Redis publisher blips. While
  * its publisher is not ready an instance serves its own subscribers directly; other instances'
  * subscribers must still get those events, from the database, once the publisher is back: it
  * announces the heads of the AWBs it published meanwhile (or, past a bound, asks every instance to

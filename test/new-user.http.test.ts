@@ -1,5 +1,5 @@
 /**
- * What a new user tripped over (issue 14), over the real server: unknown keys named as such, the
+ * What a new user trips over, over the real server: unknown keys named as such, the
  * ways of writing several states, the GraphQL enum for an event's state, 405 for a wrong method, and
  * the caller's eventId shown back wherever the event appears.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 2: the forced exit must not depend on the event loop's health. A process whose
+ * The forced exit must not depend on the event loop's health. A process whose
  * main thread is caught in an endless chain of promise continuations runs no timer and no signal
  * handler (SIGTERM waits in libuv for a loop turn that never comes), so the stop deadline and the
  * check for a blocked loop run on a watchdog thread (src/process-watchdog.ts).

@@ -154,7 +154,7 @@ async function main(): Promise<void> {
       const bare = await bareRate(callback, bodies);
       console.log(`bare undici loop: ${bare.toFixed(0)} deliveries/s`);
       rows.push(
-        `${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.toFixed(0)}/s → ${(gateway.rate / bare).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.4"}, issue 27)`,
+        `${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.toFixed(0)}/s → ${(gateway.rate / bare).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.4"})`,
       );
     }
     for (const row of rows) console.log(row);

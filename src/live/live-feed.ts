@@ -257,7 +257,7 @@ class FeedMember implements StreamMember {
     if (this.feed.isEnded) return;
     if (this.last! > stored) {
       // No event of this AWB has that sequence yet: the client's position is from elsewhere (another
-      // AWB, or a global sequence from before session 3). Waiting on it would silently drop events.
+      // AWB, or a global sequence from an older gateway). Waiting on it would silently drop events.
       return this.feed.fail(
         validationError([
           {

@@ -19,7 +19,7 @@ import { until } from "../support/webhooks";
 import { expectVictimServed, type VictimView, watchAsVictim } from "../support/victim";
 
 const API = "https://onerecord.iata.org/ns/api#";
-/** The issue's numbers: 400 notifications of 247 KB each. */
+/** The attack: 400 notifications of 247 KB each (about twice the default daily bytes). */
 const ATTACK_COUNT = 400;
 const ATTACK_BYTES = 247_000;
 /** ONE_RECORD_NOTIFICATION_BYTES_PER_DAY's default (docs/ONE-RECORD.md). */
@@ -163,7 +163,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
     const disposers = new Disposers();
     afterAll(() => disposers.disposeAll());
 
-    describe("with the default settings: the issue's 400 notifications of 247 KB", () => {
+    describe("with the default settings: 400 notifications of 247 KB", () => {
       let gw: Gateway;
       beforeAll(async () => {
         gw = await gateway(backend, disposers);

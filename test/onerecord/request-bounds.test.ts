@@ -27,7 +27,7 @@ const CARGO = "https://onerecord.iata.org/ns/cargo#";
 const STATUS = "https://onerecord.iata.org/ns/code-lists/StatusCode#";
 const AWB = "020-12345675";
 
-/** The reviewer's body: a property-scoped context of 6,000 terms, its term used 6,000 times (~490 KB). */
+/** A hostile body: a property-scoped context of 6,000 terms, its term used 6,000 times (~490 KB). */
 function scopedContextBody(): Record<string, unknown> {
   const scoped: Record<string, string> = {};
   for (let i = 0; i < 6_000; i++) scoped[`t${i}`] = `${CARGO}term${i}`;
