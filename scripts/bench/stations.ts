@@ -2,7 +2,8 @@
 // `node:http` server in its own process answering the same bytes (baseline-server.ts), measured in the
 // same run with the same autocannon settings. The gateway runs as `npm start` runs it: default settings,
 // default logging (one access line per request at info), except the budget of GraphQL requests without
-// a key per client address (GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND), off: the load comes from one address.
+// a key per client address (GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND), off: the load comes from one address;
+// the query of every station's every field sends a key, as a caller of that size must.
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -14,11 +15,17 @@ const STATION_FIELDS = `code name freighterHandling passengerAircraftHandling tr
   import { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } firmsCode ciscFee storage externalComment openingHours { day hours { open close } } }
   export { address { street streetNo building zipCode city } contact { generalEmail generalPhone handlingEmail handlingPhone } openingHours { day hours { open close } } }`;
 const SIX_FIELDS = "code name countryShort freighterHandling truckHandling import { firmsCode }";
-const JSON_HEADERS = { "content-type": "application/json" };
-const post = (body: string) => ({ method: "POST" as const, headers: JSON_HEADERS, body });
+const JSON_HEADERS: Record<string, string> = { "content-type": "application/json" };
+const post = (body: string, headers: Record<string, string> = {}) => ({
+  method: "POST" as const,
+  headers: { ...JSON_HEADERS, ...headers },
+  body,
+});
+/** Every station's every field costs more than a caller without a key may ask for: that row sends one. */
+const KEY = "cgw_bench-stations-key-0000000000001";
 
 async function main(): Promise<void> {
-  const oneAddress = { GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: "0" };
+  const oneAddress = { GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: "0", BOOTSTRAP_API_KEY: KEY };
   const gateway = await startGateway(GATEWAY, { DATA_DIR: "memory://", ...oneAddress });
   // The same gateway with the GraphQL response cache off: what every operation costs to execute.
   const cold = await startGateway(GATEWAY, { DATA_DIR: "memory://", GRAPHQL_RESPONSE_CACHE: "false", ...oneAddress });
@@ -34,7 +41,11 @@ async function main(): Promise<void> {
   };
 
   // Each row: the gateway's request, and the baseline route answering the bytes the gateway answered.
-  const rows: Array<{ name: string; path: string; request: { url: string; method?: "POST"; body?: string } }> = [
+  const rows: Array<{
+    name: string;
+    path: string;
+    request: { url: string; method?: "POST"; body?: string; headers?: Record<string, string> };
+  }> = [
     {
       name: "REST GET /carrier/stations/station/FRA",
       path: "/station",
@@ -58,7 +69,7 @@ async function main(): Promise<void> {
     {
       name: "GraphQL stations, all, full selection",
       path: "/graphql-all",
-      request: { url: "/graphql", ...post(bodies.all) },
+      request: { url: "/graphql", ...post(bodies.all, { authorization: `Bearer ${KEY}` }) },
     },
   ];
   // BENCH_ROWS=/station,/graphql-one: only those rows (for quick comparisons; recorded runs take all).
@@ -66,11 +77,12 @@ async function main(): Promise<void> {
   const measuredRows = only ? rows.filter((row) => only.includes(row.path)) : rows;
   const routes: Record<string, string> = {};
   for (const row of rows) {
-    const answer = await fetch(`${gateway.url}${row.request.url}`, { ...row.request, headers: JSON_HEADERS });
+    const headers = { ...JSON_HEADERS, ...row.request.headers };
+    const answer = await fetch(`${gateway.url}${row.request.url}`, { ...row.request, headers });
     if (!answer.ok) throw new Error(`${row.name}: ${answer.status} ${await answer.text()}`);
     routes[row.path] = await answer.text();
     const uncached = await (
-      await fetch(`${cold.url}${row.request.url}`, { ...row.request, headers: JSON_HEADERS })
+      await fetch(`${cold.url}${row.request.url}`, { ...row.request, headers })
     ).text();
     if (row.path.startsWith("/graphql") && uncached !== routes[row.path])
       throw new Error(`${row.name}: the uncached answer differs from the cached one`);
