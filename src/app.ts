@@ -46,6 +46,12 @@ export interface AppOptions {
    * leaves it open. For tests: one embedded database serves test files one after another.
    */
   database?: Database;
+  /**
+   * The configured database, already being opened (main.ts starts it before the rest of the gateway
+   * loads, so the embedded one boots on its thread meanwhile). The app owns it: `stop`, or a failed
+   * start, closes it.
+   */
+  openingDatabase?: Promise<Database>;
 }
 
 /**

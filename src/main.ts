@@ -1,6 +1,7 @@
 import "reflect-metadata";
-import { type App, createApp } from "./app";
+import type { App } from "./app";
 import { databaseKindOf, exitAfterLog, loadConfigOrExit, printFirstStart } from "./cli";
+import { DATA_DIR_TAKEN, openConfiguredDatabase } from "./db/database";
 import { CliError } from "./errors";
 import type { Config } from "./config";
 import { createLogger, SERVICE } from "./log";
@@ -24,8 +25,22 @@ async function main(): Promise<void> {
   process.once("SIGINT", exitWhileStarting);
   let app: App;
   let url: string;
+  // The database first, and the rest of the gateway loaded while the embedded one boots on its thread
+  // (loading blocks this thread: the folder's lock is taken and the thread started before it).
+  let driverStarted!: () => void;
+  const started = new Promise<void>((resolve) => (driverStarted = resolve));
+  const openingDatabase = openConfiguredDatabase(config, DATA_DIR_TAKEN, undefined, driverStarted);
+  openingDatabase.catch(() => {}); // its failure is reported by createApp, which awaits it
+  await Promise.race([
+    started,
+    openingDatabase.then(
+      () => {},
+      () => {},
+    ),
+  ]);
   try {
-    app = await createApp(config, log);
+    const { createApp } = await import("./app.js");
+    app = await createApp(config, log, { openingDatabase });
   } catch (error) {
     if (error instanceof CliError) {
       console.error(error.message);

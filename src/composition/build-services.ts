@@ -4,7 +4,7 @@ import type { BootstrapOutcome } from "../clients/bootstrap-client";
 import { createClientService } from "../clients/client.service";
 import { createSecretBox, loadSecretsKey } from "../clients/secret-box";
 import type { Config } from "../config";
-import { type Database, openConfiguredDatabase } from "../db/database";
+import { type Database, DATA_DIR_TAKEN, openConfiguredDatabase } from "../db/database";
 import { createTableUpkeep, embeddedVacuumTables, type TableUpkeep } from "../db/table-upkeep";
 import { registerInstance } from "../db/instance-registry";
 import { analyze } from "../db/sql/analyze.sql";
@@ -102,19 +102,16 @@ export interface Core {
   readonly tableUpkeep: TableUpkeep | undefined;
 }
 
-/** The database the configuration names, closed last by `stack`. */
+/** The database the configuration names (or `opening`, its open already started), closed last by `stack`. */
 async function openDatabaseOfConfig(
   config: Config,
   log: Logger,
   stack: DisposerStack,
   embeddedDump: Blob | undefined,
+  opening: Promise<Database> | undefined,
 ): Promise<Database> {
-  const database = await openConfiguredDatabase(
-    config,
-    "stop it, or start this one with another DATA_DIR",
-    embeddedDump,
-  );
-  stack.defer("database", () => database.close());
+  const database = await (opening ?? openConfiguredDatabase(config, DATA_DIR_TAKEN, embeddedDump));
+  if (opening === undefined) stack.defer("database", () => database.close());
   if (database.createdMigrated) log.info("created the embedded database from a migrated copy");
   if (database.appliedMigrations.length > 0) {
     log.info({ migrations: database.appliedMigrations }, "applied database migrations");
@@ -131,10 +128,14 @@ export async function buildServices(
   log: Logger,
   stack: DisposerStack,
   beforeStep: BeforeStep,
-  given: { embeddedDatabaseDump?: Blob; database?: Database } = {},
+  given: { embeddedDatabaseDump?: Blob; database?: Database; openingDatabase?: Promise<Database> } = {},
 ): Promise<Core> {
+  const opening = given.openingDatabase;
+  // Closed last, whichever step fails: it is this app's from the start.
+  if (opening) stack.defer("database", async () => (await opening).close());
   await beforeStep("database");
-  const database = given.database ?? (await openDatabaseOfConfig(config, log, stack, given.embeddedDatabaseDump));
+  const database =
+    given.database ?? (await openDatabaseOfConfig(config, log, stack, given.embeddedDatabaseDump, opening));
   log.info(
     { database: database.kind, ...(database.kind === "pglite" ? { dataDir: config.dataDir } : {}) },
     "database ready",

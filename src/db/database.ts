@@ -52,12 +52,14 @@ export async function openConfiguredDatabase(
   config: { readonly databaseUrl: string | undefined; readonly dataDir: string },
   whatInstead = "stop it first",
   embeddedDump?: Blob,
+  driverStarted?: () => void,
 ): Promise<Database> {
   try {
     return await openDatabase(
       config.databaseUrl
         ? { kind: "postgres", url: config.databaseUrl }
         : { kind: "pglite", dataDir: config.dataDir, dump: embeddedDump },
+      driverStarted,
     );
   } catch (error) {
     if (error instanceof DataDirInUseError)
@@ -77,8 +79,15 @@ async function startMigrated(target: Extract<DatabaseTarget, { kind: "pglite" }>
   return copyEmbeddedTemplate(target.dataDir, target.templateDir);
 }
 
-/** Opens the database, applies pending migrations, and returns a Prisma client over it. */
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+/** What a gateway's start says to do when another process holds its embedded database. */
+export const DATA_DIR_TAKEN = "stop it, or start this one with another DATA_DIR";
+
+/**
+ * Opens the database, applies pending migrations, and returns a Prisma client over it.
+ * `driverStarted`: called once the driver is under way (the embedded database booting on its thread),
+ * before the first statement.
+ */
+export async function openDatabase(target: DatabaseTarget, driverStarted?: () => void): Promise<Database> {
   let unlock = async () => {};
   if (target.kind === "pglite" && !target.dataDir.startsWith("memory://")) {
     await mkdir(target.dataDir, { recursive: true });
@@ -93,6 +102,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     await unlock();
     throw error;
   }
+  driverStarted?.();
   const { factory, migrationFactory, sql } = driver;
   // Each step runs even when the one before it failed: the data folder's lock is released last, always.
   const closeDrivers = async () => {
