@@ -89,22 +89,44 @@ describe("the embedded database's thread", () => {
     }
   });
 
-  itInFullSuite("in a gateway's process, a thread that dies ends the process with a non-zero code, naming the database", () => {
-    const script = `
+  it("a request that waits past the stuck deadline ends the thread as stuck; a value that cannot cross fails alone", async () => {
+    const stopped: Error[] = [];
+    const remote = startPGliteThread(
+      { dataDir: "memory://", dump: undefined, startParams: [] },
+      (error) => stopped.push(error),
+      { stuckAfterMs: 1_000 },
+    );
+    // A function cannot be sent to the thread: that request fails, the next one is answered.
+    await expect(remote.sql.query("SELECT $1", [() => 1])).rejects.toThrow();
+    expect(await remote.sql.query("SELECT 1 AS one", [])).toEqual([{ one: 1 }]);
+    const stuck = remote.sql.query("SELECT pg_sleep(30)", []);
+    await expect(stuck).rejects.toThrow("taken as stuck");
+    await expect(stuck).rejects.toMatchObject({ code: "57P01" });
+    expect(stopped.map((error) => error.message)).toEqual([expect.stringContaining("taken as stuck")]);
+    await expect(remote.sql.query("SELECT 1", [])).rejects.toBeInstanceOf(EmbeddedDatabaseStopped);
+  });
+
+  itInFullSuite(
+    "in a gateway's process, a thread that dies ends the process with a non-zero code, naming the database",
+    () => {
+      const script = `
       const { startPGliteThread } = require(${JSON.stringify(path.join(DIST_DB, "pglite-remote.js"))});
       const remote = startPGliteThread({ dataDir: "memory://", dump: undefined, startParams: [] });
       remote.sql.query("SELECT 1", []).then(() => remote.thread.terminate());
       setInterval(() => {}, 1000); // a process with work to do: only the failure ends it
     `;
-    const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 60_000 });
-    expect(run.status).not.toBe(0);
-    expect(run.status).not.toBeNull();
-    expect(run.stderr).toContain("EmbeddedDatabaseStopped");
-  });
+      const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 60_000 });
+      expect(run.status).not.toBe(0);
+      expect(run.status).not.toBeNull();
+      expect(run.stderr).toContain("EmbeddedDatabaseStopped");
+    },
+  );
 
-  itInFullSuite("a process killed (SIGKILL) right after its commits loses none of them", async () => {
-    const dataDir = newFolder();
-    const script = `
+  itInFullSuite(
+    "a process killed (SIGKILL) right after its commits loses none of them",
+    async () => {
+      const dataDir = newFolder();
+      const script = `
       const { openDatabase } = require(${JSON.stringify(path.join(DIST_DB, "database.js"))});
       (async () => {
         const db = await openDatabase({ kind: "pglite", dataDir: ${JSON.stringify(dataDir)} });
@@ -114,24 +136,26 @@ describe("the embedded database's thread", () => {
         setInterval(() => {}, 1000);
       })();
     `;
-    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        if (chunk.toString().includes("committed")) resolve();
+      const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("committed")) resolve();
+        });
+        child.on("exit", (code) => reject(new Error(`exited ${code} before committing`)));
       });
-      child.on("exit", (code) => reject(new Error(`exited ${code} before committing`)));
-    });
-    const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal)));
-    child.kill("SIGKILL");
-    expect(await exited).toBe("SIGKILL");
+      const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal)));
+      child.kill("SIGKILL");
+      expect(await exited).toBe("SIGKILL");
 
-    const db = await openDatabase({ kind: "pglite", dataDir });
-    try {
-      expect(await db.sql.query("SELECT count(*)::int AS n, max(n) AS top FROM kept", [])).toEqual([
-        { n: 50, top: 50 },
-      ]);
-    } finally {
-      await db.close();
-    }
-  }, 120_000);
+      const db = await openDatabase({ kind: "pglite", dataDir });
+      try {
+        expect(await db.sql.query("SELECT count(*)::int AS n, max(n) AS top FROM kept", [])).toEqual([
+          { n: 50, top: 50 },
+        ]);
+      } finally {
+        await db.close();
+      }
+    },
+    120_000,
+  );
 });

@@ -7,6 +7,7 @@ import { heldEndpointOf } from "../src/onerecord/partners/notification-endpoint"
 import { movePartnerNotifications } from "../src/onerecord/sql/partner-move.sql";
 import { releaseHeldNotifications } from "../src/onerecord/sql/partner-release-held.sql";
 import { removePartner } from "../src/onerecord/sql/partner-remove.sql";
+import { expirePending } from "../src/retention/sql/expire-pending.sql";
 import { BACKENDS, describeBackend, Disposers } from "./support/harness";
 import { emptyOneRecordOutbox, queueOneRecordNotification } from "./support/onerecord-outbox";
 import { emptyTables, fixtures, openTestDatabase } from "./support/test-database";
@@ -120,6 +121,26 @@ describe.each(BACKENDS)("ONE Record partner statements on %s", (backend) => {
         for (const id of [heldId, statusOnly])
           expect(await delivery(id)).toMatchObject({ status: "PENDING", callback: newEndpoint, lastError: null });
         expect(await delivery(othersId)).toMatchObject({ status: "PARKED", callback: other });
+      });
+    });
+
+    describe("retention/expire-pending of held notifications", () => {
+      it("ends a held notification only once held since before RETENTION_DEAD_DAYS' cutoff, saying why", async () => {
+        const held = heldEndpointOf(`company-${randomUUID()}`);
+        const id = await queueOneRecordNotification(db, { subscriptionId: null, endpoint: held, registered: false });
+        const expire = (disabledBefore: Date | null) =>
+          expirePending.affectedRows(db.prisma, {
+            limit: 100,
+            disabledBefore: disabledBefore === null ? null : disabledBefore.toISOString(),
+          });
+        await expire(null);
+        await expire(new Date(Date.now() - 60_000));
+        expect(await delivery(id)).toMatchObject({ status: "PARKED" });
+        await expire(new Date(Date.now() + 60_000));
+        expect(await delivery(id)).toMatchObject({
+          status: "DEAD",
+          lastError: expect.stringContaining("no server was registered for its Organization"),
+        });
       });
     });
 

@@ -81,9 +81,7 @@ async function main(): Promise<void> {
     const answer = await fetch(`${gateway.url}${row.request.url}`, { ...row.request, headers });
     if (!answer.ok) throw new Error(`${row.name}: ${answer.status} ${await answer.text()}`);
     routes[row.path] = await answer.text();
-    const uncached = await (
-      await fetch(`${cold.url}${row.request.url}`, { ...row.request, headers })
-    ).text();
+    const uncached = await (await fetch(`${cold.url}${row.request.url}`, { ...row.request, headers })).text();
     if (row.path.startsWith("/graphql") && uncached !== routes[row.path])
       throw new Error(`${row.name}: the uncached answer differs from the cached one`);
   }

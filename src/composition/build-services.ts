@@ -132,7 +132,13 @@ export async function buildServices(
 ): Promise<Core> {
   const opening = given.openingDatabase;
   // Closed last, whichever step fails: it is this app's from the start.
-  if (opening) stack.defer("database", async () => (await opening).close());
+  if (opening)
+    stack.defer("database", () =>
+      opening.then(
+        (database) => database.close(),
+        () => {}, // it never opened: the start reports why
+      ),
+    );
   await beforeStep("database");
   const database =
     given.database ?? (await openDatabaseOfConfig(config, log, stack, given.embeddedDatabaseDump, opening));

@@ -19,8 +19,9 @@ export type PGliteRequest = { readonly id: number } & (
   | { readonly op: "close" }
 );
 
-/** The thread's answer to request `id`. */
+/** The thread's answer to request `id`, or its word that PostgreSQL is up. */
 export type PGliteReply =
+  | { readonly ready: true }
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: SerializedError };
 

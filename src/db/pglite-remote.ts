@@ -29,7 +29,17 @@ const THREAD_FILE = __filename.endsWith(".ts")
 /** The embedded database's thread stopped without being asked to: nothing more can be read or written. */
 export class EmbeddedDatabaseStopped extends Error {
   override name = "EmbeddedDatabaseStopped";
+  /** PostgreSQL's admin_shutdown: what callers take for a database that is unavailable (db/availability.ts). */
+  readonly code = "57P01";
 }
+
+/**
+ * How long one request may wait for the thread's answer, once PostgreSQL is up, before the database is taken as stuck: the
+ * thread is ended (every request fails) and `onStopped` told, so that a supervisor restarts the
+ * process, as it would a stuck event loop. Longer than any statement the gateway runs, migrations
+ * included.
+ */
+export const STUCK_AFTER_MS = 120_000;
 
 /**
  * The embedded database on a thread of its own (pglite-thread.ts): HTTP, websockets and sends keep
@@ -45,9 +55,13 @@ export function startPGliteThread(
     setImmediate(() => {
       throw error;
     }),
+  { stuckAfterMs = STUCK_AFTER_MS }: { stuckAfterMs?: number } = {},
 ): { factory: SqlMigrationAwareDriverAdapterFactory; sql: SqlExecutor; thread: Worker; close(): Promise<void> } {
   const thread = new Worker(THREAD_FILE, { workerData: data });
-  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  const waiting = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void; since: number }
+  >();
   let nextId = 1;
   let stopped: Error | undefined;
   let closing = false;
@@ -55,11 +69,33 @@ export function startPGliteThread(
   const stop = (error: Error) => {
     if (stopped) return;
     stopped = error;
+    clearInterval(watch);
     for (const { reject } of waiting.values()) reject(error);
     waiting.clear();
     if (!closing) onStopped(error);
   };
+  // The oldest request waiting is the map's first (insertion order).
+  const watch = setInterval(
+    () => {
+      const oldest = waiting.values().next().value;
+      if (!up || oldest === undefined || performance.now() - oldest.since <= stuckAfterMs) return;
+      stop(
+        new EmbeddedDatabaseStopped(
+          `A request to the embedded database waited over ${stuckAfterMs / 1_000} s: it is taken as stuck`,
+        ),
+      );
+      void thread.terminate();
+    },
+    Math.min(1_000, stuckAfterMs / 2),
+  ).unref();
+  let up = false;
   thread.on("message", (reply: PGliteReply) => {
+    if ("ready" in reply) {
+      // Waiting for PostgreSQL to start is not being stuck: the clocks start now.
+      up = true;
+      for (const request of waiting.values()) request.since = performance.now();
+      return;
+    }
     const request = waiting.get(reply.id);
     if (request === undefined) return;
     waiting.delete(reply.id);
@@ -75,8 +111,13 @@ export function startPGliteThread(
     new Promise<T>((resolve, reject) => {
       if (stopped) return reject(stopped);
       const id = nextId++;
-      waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      thread.postMessage({ ...request, id });
+      waiting.set(id, { resolve: resolve as (value: unknown) => void, reject, since: performance.now() });
+      try {
+        thread.postMessage({ ...request, id });
+      } catch (error) {
+        waiting.delete(id); // a value that cannot cross the threads: this request fails alone
+        reject(error as Error);
+      }
     });
 
   const queryable = (tx: number | undefined) => ({

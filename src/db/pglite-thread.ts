@@ -14,6 +14,8 @@ const pglite = new PGlite(dataDir, {
   ...(dump ? { loadDataDir: dump } : {}),
   startParams: [...PGlite.defaultStartParams, ...startParams],
 });
+// Said once PostgreSQL is up: from then on, a request that waits long is a stuck database.
+void pglite.waitReady.then(() => parentPort!.postMessage({ ready: true }));
 let adapter: Promise<SqlDriverAdapter> | undefined;
 const transactions = new Map<number, Transaction>();
 let nextTransaction = 1;

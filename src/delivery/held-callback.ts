@@ -5,6 +5,11 @@
  */
 export const HELD_CALLBACK_PREFIX = "urn:cargo-gateway:held:";
 
+/** Whether a callback names no receiver yet. */
+export function isHeldCallback(callback: string): boolean {
+  return callback.startsWith(HELD_CALLBACK_PREFIX);
+}
+
 /** The SQL LIKE pattern of every held callback. */
 export const HELD_CALLBACK_PATTERN = `${HELD_CALLBACK_PREFIX}%`;
 

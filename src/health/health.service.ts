@@ -30,16 +30,25 @@ export interface LiveFanOutStatus {
 /** What readiness needs of the broker consumer (ingestion/broker-consumer.ts provides it). */
 export type BrokerConsumerStatus = () => "consuming" | "reconnecting" | "not used";
 
-/** Readiness: the database answers and every migration is recorded as applied. */
+/**
+ * Readiness: the database answers and every migration is recorded as applied. Callers that ask while
+ * a probe of the database runs share its answer (never an older one): however many ask at once, the
+ * database is asked once.
+ */
 export function createHealthService(
   database: Database,
   live: LiveFanOutStatus,
   brokerStatus: BrokerConsumerStatus = () => "not used",
 ) {
+  let probing: Promise<{ databaseUp: boolean; applied: boolean }> | undefined;
+  const probe = async () => {
+    const databaseUp = await database.ping();
+    return { databaseUp, applied: databaseUp && (await database.migrationsApplied()) };
+  };
   return {
     async readiness(): Promise<HealthReport> {
-      const databaseUp = await database.ping();
-      const applied = databaseUp && (await database.migrationsApplied());
+      probing ??= probe().finally(() => (probing = undefined));
+      const { databaseUp, applied } = await probing;
       return {
         status: databaseUp && applied ? "ready" : "unavailable",
         database: databaseUp ? "up" : "down",

@@ -8,6 +8,7 @@ import { AppError, validationError } from "../errors";
 import { randomUUID } from "node:crypto";
 import { type ClaimedDelivery, type NewDelivery, queueDeliveries } from "../delivery/delivery.store";
 import type { DeliveryHandoff } from "../delivery/delivery.worker";
+import { isHeldCallback } from "../delivery/held-callback";
 import { notificationBody, originOf } from "../delivery/notification";
 import { activeTraceParent, inSpan } from "../tracing/spans";
 import type { MilestoneInput } from "./milestone.validate";
@@ -275,6 +276,8 @@ export function createMilestoneService({
         const room = new Map<string, number>();
         for (const d of deliveries) {
           if (!handoff) break;
+          // A held one names no receiver yet: it waits parked (delivery/held-callback.ts), never sent.
+          if (isHeldCallback(d.callback)) continue;
           let left = room.get(d.origin);
           if (left === undefined) left = handoff.room(d.origin);
           d.leased = left > 0;

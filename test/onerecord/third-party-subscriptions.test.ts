@@ -2,15 +2,32 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
-import { MAX_PENDING_SUBSCRIPTION_REQUESTS } from "../../src/onerecord/subscriptions/subscriptions.service";
+import { isLogisticsObjectClass } from "../../src/onerecord/objects/object-model";
+import {
+  MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS,
+  MAX_PENDING_SUBSCRIPTION_REQUESTS,
+} from "../../src/onerecord/subscriptions/subscriptions.service";
+import cargo from "../../src/onerecord/vocabulary/cargo.json";
 import { expirePending } from "../../src/retention/sql/expire-pending.sql";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { postJson } from "../support/http";
 import { startOidcIssuer } from "../support/oidc-issuer";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 import { type ReceivedPost, startReceiver } from "../support/receiver";
 
 const API = "https://onerecord.iata.org/ns/api#";
-const CONTEXT = { cargo: "https://onerecord.iata.org/ns/cargo#", api: API };
+const CARGO = "https://onerecord.iata.org/ns/cargo#";
+const CONTEXT = { cargo: CARGO, api: API };
+/** Local names of LogisticsObject classes, each a topic a type subscription may take. */
+const TYPE_CLASSES = Object.keys(cargo.classes)
+  .filter((iri) => isLogisticsObjectClass(iri))
+  .map((iri) => iri.slice(CARGO.length));
+let awbSerial = 5_300_000;
+/** A fresh AWB with a valid check digit. */
+const nextAwb = () => {
+  const serial = String(++awbSerial);
+  return `020-${serial}${Number(serial) % 7}`;
+};
 
 /**
  * Subscriptions for a third party (docs/ONE-RECORD.md "Subscriptions for a third party"): the
@@ -298,6 +315,71 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions for a third party on
       expect(underHub.status).toBe(422);
       expect(underHub.text).toContain("registered for another Organization");
       expect(await app.database.prisma.oneRecordSubscription.count()).toBe(before);
+    });
+
+    /** A client the operator registered no server for, with a key reading AWBs. */
+    const clientOrganization = async (name: string) => {
+      const { clientId } = await app.services.clients.createClient({ name, callbackPrefixes: ["*"] });
+      const key = (await app.services.clients.issueKey(clientId, ["events:read"])).key;
+      return { clientId, key, organization: `${base}/logistics-objects/organization-${clientId}` };
+    };
+    const typeSubscription = (cls: string, subscriber: string) => ({
+      "@context": CONTEXT,
+      "@type": "api:Subscription",
+      "api:hasSubscriber": { "@id": subscriber },
+      "api:hasTopicType": { "@id": "api:LOGISTICS_OBJECT_TYPE" },
+      "api:includeSubscriptionEventType": [{ "@id": "api:LOGISTICS_EVENT_RECEIVED" }],
+      "api:hasTopic": { "@type": "http://www.w3.org/2001/XMLSchema#anyURI", "@value": `${CARGO}${cls}` },
+    });
+
+    it("a milestone's notification to an Organization no server is registered for waits parked, never handed to a sender; registering the server delivers it", async () => {
+      const customer = await clientOrganization("customer without a server");
+      const request = requested(await subscribe(typeSubscription("Shipment", customer.organization)));
+      expect((await decide(request, "REQUEST_ACCEPTED", ADMIN_KEY)).status).toBe(204);
+      const awb = nextAwb();
+      const ingested = await postJson(
+        `${app.url()}/carrier/handling/shipment/events`,
+        { awb, state: "RCS", station: "FRA" },
+        { authorization: `Bearer ${ADMIN_KEY}` },
+      );
+      expect(ingested.status).toBe(202);
+      // Queued with the ingestion's commit: parked, and not leased to this process's worker.
+      const [held] = await eventNotificationsOf(request);
+      expect(held).toMatchObject({ status: "PARKED", attemptCount: 0, leaseToken: null, leaseUntil: null });
+      expect(held!.callback).toMatch(/^urn:cargo-gateway:held:/);
+      await app.services.oneRecordPartners.add({
+        serverUrl: `${receiver.url}/ok/customer`,
+        clientId: customer.clientId,
+      });
+      const notice = await received("/ok/customer/notifications", eventType("LOGISTICS_EVENT_RECEIVED"));
+      expect(JSON.parse(notice.body)).toMatchObject({ "api:isTriggeredBy": { "@id": request } });
+    });
+
+    it("others' subscriptions on an Organization's behalf leave it the room for its own", async () => {
+      const customer = await clientOrganization("customer with its own subscriptions");
+      await app.services.oneRecordPartners.add({ serverUrl: `${receiver.url}/ok/own`, clientId: customer.clientId });
+      for (const cls of TYPE_CLASSES.slice(0, MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS)) {
+        const request = requested(await subscribe(typeSubscription(cls, customer.organization)));
+        expect((await decide(request, "REQUEST_ACCEPTED", ADMIN_KEY)).status).toBe(204);
+      }
+      const own = await subscribe(
+        typeSubscription(TYPE_CLASSES[MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS]!, customer.organization),
+        customer.key,
+      );
+      expect(own.status).toBe(201);
+      expect(await statusOf(own.headers.get("location")!, customer.key)).toBe("api:REQUEST_ACCEPTED");
+    });
+
+    it("refuses to accept a request whose derived endpoint has since come to lie on a registered partner's server (422), its tokens its own", async () => {
+      const hub = `${receiver.url}/ok/later-hub`;
+      const request = requested(
+        await subscribe(typeSubscription("Shipment", `${hub}/tenant-b/logistics-objects/organization-b`)),
+      );
+      await app.services.oneRecordPartners.add({ serverUrl: hub, agentUri: `${hub}/logistics-objects/organization-p` });
+      const decided = await decide(request, "REQUEST_ACCEPTED", ADMIN_KEY);
+      expect(decided.status).toBe(422);
+      expect(decided.text).toContain("registered for another Organization");
+      expect(await statusOf(request)).toBe("api:REQUEST_PENDING");
     });
 
     it(`keeps at most ${MAX_PENDING_SUBSCRIPTION_REQUESTS} requests of one requester waiting, however many arrive at once (429 beyond, nothing stored)`, async () => {

@@ -33,8 +33,9 @@ export const queueDeliveries = statement<{
        SELECT i::uuid, k, e::uuid, s::uuid, os::uuid, c::uuid, cb, o, p,
               CASE WHEN cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN 'PARKED' ELSE 'PENDING' END::delivery_status,
               CASE WHEN cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN ${sqlText(`'${HELD_REASON}'`)} END,
-              CASE WHEN l THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
-              CASE WHEN l THEN ${param("leaseToken")}::uuid END,
+              CASE WHEN l AND cb NOT LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)}
+                   THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
+              CASE WHEN l AND cb NOT LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN ${param("leaseToken")}::uuid END,
               ${param("traceParent")}::text
        FROM unnest(${param("ids")}::text[], ${param("kinds")}::text[], ${param("eventIds")}::text[],
                    ${param("subscriptionIds")}::text[], ${param("oneRecordSubscriptionIds")}::text[],

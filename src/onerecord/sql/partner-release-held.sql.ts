@@ -4,8 +4,9 @@ import { DELIVERY_CHANNEL } from "../../delivery/sql/queue-deliveries.sql";
 /**
  * A partner registered for an Organization whose notifications were held (no operator had said where
  * it receives them: partners/notification-endpoint.ts heldEndpointOf), run in the transaction that
- * registers it: its subscriptions notify `newEndpoint` from now on, and what was queued for it, parked
- * at the held endpoint and never attempted, becomes due there at once (the workers are told at commit).
+ * registers it: its subscriptions notify `newEndpoint` from now on, and what was queued for it at the
+ * held endpoint (parked, or pending should an operator have requeued it) becomes due there at once
+ * (the workers are told at commit).
  */
 export const releaseHeldNotifications = statement<
   { organization: string; heldEndpoint: string; newEndpoint: string; newOrigin: string },
@@ -19,7 +20,8 @@ export const releaseHeldNotifications = statement<
       ), released AS (
         UPDATE delivery SET callback = ${param("newEndpoint")}, origin = ${param("newOrigin")}, status = 'PENDING',
           next_attempt_at = now(), last_error = NULL
-        WHERE kind = 'ONE_RECORD' AND status = 'PARKED' AND callback = ${param("heldEndpoint")}
+        WHERE kind = 'ONE_RECORD' AND status IN ('PARKED', 'PENDING') AND callback = ${param("heldEndpoint")}
+          AND (lease_until IS NULL OR lease_until < now())
         RETURNING 1
       ), told AS (
         SELECT pg_notify('${sqlText(DELIVERY_CHANNEL)}', '') FROM (SELECT count(*) AS n FROM released) r WHERE r.n > 0

@@ -5,9 +5,9 @@ import { SUBSCRIPTION_REQUEST_COLUMNS, type SubscriptionRequestRow } from "./sub
 const row = (column: string) => sqlText(`t.${column}`);
 
 /**
- * The holder's decision on a pending SubscriptionRequest. Accepted only while its subscriber may take
- * one more live subscription and its requester holds fewer than `thirdPartyCap` live third parties'
- * (subscription-request-bounds.ts: run under the requester's lock, then the subscriber's);
+ * The holder's decision on a pending SubscriptionRequest (a third party's). Accepted only while its
+ * subscriber holds no live subscription to the topic and its requester fewer than `thirdPartyCap` live
+ * third parties' (subscription-request-bounds.ts: run under the requester's lock, then the subscriber's);
  * rejected with `reason` and `errorStatus`. No row when it is no longer pending, or when the bounds
  * refused an acceptance (the caller reads which): two decisions, from any instances, cannot both be
  * taken.
@@ -19,8 +19,6 @@ export const decideSubscriptionRequest = statement<
     decidedBy: string;
     reason: string | null;
     errorStatus: number | null;
-    defaultCap: number;
-    typeCap: number;
     thirdPartyCap: number;
   },
   SubscriptionRequestRow
@@ -35,12 +33,10 @@ export const decideSubscriptionRequest = statement<
         AND (${param("status")} = 'REQUEST_REJECTED'
              OR (${liveThirdParties(sqlText("t.requested_by"))} < ${param("thirdPartyCap")}::int
                  AND ${mayTakeLiveSubscription({
+                   thirdParty: true,
                    subscriber: row("subscriber"),
                    topicType: row("topic_type"),
                    topic: row("topic"),
-                   clientId: row("client_id::text"),
-                   defaultCap: sql`${param("defaultCap")}`,
-                   typeCap: sql`${param("typeCap")}`,
                  })}))
       RETURNING ${SUBSCRIPTION_REQUEST_COLUMNS}`,
 );

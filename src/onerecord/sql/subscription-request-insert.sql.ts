@@ -61,6 +61,7 @@ export const insertSubscriptionRequest = statement<
                    AND s.requested_at > now() - interval '24 hours') < ${param("rejectedCap")}::int)
         OR (${param("status")} = 'REQUEST_ACCEPTED'
             AND ${mayTakeLiveSubscription({
+              thirdParty: false,
               subscriber: sql`${param("subscriber")}`,
               topicType: sql`${param("topicType")}`,
               topic: sql`${param("topic")}`,

@@ -4,7 +4,8 @@ import { liveThirdParties } from "./subscription-request-bounds";
 /**
  * What subscription-request-insert.sql.ts weighed for a subscriber, read under the same lock when it
  * wrote nothing, to say why: the live (accepted, unexpired) SubscriptionRequest of the subscriber to
- * that topic type and topic (null: none), its live subscriptions, its live type subscriptions, and the
+ * that topic type and topic (null: none), its own live subscriptions and own live type subscriptions (not
+ * those others asked for on its behalf), and the
  * requests of `requestedBy` rejected in the last 24 hours, those pending now and its live third parties'.
  */
 export const subscriptionRequestRefusal = statement<
@@ -26,10 +27,10 @@ export const subscriptionRequestRefusal = statement<
            AND s.topic_type = ${param("topicType")} AND s.topic = ${param("topic")}
          ORDER BY s.requested_at LIMIT 1) AS existing,
         (SELECT count(*)::int FROM onerecord_subscription s
-         WHERE s.subscriber = ${param("subscriber")} AND s.status = 'REQUEST_ACCEPTED'
+         WHERE s.subscriber = ${param("subscriber")} AND s.status = 'REQUEST_ACCEPTED' AND s.accepted_at IS NULL
            AND (s.expires_at IS NULL OR s.expires_at > now())) AS live,
         (SELECT count(*)::int FROM onerecord_subscription s
-         WHERE s.subscriber = ${param("subscriber")} AND s.status = 'REQUEST_ACCEPTED'
+         WHERE s.subscriber = ${param("subscriber")} AND s.status = 'REQUEST_ACCEPTED' AND s.accepted_at IS NULL
            AND (s.expires_at IS NULL OR s.expires_at > now())
            AND s.topic_type = 'LOGISTICS_OBJECT_TYPE') AS live_types,
         (SELECT count(*)::int FROM onerecord_subscription s

@@ -260,6 +260,13 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       // A rejection is not told to a server no operator registered: notifications go there only for an
       // accepted subscription (partner-servers.ts targetOf).
       const unregisteredServer = await isUnregisteredServer(row.subscriber);
+      // A partner registered on that server since the request: its tokens stay its own.
+      if (accept && unregisteredServer && (await deps.isPartnerServer(row.endpoint)))
+        throw unprocessable(
+          "hasSubscriber",
+          `${row.endpoint} is now on a server the operator registered for another Organization: the operator ` +
+            `registers ${row.subscriber} first (registerOneRecordPartner)`,
+        );
       // Where no operator registered the server, the acceptance goes under the subscription it tells
       // of: it is sent only while that is live, and ends with it.
       const notification =
@@ -276,8 +283,6 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
             decidedBy: caller.organizationId,
             reason: accept ? null : "The holder of the topic rejected the subscription",
             errorStatus: accept ? null : 403,
-            defaultCap: cap,
-            typeCap,
             thirdPartyCap,
           },
         );

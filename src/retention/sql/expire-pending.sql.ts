@@ -7,7 +7,8 @@ import { HELD_CALLBACK_PATTERN } from "../../delivery/held-callback";
  * Record subscriptions no longer accepted (revoked: claims skip them) or disabled as long (an expired
  * one's are still sent: they tell of what happened while it was valid); and up to `limit`
  * parked deliveries whose subscription was deleted (nothing will enable them), those held for an
- * Organization's server apart (delivery/held-callback.ts: registering the server releases them). Leased ones are left to
+ * Organization's server apart (delivery/held-callback.ts: registering the server releases them), which
+ * end once held since before `disabledBefore`. Leased ones are left to
  * the next run. Their lease token is cleared: a holder that stalled past its lease is fenced out.
  */
 export const expirePending = statement<{ limit: number; disabledBefore: string | null }>(
@@ -28,6 +29,12 @@ export const expirePending = statement<{ limit: number; disabledBefore: string |
           AND (o.status <> 'REQUEST_ACCEPTED' OR o.disabled_at < ${param("disabledBefore")}::timestamptz)
           AND (d.lease_until IS NULL OR d.lease_until < now())
         LIMIT ${param("limit")}::int FOR UPDATE OF d SKIP LOCKED
+      ), held_too_long AS (
+        SELECT id, 'held longer than RETENTION_DEAD_DAYS: no server was registered for its Organization' AS reason
+        FROM delivery
+        WHERE status = 'PARKED' AND callback LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)}
+          AND created_at < ${param("disabledBefore")}::timestamptz
+        LIMIT ${param("limit")}::int FOR UPDATE SKIP LOCKED
       ), orphaned AS (
         SELECT id, 'subscription deleted while disabled' AS reason FROM delivery
         WHERE status = 'PARKED' AND subscription_id IS NULL AND onerecord_subscription_id IS NULL
@@ -36,6 +43,7 @@ export const expirePending = statement<{ limit: number; disabledBefore: string |
       )
       UPDATE delivery d SET status = 'DEAD', completed_at = now(), next_attempt_at = now(), last_error = x.reason,
         lease_until = NULL, lease_token = NULL
-      FROM (SELECT * FROM doomed UNION ALL SELECT * FROM doomed_onerecord UNION ALL SELECT * FROM orphaned) x
+      FROM (SELECT * FROM doomed UNION ALL SELECT * FROM doomed_onerecord UNION ALL SELECT * FROM held_too_long
+            UNION ALL SELECT * FROM orphaned) x
       WHERE d.id = x.id`,
 );
