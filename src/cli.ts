@@ -62,10 +62,10 @@ export function runCli(main: () => Promise<number>): void {
 }
 
 /** Where the gateway keeps its data, which decides when a lost key can be replaced. */
-export type DatabaseKind = "embedded" | "postgresql";
+export type DatabaseKind = "embedded" | "in memory" | "postgresql";
 
-export const databaseKindOf = (config: Pick<Config, "databaseUrl">): DatabaseKind =>
-  config.databaseUrl ? "postgresql" : "embedded";
+export const databaseKindOf = (config: Pick<Config, "databaseUrl" | "dataDir">): DatabaseKind =>
+  config.databaseUrl ? "postgresql" : config.dataDir.startsWith("memory://") ? "in memory" : "embedded";
 
 /**
  * Shown once, by whichever entry point created the first client (the server's first start, or an
@@ -99,15 +99,21 @@ export function firstStartBlock(
   // A running gateway holds its embedded database (db/data-dir-lock.ts): the command waits for its
   // stop. PostgreSQL takes both at once.
   const replacement =
-    database === "embedded"
+    database === "in memory"
       ? [
-          " Shown this once: keep them. A lost key is replaced with the gateway stopped (it holds",
-          " its embedded database while it runs), by this command with the gateway's DATA_DIR:",
+          " Shown this once: keep them. The database is in memory (DATA_DIR=memory://): it and this",
+          " client are gone when the gateway stops, and the next start creates new ones. While it runs,",
+          " the GraphQL mutation issueApiKey (with this key) gives another key; no command can.",
         ]
-      : [
-          " Shown this once: keep them. A lost key is replaced, while the gateway runs, by this",
-          " command with the gateway's DATABASE_URL:",
-        ];
+      : database === "embedded"
+        ? [
+            " Shown this once: keep them. A lost key is replaced with the gateway stopped (it holds",
+            " its embedded database while it runs), by this command with the gateway's DATA_DIR:",
+          ]
+        : [
+            " Shown this once: keep them. A lost key is replaced, while the gateway runs, by this",
+            " command with the gateway's DATABASE_URL:",
+          ];
   return [
     line,
     ` First start: created a client with every scope (its id: ${bootstrap.clientId}).`,
@@ -116,7 +122,11 @@ export function firstStartBlock(
       ? [` Signing secret   ${bootstrap.generated.signingSecret}   (verifies the callbacks you receive)`]
       : []),
     ...replacement,
-    `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,objects:write,admin`,
+    ...(database === "in memory"
+      ? []
+      : [
+          `   npm run admin -- key:issue --client ${bootstrap.clientId} --scopes subscriptions,events:read,events:write,objects:write,admin`,
+        ]),
     ...after,
     line,
   ];

@@ -37,6 +37,15 @@ describe("the first-start block", () => {
     expect(text).not.toContain("DATA_DIR");
     expect(text).toContain(`npm run admin -- key:issue --client ${bootstrap.clientId} --scopes`);
   });
+
+  it("in memory, says the client goes with the gateway and no command can reach it: the GraphQL mutation can", () => {
+    const text = firstStartBlock(bootstrap, where, "in memory").join("\n");
+    expect(text).toContain("DATA_DIR=memory://");
+    expect(text).toContain("gone when the gateway stops");
+    expect(text).toContain("issueApiKey");
+    expect(text).not.toContain("npm run admin");
+    expect(text).not.toContain("with the gateway stopped");
+  });
 });
 
 describeBackend("postgres")("the first start on PostgreSQL", () => {
