@@ -116,7 +116,7 @@ export function startPGliteThread(
         thread.postMessage({ ...request, id });
       } catch (error) {
         waiting.delete(id); // a value that cannot cross the threads: this request fails alone
-        reject(error as Error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       }
     });
 
