@@ -24,11 +24,16 @@ const post = (body: string, headers: Record<string, string> = {}) => ({
 /** Every station's every field costs more than a caller without a key may ask for: that row sends one. */
 const KEY = "cgw_bench-stations-key-0000000000001";
 
+/** Every process this run started: stopped however the run ends, a failed one included. */
+const started: Array<{ child: { kill(signal: NodeJS.Signals): boolean } }> = [];
+
 async function main(): Promise<void> {
   const oneAddress = { GRAPHQL_ANONYMOUS_LIMIT_PER_SECOND: "0", BOOTSTRAP_API_KEY: KEY };
   const gateway = await startGateway(GATEWAY, { DATA_DIR: "memory://", ...oneAddress });
+  started.push(gateway);
   // The same gateway with the GraphQL response cache off: what every operation costs to execute.
   const cold = await startGateway(GATEWAY, { DATA_DIR: "memory://", GRAPHQL_RESPONSE_CACHE: "false", ...oneAddress });
+  started.push(cold);
   const codes = (await (await fetch(`${gateway.url}/carrier/stations/stationcodes`)).json()) as string[];
   const graphql = (query: string, variables?: object) => JSON.stringify({ query, variables });
   const bodies = {
@@ -88,6 +93,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "bench-"));
   await writeFile(path.join(dir, "routes.json"), JSON.stringify(routes));
   const baseline = await startProcess(BASELINE, [path.join(dir, "routes.json")], {}, "baseline listening");
+  started.push(baseline);
 
   console.log(
     `bench:stations — ${DURATION_S} s per run after a 2 s warm-up, ${CONNECTIONS} connections, ${codes.length} stations; gateway with default settings and logging; response sizes: ${rows.map((r) => `${r.path} ${routes[r.path]!.length} B`).join(", ")}`,
@@ -130,5 +136,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   console.error(error);
+  for (const { child } of started) child.kill("SIGTERM");
   process.exit(1);
 });
