@@ -43,8 +43,13 @@ export function createPartnerServers(
   const find = (servers: readonly PartnerServer[], url: string) =>
     servers.find((s) => url === s.serverUrl || url.startsWith(`${s.serverUrl}/`));
   return {
-    async partnerOf(url: string): Promise<PartnerServer | undefined> {
+    /**
+     * `rereadOnMiss` false: a URL on no partner of a fresh read is answered from it, not read again
+     * (for a caller that has another answer to try first).
+     */
+    async partnerOf(url: string, { rereadOnMiss = true } = {}): Promise<PartnerServer | undefined> {
       const fresh = cached !== undefined && now() - cached.readAt < ttlMs;
+      if (fresh && !rereadOnMiss) return find(cached!.servers, url);
       const found = fresh ? find(cached!.servers, url) : undefined;
       return found ?? find(await read(), url);
     },
@@ -72,10 +77,14 @@ export function partnerServersOf(prisma: Pick<Prisma, "oneRecordPartner" | "$que
   return {
     ...servers,
     async targetOf(url: string): Promise<NotificationTarget | undefined> {
-      const partner = await servers.partnerOf(url);
-      if (partner !== undefined) return { audience: partner.audience, anonymous: false };
+      const asPartner = (p: PartnerServer | undefined) => p && { audience: p.audience, anonymous: false };
+      // An accepted third party's endpoint is asked before the partners are read again: each send to
+      // it costs one lookup, not a read of every partner.
+      const partner = await servers.partnerOf(url, { rereadOnMiss: false });
+      if (partner !== undefined) return asPartner(partner);
       const [row] = await acceptedThirdPartyEndpoint.rows(prisma, { endpoint: url });
-      return row?.accepted ? { audience: null, anonymous: true } : undefined;
+      if (row?.accepted) return { audience: null, anonymous: true };
+      return asPartner(await servers.partnerOf(url));
     },
   };
 }
