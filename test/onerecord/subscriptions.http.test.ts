@@ -1,31 +1,18 @@
 import type { App } from "../../src/app";
 import { createOperatorGrants } from "../../src/onerecord/identity/operator-grants";
-import { isLogisticsObjectClass } from "../../src/onerecord/objects/object-model";
 import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS } from "../../src/onerecord/subscriptions/subscriptions.service";
 import { XSD } from "../../src/onerecord/jsonld-context";
 import { canonicalLiteral } from "../../src/onerecord/xsd-canonical";
-import cargo from "../../src/onerecord/vocabulary/cargo.json";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { assertConforms } from "../support/onerecord-conformance";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 import { startReceiver } from "../support/receiver";
+import { API, awbSequence, CARGO, CONTEXT, TYPE_CLASSES } from "../support/onerecord-vocabulary";
 
-const CARGO = "https://onerecord.iata.org/ns/cargo#";
-const API = "https://onerecord.iata.org/ns/api#";
-const CONTEXT = { cargo: CARGO, api: API };
-/** Local names of LogisticsObject classes, each a topic a type subscription may take. */
-const TYPE_CLASSES = Object.keys(cargo.classes)
-  .filter((iri) => isLogisticsObjectClass(iri))
-  .map((iri) => iri.slice(CARGO.length));
-
-let serial = 4_200_000;
 /** A fresh AWB with a valid check digit. */
-const nextAwb = () => {
-  const s = String(++serial);
-  return `020-${s}${Number(s) % 7}`;
-};
+const nextAwb = awbSequence(4_200_000);
 
 /** POST /subscriptions, GET / PATCH / DELETE its SubscriptionRequest, on both databases (docs/ONE-RECORD.md "Subscriptions"). */
 describe.each(BEHAVIOUR_BACKENDS)("ONE Record subscriptions on %s", (backend) => {

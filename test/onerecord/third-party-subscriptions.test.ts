@@ -2,32 +2,20 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { App } from "../../src/app";
 import type { Scope } from "../../src/clients/credentials";
-import { isLogisticsObjectClass } from "../../src/onerecord/objects/object-model";
 import {
   MAX_ONE_RECORD_TYPE_SUBSCRIPTIONS,
   MAX_PENDING_SUBSCRIPTION_REQUESTS,
 } from "../../src/onerecord/subscriptions/subscriptions.service";
-import cargo from "../../src/onerecord/vocabulary/cargo.json";
 import { expirePending } from "../../src/retention/sql/expire-pending.sql";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { startOidcIssuer } from "../support/oidc-issuer";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 import { type ReceivedPost, startReceiver } from "../support/receiver";
+import { API, awbSequence, CARGO, CONTEXT, TYPE_CLASSES } from "../support/onerecord-vocabulary";
 
-const API = "https://onerecord.iata.org/ns/api#";
-const CARGO = "https://onerecord.iata.org/ns/cargo#";
-const CONTEXT = { cargo: CARGO, api: API };
-/** Local names of LogisticsObject classes, each a topic a type subscription may take. */
-const TYPE_CLASSES = Object.keys(cargo.classes)
-  .filter((iri) => isLogisticsObjectClass(iri))
-  .map((iri) => iri.slice(CARGO.length));
-let awbSerial = 5_300_000;
 /** A fresh AWB with a valid check digit. */
-const nextAwb = () => {
-  const serial = String(++awbSerial);
-  return `020-${serial}${Number(serial) % 7}`;
-};
+const nextAwb = awbSequence(5_300_000);
 
 /**
  * Subscriptions for a third party (docs/ONE-RECORD.md "Subscriptions for a third party"): the
