@@ -10,7 +10,7 @@ export interface PGliteThreadData {
 
 /** A request to the embedded database's thread: raw SQL (SqlExecutor), or Prisma's adapter's calls. */
 export type PGliteRequest = { readonly id: number } & (
-  | { readonly op: "query"; readonly text: string; readonly params: unknown[] }
+  | { readonly op: "query"; readonly text: string; readonly params: readonly unknown[] }
   | { readonly op: "script"; readonly text: string }
   | { readonly op: "queryRaw" | "executeRaw"; readonly query: SqlQuery; readonly tx: number | undefined }
   | { readonly op: "executeScript"; readonly script: string }
@@ -21,7 +21,7 @@ export type PGliteRequest = { readonly id: number } & (
 
 /** The thread's answer to request `id`, or its word that PostgreSQL is up. */
 export type PGliteReply =
-  | { readonly ready: true }
+  | { readonly ready: true; readonly sample: Date }
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: SerializedError };
 

@@ -93,6 +93,7 @@ export function startPGliteThread(
     if ("ready" in reply) {
       // Waiting for PostgreSQL to start is not being stuck: the clocks start now.
       up = true;
+      foreignValues = !(reply.sample instanceof Date);
       for (const request of waiting.values()) request.since = performance.now();
       return;
     }
@@ -151,7 +152,7 @@ export function startPGliteThread(
     factory,
     sql: {
       query: async <T>(text: string, params: readonly unknown[]) =>
-        ownRealm(await ask<T[]>({ op: "query", text, params: [...params] })),
+        ownRealm(await ask<T[]>({ op: "query", text, params })),
       script: async (text: string) => (await ask<unknown[][]>({ op: "script", text })).map(ownRealm),
     },
     thread,
@@ -178,15 +179,15 @@ function rebuild(sent: SerializedError): Error {
 }
 
 /**
- * Whether a message's Dates and byte arrays are not this code's own (`instanceof` fails): the case
- * where this code runs in another realm than the one messages arrive in (a Jest test's vm context),
- * never in the gateway's process. Found with the first one seen.
+ * Whether messages' Dates and byte arrays are not this code's own (`instanceof` fails): the case where
+ * this code runs in another realm than the one messages arrive in (a Jest test's vm context), never in
+ * the gateway's process. Set from the thread's first message, which comes before any answer.
  */
-let foreignValues: boolean | undefined;
+let foreignValues = false;
 
 /** The rows with their Dates and byte arrays made in this code's realm, when messages arrive in another. */
 function ownRealm<T>(rows: T[]): T[] {
-  if (foreignValues === false) return rows;
+  if (!foreignValues) return rows;
   for (const row of rows) if (typeof row === "object" && row !== null) reviveRow(row as Record<string, unknown>);
   return rows;
 }
@@ -199,13 +200,7 @@ function revive(value: unknown): unknown {
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map(revive);
   const tag = Object.prototype.toString.call(value);
-  if (tag === "[object Date]") {
-    foreignValues ??= !(value instanceof Date);
-    return foreignValues ? new Date((value as Date).getTime()) : value;
-  }
-  if (tag === "[object Uint8Array]") {
-    foreignValues ??= !(value instanceof Uint8Array);
-    return foreignValues ? new Uint8Array(value as Uint8Array) : value;
-  }
+  if (tag === "[object Date]") return new Date((value as Date).getTime());
+  if (tag === "[object Uint8Array]") return new Uint8Array(value as Uint8Array);
   return value;
 }

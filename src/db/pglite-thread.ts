@@ -14,8 +14,9 @@ const pglite = new PGlite(dataDir, {
   ...(dump ? { loadDataDir: dump } : {}),
   startParams: [...PGlite.defaultStartParams, ...startParams],
 });
-// Said once PostgreSQL is up: from then on, a request that waits long is a stuck database.
-void pglite.waitReady.then(() => parentPort!.postMessage({ ready: true }));
+// Said once PostgreSQL is up (before any answer): from then on, a request that waits long is a stuck
+// database. The Date shows the receiver which realm messages' values arrive in.
+void pglite.waitReady.then(() => parentPort!.postMessage({ ready: true, sample: new Date(0) } satisfies PGliteReply));
 let adapter: Promise<SqlDriverAdapter> | undefined;
 const transactions = new Map<number, Transaction>();
 let nextTransaction = 1;
@@ -31,7 +32,7 @@ port.on("message", (request: PGliteRequest) => {
 async function answer(request: PGliteRequest): Promise<unknown> {
   switch (request.op) {
     case "query":
-      return (await pglite.query(request.text, request.params)).rows;
+      return (await pglite.query(request.text, request.params as unknown[])).rows;
     case "script":
       return (await pglite.exec(request.text)).map((result) => result.rows);
     case "queryRaw":
