@@ -9,6 +9,7 @@ import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } f
 import { postJson } from "../support/http";
 import { type OneRecordAnswer, oneRecord } from "../support/onerecord-requests";
 import { expectVictimServed, watchAsVictim } from "../support/victim";
+import { API, CARGO, XSD } from "../support/onerecord-vocabulary";
 
 /**
  * What one caller with a read-only key can make the gateway store and answer through change requests
@@ -16,9 +17,6 @@ import { expectVictimServed, watchAsVictim } from "../support/victim";
  * stored one spends its Organization's daily quota, and an audit trail answers within its budgets
  * while every other caller is still answered.
  */
-const CARGO = "https://onerecord.iata.org/ns/cargo#";
-const API = "https://onerecord.iata.org/ns/api#";
-const XSD = "http://www.w3.org/2001/XMLSchema#";
 const AWB = "020-12345675";
 /** The quotas this gateway runs with: small, so a test reaches them. */
 const PER_DAY = 12;

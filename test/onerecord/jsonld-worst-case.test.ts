@@ -15,6 +15,7 @@ import { EX, type Json, WORST_SHAPES, worstBody } from "../support/jsonld-worst-
 import { type ServerProcess, spawnServer } from "../support/process";
 import { processCpuMs } from "../support/process-cpu";
 import { itInFullSuite } from "../support/suite";
+import { API, CARGO, XSD } from "../support/onerecord-vocabulary";
 
 /**
  * What the costliest JSON-LD body the bounds admit costs the gateway, on every route that reads one
@@ -23,9 +24,6 @@ import { itInFullSuite } from "../support/suite";
  * its own: in Jest's module sandbox jsonld.js's value comparisons run about ten times slower
  * (Object.prototype.toString there), which would measure Jest, not the gateway.
  */
-const CARGO = "https://onerecord.iata.org/ns/cargo#";
-const API = "https://onerecord.iata.org/ns/api#";
-const XSD = "http://www.w3.org/2001/XMLSchema#";
 const AWB = "020-12345675";
 /** The bound every body inside the limits must stay within (docs/SECURITY.md). */
 const WORST_REQUEST_CPU_MS = 100;

@@ -3,6 +3,7 @@ import cargo from "../../src/onerecord/vocabulary/cargo.json";
 
 export const CARGO = "https://onerecord.iata.org/ns/cargo#";
 export const API = "https://onerecord.iata.org/ns/api#";
+export const XSD = "http://www.w3.org/2001/XMLSchema#";
 /** The prefixes the tests' bodies are written with. */
 export const CONTEXT = { cargo: CARGO, api: API };
 
