@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../src/db/database";
 import { lockDelegationObjects } from "../src/onerecord/sql/delegation-objects-lock.sql";
-import { lockDelegationRequester } from "../src/onerecord/sql/delegation-requester-lock.sql";
+import { lockRequester } from "../src/onerecord/sql/requester-lock.sql";
 import { grantDelegation } from "../src/onerecord/sql/delegation-grant.sql";
 import { insertDelegation } from "../src/onerecord/sql/delegation-insert.sql";
 import { readDelegation } from "../src/onerecord/sql/delegation-read.sql";
@@ -391,9 +391,9 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
       expect(await withdrawDelegation.rows(db.prisma, { delegationId: row.id })).toEqual([]);
     });
 
-    it("delegation-requester-lock is taken in a transaction and let go when it ends", async () => {
+    it("requester-lock is taken in a transaction and let go when it ends", async () => {
       const take = () =>
-        db.prisma.$transaction((tx) => lockDelegationRequester.affectedRows(tx, { requester: "organization-a" }));
+        db.prisma.$transaction((tx) => lockRequester.affectedRows(tx, { requester: "organization-a" }));
       await take();
       // Let go at the end: the same requester takes it again at once.
       await take();
@@ -406,7 +406,7 @@ describe.each(BACKENDS)("access delegation statements on %s", (backend) => {
   });
 });
 
-describeBackend("postgres")("delegation-requester-lock on a second connection", () => {
+describeBackend("postgres")("requester-lock on a second connection", () => {
   const disposers = new Disposers();
   let db: Database;
   beforeAll(async () => {
@@ -422,7 +422,7 @@ describeBackend("postgres")("delegation-requester-lock on a second connection", 
     const order: string[] = [];
     const first = db.prisma.$transaction(
       async (tx) => {
-        await lockDelegationRequester.affectedRows(tx, { requester: "organization-same" });
+        await lockRequester.affectedRows(tx, { requester: "organization-same" });
         firstLocked();
         await firstHolds;
         order.push("first");
@@ -431,11 +431,11 @@ describeBackend("postgres")("delegation-requester-lock on a second connection", 
     );
     await locked;
     // Another requester's lock is free while the first holds its own.
-    await db.prisma.$transaction((tx) => lockDelegationRequester.affectedRows(tx, { requester: "organization-other" }));
+    await db.prisma.$transaction((tx) => lockRequester.affectedRows(tx, { requester: "organization-other" }));
     order.push("other");
     const second = db.prisma.$transaction(
       async (tx) => {
-        await lockDelegationRequester.affectedRows(tx, { requester: "organization-same" });
+        await lockRequester.affectedRows(tx, { requester: "organization-same" });
         order.push("second");
       },
       { timeout: 20_000 },

@@ -4,7 +4,7 @@ import { createDeliveryStore, queueDeliveries } from "../src/delivery/delivery.s
 import { readPartner } from "../src/onerecord/sql/partner-read.sql";
 import { insertSubscriptionRequest } from "../src/onerecord/sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../src/onerecord/sql/subscription-request-lock.sql";
-import { lockRequester } from "../src/onerecord/sql/subscription-requester-lock.sql";
+import { lockRequester } from "../src/onerecord/sql/requester-lock.sql";
 import { readSubscriptionRequest } from "../src/onerecord/sql/subscription-request-read.sql";
 import { decideSubscriptionRequest } from "../src/onerecord/sql/subscription-request-decide.sql";
 import { subscriptionRequestRefusal } from "../src/onerecord/sql/subscription-request-refusal.sql";

@@ -10,7 +10,7 @@ import type { AccessDelegationRow } from "../sql/delegation-columns";
 import { type LockedObjectRow, lockDelegationObjects } from "../sql/delegation-objects-lock.sql";
 import { grantDelegation } from "../sql/delegation-grant.sql";
 import { insertDelegation } from "../sql/delegation-insert.sql";
-import { lockDelegationRequester } from "../sql/delegation-requester-lock.sql";
+import { lockRequester } from "../sql/requester-lock.sql";
 import { delegatedObjectsHeld } from "../sql/delegations-held.sql";
 import { delegationsRejectedRecently } from "../sql/delegations-rejected-recently.sql";
 import { readDelegation } from "../sql/delegation-read.sql";
@@ -304,7 +304,7 @@ export function createDelegationService(deps: DelegationServiceDeps) {
         // The requester's lock first (its counts), then the objects'. Locked, then read again: a statement
         // sees what committed before it began, and the locking one may have waited for a revocation of
         // the requester's own access to commit.
-        await lockDelegationRequester.affectedRows(tx, { requester });
+        await lockRequester.affectedRows(tx, { requester });
         const objectIds = [...delegation.objects];
         await lockDelegationObjects.rows(tx, { objectIds, requester });
         const locked = await lockDelegationObjects.rows(tx, { objectIds, requester });

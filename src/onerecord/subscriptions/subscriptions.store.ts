@@ -3,7 +3,7 @@ import type { SubscriptionRequestRow } from "../sql/subscription-request-columns
 import { decideSubscriptionRequest } from "../sql/subscription-request-decide.sql";
 import { insertSubscriptionRequest } from "../sql/subscription-request-insert.sql";
 import { lockSubscriber } from "../sql/subscription-request-lock.sql";
-import { lockRequester } from "../sql/subscription-requester-lock.sql";
+import { lockRequester } from "../sql/requester-lock.sql";
 import { readSubscriptionRequest } from "../sql/subscription-request-read.sql";
 import { subscriptionRequestRefusal } from "../sql/subscription-request-refusal.sql";
 import { revokeSubscriptionRequest } from "../sql/subscription-request-revoke.sql";
