@@ -48,7 +48,8 @@ export function watchAsVictim(url: string, everyMs = 25): () => Promise<VictimVi
     while (running) {
       const started = performance.now();
       try {
-        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+        // Only a guard against a poll that never ends: the bound is the CPU that held the loop, not this.
+        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(15_000) });
         await res.arrayBuffer();
         if (res.status !== 200) failures.push(`status ${res.status}`);
       } catch (error) {
