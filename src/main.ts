@@ -30,14 +30,12 @@ async function main(): Promise<void> {
   let driverStarted!: () => void;
   const started = new Promise<void>((resolve) => (driverStarted = resolve));
   const openingDatabase = openConfiguredDatabase(config, DATA_DIR_TAKEN, undefined, driverStarted);
-  openingDatabase.catch(() => {}); // its failure is reported by createApp, which awaits it
-  await Promise.race([
-    started,
-    openingDatabase.then(
-      () => {},
-      () => {},
-    ),
-  ]);
+  // Waited for until its thread starts, or it fails: createApp, which awaits it, reports the failure.
+  const settled = openingDatabase.then(
+    () => {},
+    () => {},
+  );
+  await Promise.race([started, settled]);
   try {
     const { createApp } = await import("./app.js");
     app = await createApp(config, log, { openingDatabase });

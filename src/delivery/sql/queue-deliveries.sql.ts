@@ -31,16 +31,16 @@ export const queueDeliveries = statement<{
        INSERT INTO delivery (id, kind, event_id, subscription_id, onerecord_subscription_id, client_id, callback, origin,
                              payload, status, last_error, lease_until, lease_token, trace_parent)
        SELECT i::uuid, k, e::uuid, s::uuid, os::uuid, c::uuid, cb, o, p,
-              CASE WHEN cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN 'PARKED' ELSE 'PENDING' END::delivery_status,
-              CASE WHEN cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN ${sqlText(`'${HELD_REASON}'`)} END,
-              CASE WHEN l AND cb NOT LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)}
-                   THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
-              CASE WHEN l AND cb NOT LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} THEN ${param("leaseToken")}::uuid END,
+              CASE WHEN h.held THEN 'PARKED' ELSE 'PENDING' END::delivery_status,
+              CASE WHEN h.held THEN ${sqlText(`'${HELD_REASON}'`)} END,
+              CASE WHEN l AND NOT h.held THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
+              CASE WHEN l AND NOT h.held THEN ${param("leaseToken")}::uuid END,
               ${param("traceParent")}::text
        FROM unnest(${param("ids")}::text[], ${param("kinds")}::text[], ${param("eventIds")}::text[],
                    ${param("subscriptionIds")}::text[], ${param("oneRecordSubscriptionIds")}::text[],
                    ${param("clientIds")}::text[], ${param("callbacks")}::text[], ${param("origins")}::text[],
                    ${param("payloads")}::text[], ${param("leased")}::boolean[]) AS v(i, k, e, s, os, c, cb, o, p, l)
+            CROSS JOIN LATERAL (SELECT cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} AS held) h
        RETURNING 1
      ), notified AS (
        SELECT pg_notify('${sqlText(DELIVERY_CHANNEL)}', '') FROM (SELECT count(*) FROM ins) n WHERE ${param("notify")}::boolean

@@ -291,10 +291,15 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       });
       if ("row" in outcome) return headers(outcome.row);
       if (outcome.refusal === undefined) throw decided(outcome.status);
-      throw refused(outcome.refusal, "REQUEST_ACCEPTED", {
-        topicType: row.topic_type as Subscription["topicType"],
-        topic: row.topic,
-      });
+      throw refused(
+        outcome.refusal,
+        "REQUEST_ACCEPTED",
+        {
+          topicType: row.topic_type as Subscription["topicType"],
+          topic: row.topic,
+        },
+        true,
+      );
     },
     async revoke(caller, id) {
       const row = await visible(caller, id);
@@ -329,6 +334,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     seen: SubscriptionRefusal,
     status: "REQUEST_ACCEPTED" | "REQUEST_REJECTED" | "REQUEST_PENDING",
     subscription: Pick<Subscription, "topicType" | "topic">,
+    /** Told to the holder deciding a third party's request, not to the subscriber. */
+    toHolder = false,
   ): AppError {
     if (status === "REQUEST_PENDING")
       return new AppError(
@@ -348,8 +355,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const existing = uris.actionRequestUri(seen.existing);
       return new AppError(
         "SUBSCRIPTION_EXISTS",
-        `You already hold the live subscription ${existing} to ${subscription.topic}: a subscription does not ` +
-          "change; revoke it and subscribe anew to change it",
+        `${toHolder ? "Its subscriber already holds" : "You already hold"} the live subscription ${existing} to ` +
+          `${subscription.topic}: a subscription does not change; revoke it and subscribe anew to change it`,
         { extensions: { resource: existing } },
       );
     }
