@@ -213,7 +213,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
         expect(await spentOf(gw.app, stranger.sender)).toBeUndefined();
         // Nothing is written for a refusal: less than one WAL segment (16 MiB), where storing them is 99 MB.
         expect(after.folder - before.folder).toBeLessThan(16 * 1024 * 1024);
-        expectVictimServed(health);
+        expectVictimServed(health, { minPolls: 3 }); // the floods last seconds: several polls see them
       }, 180_000);
 
       it("from a partner: stored until ONE_RECORD_NOTIFICATION_BYTES_PER_DAY, then 429 with Retry-After to midnight UTC; the bytes on disk within the quota", async () => {
@@ -243,7 +243,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
         // On disk: random text does not compress, so the table grows by what was stored, pages and
         // index entries aside (5%); never by what was refused.
         expect(after.table - before.table).toBeLessThan(DEFAULT_BYTES_PER_DAY * 1.05);
-        expectVictimServed(health);
+        expectVictimServed(health, { minPolls: 3 }); // the floods last seconds: several polls see them
       }, 300_000);
     });
 
