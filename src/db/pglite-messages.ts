@@ -6,6 +6,8 @@ export interface PGliteThreadData {
   readonly dump: Blob | undefined;
   /** Start parameters after PGlite's defaults. */
   readonly startParams: string[];
+  /** PostgreSQL's WebAssembly, compiled by an earlier thread of this process (pglite-remote.ts). */
+  readonly wasmModule?: WebAssembly.Module;
 }
 
 /** A request to the embedded database's thread: raw SQL (SqlExecutor), or Prisma's adapter's calls. */
@@ -21,7 +23,7 @@ export type PGliteRequest = { readonly id: number } & (
 
 /** The thread's answer to request `id`, or its word that PostgreSQL is up. */
 export type PGliteReply =
-  | { readonly ready: true; readonly sample: Date }
+  | { readonly ready: true; readonly sample: Date; readonly wasmModule: WebAssembly.Module }
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: SerializedError };
 

@@ -26,6 +26,9 @@ const THREAD_FILE = __filename.endsWith(".ts")
   ? path.resolve(__dirname, "../../dist/src/db/pglite-thread.js")
   : path.join(__dirname, "pglite-thread.js");
 
+/** PostgreSQL's WebAssembly as the first thread compiled it: every later thread starts from it (pglite-thread.ts). */
+let compiledPGlite: WebAssembly.Module | undefined;
+
 /** The embedded database's thread stopped without being asked to: nothing more can be read or written. */
 export class EmbeddedDatabaseStopped extends Error {
   override name = "EmbeddedDatabaseStopped";
@@ -57,7 +60,7 @@ export function startPGliteThread(
     }),
   { stuckAfterMs = STUCK_AFTER_MS }: { stuckAfterMs?: number } = {},
 ): { factory: SqlMigrationAwareDriverAdapterFactory; sql: SqlExecutor; thread: Worker; close(): Promise<void> } {
-  const thread = new Worker(THREAD_FILE, { workerData: data });
+  const thread = new Worker(THREAD_FILE, { workerData: { ...data, wasmModule: compiledPGlite } });
   const waiting = new Map<
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void; since: number }
@@ -93,6 +96,7 @@ export function startPGliteThread(
     if ("ready" in reply) {
       // Waiting for PostgreSQL to start is not being stuck: the clocks start now.
       up = true;
+      compiledPGlite ??= reply.wasmModule;
       foreignValues = !(reply.sample instanceof Date);
       for (const request of waiting.values()) request.since = performance.now();
       return;

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import type { SqlDriverAdapter, Transaction } from "@prisma/driver-adapter-utils";
@@ -9,14 +11,25 @@ import type { PGliteReply, PGliteRequest, PGliteThreadData, SerializedError } fr
  * run here, so statements execute beside the gateway's event loop instead of on it. Requests arrive
  * as messages and each is answered once, in the order PGlite runs them (its own queue).
  */
-const { dataDir, dump, startParams } = workerData as PGliteThreadData;
+const { dataDir, dump, startParams, wasmModule: given } = workerData as PGliteThreadData;
+/**
+ * PostgreSQL's WebAssembly: the one an earlier thread of this process compiled, or compiled here and
+ * handed back with "ready". V8 shares a module's machine code among the threads given it, so only the
+ * first thread pays for optimising its 9 MB (about 2 s of CPU on background threads).
+ */
+const wasmModule =
+  given ??
+  new WebAssembly.Module(readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "pglite.wasm")));
 const pglite = new PGlite(dataDir, {
   ...(dump ? { loadDataDir: dump } : {}),
+  pgliteWasmModule: wasmModule,
   startParams: [...PGlite.defaultStartParams, ...startParams],
 });
 // Said once PostgreSQL is up (before any answer): from then on, a request that waits long is a stuck
 // database. The Date shows the receiver which realm messages' values arrive in.
-void pglite.waitReady.then(() => parentPort!.postMessage({ ready: true, sample: new Date(0) } satisfies PGliteReply));
+void pglite.waitReady.then(() =>
+  parentPort!.postMessage({ ready: true, sample: new Date(0), wasmModule } satisfies PGliteReply),
+);
 let adapter: Promise<SqlDriverAdapter> | undefined;
 const transactions = new Map<number, Transaction>();
 let nextTransaction = 1;
