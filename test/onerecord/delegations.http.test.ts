@@ -7,7 +7,7 @@ import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { lockDelegationObjects } from "../../src/onerecord/sql/delegation-objects-lock.sql";
 import { revokeDelegation } from "../../src/onerecord/sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../../src/onerecord/sql/delegation-withdraw.sql";
-import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -25,7 +25,7 @@ const AGENT = "https://1r.gha.example/logistics-objects/organization-gha";
 /** The holder lets the delegate pass the access on (this server's extension of api:AccessDelegation). */
 const PASSABLE = { [MAY_BE_PASSED_ON]: true };
 
-describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
+describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
     const disposers = new Disposers();
     let app: App;
