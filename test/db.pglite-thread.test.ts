@@ -1,9 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase } from "../src/db/database";
+import { embeddedTemplatePath } from "../src/db/embedded-template-path";
 import { EmbeddedDatabaseStopped, startPGliteThread } from "../src/db/pglite-remote";
+import { pgliteDump } from "./support/database-templates";
 import { itInFullSuite } from "./support/suite";
 
 const DIST_DB = path.join(__dirname, "..", "dist", "src", "db");
@@ -26,7 +28,8 @@ describe("the embedded database's thread", () => {
   });
 
   it("answers raw SQL and Prisma as in-process: rows with their types, errors with their codes, transactions that commit or roll back", async () => {
-    const db = await openDatabase({ kind: "pglite", dataDir: "memory://" });
+    // The migrated template's contents (as the tests' gateways start): initdb and the migrations cost seconds.
+    const db = await openDatabase({ kind: "pglite", dataDir: "memory://", dump: pgliteDump() });
     try {
       const [row] = await db.sql.query<{ at: Date; n: number; list: string[]; doc: { a: number } }>(
         "SELECT now() AS at, 7::bigint AS n, ARRAY['x','y'] AS list, '{\"a\":1}'::jsonb AS doc",
@@ -70,6 +73,7 @@ describe("the embedded database's thread", () => {
 
   it("a thread that dies fails every request waiting and every later one, says so once, and loses nothing committed", async () => {
     const dataDir = newFolder();
+    cpSync(embeddedTemplatePath(), dataDir, { recursive: true }); // a database folder without initdb's cost
     const stopped: Error[] = [];
     const remote = startPGliteThread({ dataDir, dump: undefined, startParams: [] }, (error) => stopped.push(error));
     await remote.sql.query("CREATE TABLE kept (n int)", []);
@@ -92,7 +96,7 @@ describe("the embedded database's thread", () => {
   it("a request that waits past the stuck deadline ends the thread as stuck; a value that cannot cross fails alone", async () => {
     const stopped: Error[] = [];
     const remote = startPGliteThread(
-      { dataDir: "memory://", dump: undefined, startParams: [] },
+      { dataDir: "memory://", dump: pgliteDump(), startParams: [] },
       (error) => stopped.push(error),
       { stuckAfterMs: 5_000 }, // far above a loaded machine's answer to SELECT 1, far below pg_sleep(30)
     );

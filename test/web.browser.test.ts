@@ -15,8 +15,12 @@ const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 // Valid check digits: the first seven serial digits mod 7.
 const AWB_A = "020-12345675";
 const AWB_B = "176-76543213";
-/** How long a live milestone may take to show in the page: a liveness bound, not a latency claim. */
-const LIVE_BOUND_MS = 10_000;
+/**
+ * How long a live milestone may take to show in the page, and a page or a step to be ready: liveness
+ * bounds, not latency claims, wide enough for a machine whose cores other tests hold.
+ */
+const LIVE_BOUND_MS = 20_000;
+const STEP_BOUND_MS = 20_000;
 /** A serial whose last digit is not the check digit (1234567 mod 7 is 5). */
 const AWB_TYPO_CHECK_DIGIT = "020-12345678";
 
@@ -60,7 +64,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
   async function watchAwb(page: Page, typed: string, canonical = typed): Promise<void> {
     await page.fill("#awb-input", typed);
     await page.press("#awb-input", "Enter");
-    await page.locator(`article[data-awb="${canonical}"]`).waitFor({ timeout: 5_000 });
+    await page.locator(`article[data-awb="${canonical}"]`).waitFor({ timeout: STEP_BOUND_MS });
   }
 
   /** A browser that has used the dashboard before: key and watch list in its storage. */
@@ -88,7 +92,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     const page = await openPage("/dashboard");
     await expect(page.locator(".connection").textContent()).resolves.toContain("enter an API key");
     await connectWithKey(page, ADMIN_KEY);
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 5_000 });
+    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
 
     await watchAwb(page, AWB_A);
     await watchAwb(page, "176 76543213", AWB_B); // another accepted form, shown canonically
@@ -96,7 +100,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     const cardB = page.locator(`article[data-awb="${AWB_B}"]`);
     // From the stored history: state spelled out, the viewer's time (New York) and the station's (Frankfurt).
     const history = cardA.locator('li[data-state="RCS"]');
-    await history.waitFor({ timeout: 5_000 });
+    await history.waitFor({ timeout: STEP_BOUND_MS });
     await expect(history.locator(".state-name").textContent()).resolves.toBe("Received from shipper");
     await expect(history.locator(".viewer-time").textContent()).resolves.toBe("Nov 20, 2026, 2:30 AM");
     await expect(history.locator(".station-time").textContent()).resolves.toBe(" · 8:30 AM GMT+1 at FRA"); // same day in both zones: no date repeated
@@ -143,16 +147,16 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
 
     // A reload keeps the key and the watch list, and refills the timelines from history.
     await page.reload();
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 5_000 });
-    await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"]`).waitFor({ timeout: 5_000 });
+    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
+    await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"]`).waitFor({ timeout: STEP_BOUND_MS });
     await expect(page.locator("article.card").count()).resolves.toBe(2);
     await screenshot(page, "dashboard-live");
-  });
+  }, 120_000);
 
   test("typing mistakes in an AWB are caught before anything is sent; a wrong check digit warns first", async () => {
     const page = await openPage("/dashboard", (context) => context.addInitScript(() => localStorage.clear()));
     await connectWithKey(page, ADMIN_KEY);
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 5_000 });
+    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
     const sentBodies: string[] = [];
     page.on("request", (request) => sentBodies.push(request.postData() ?? ""));
 
@@ -178,24 +182,24 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await page
       .locator(`article[data-awb="${AWB_TYPO_CHECK_DIGIT}"] .card-status`)
       .filter({ hasText: "No milestones yet" })
-      .waitFor({ timeout: 5_000 });
+      .waitFor({ timeout: STEP_BOUND_MS });
   });
 
   test("a wrong key shows a refusal", async () => {
     const page = await openPage("/dashboard", (context) => context.addInitScript(() => localStorage.clear()));
     await connectWithKey(page, "cgw_this-key-does-not-exist");
     const badge = page.locator('.connection[data-state="refused"]');
-    await badge.waitFor({ timeout: 5_000 });
+    await badge.waitFor({ timeout: STEP_BOUND_MS });
     await expect(badge.textContent()).resolves.toMatch(/^Key refused: .+/);
     await screenshot(page, "dashboard-key-refused");
   });
 
   test("a station in a timeline opens its details", async () => {
     const page = await openPage("/dashboard", returningViewer([AWB_A]));
-    await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"]`).waitFor({ timeout: 5_000 });
+    await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"]`).waitFor({ timeout: STEP_BOUND_MS });
     await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"] .station-link`).click();
     const dialog = page.locator("dialog.station-dialog");
-    await dialog.locator("h2").filter({ hasText: "Frankfurt" }).waitFor({ timeout: 5_000 });
+    await dialog.locator("h2").filter({ hasText: "Frankfurt" }).waitFor({ timeout: STEP_BOUND_MS });
 
     const { body: fra } = await getJson(`${url}/carrier/stations/station/FRA`);
     const text = (await dialog.textContent()) ?? "";
@@ -224,18 +228,18 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     // The key the dashboard stored becomes the IDE's Authorization header.
     const query = '{ station(code: "FRA") { code name timeZone } }';
     const page = await openPage(`/graphql?query=${encodeURIComponent(query)}`, returningViewer([]));
-    await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
+    await page.locator(".graphiql-execute-button").waitFor({ timeout: STEP_BOUND_MS });
     await page.click(".graphiql-execute-button");
     const result = page.locator(".result-window");
-    await result.filter({ hasText: "Europe/Berlin" }).waitFor({ timeout: 5_000 });
+    await result.filter({ hasText: "Europe/Berlin" }).waitFor({ timeout: STEP_BOUND_MS });
     await screenshot(page, "ide-query");
 
     const subscription = `subscription { awbStatusChanged(awb: "${AWB_B}") { awb state station } }`;
     await page.goto(`${url}/graphql?query=${encodeURIComponent(subscription)}`);
-    await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
+    await page.locator(".graphiql-execute-button").waitFor({ timeout: STEP_BOUND_MS });
     await page.click(".graphiql-execute-button");
     // The socket is open once the gateway has the subscription; ingest until the result shows it.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + STEP_BOUND_MS;
     let n = 0;
     while (!(await result.filter({ hasText: '"ARR"' }).count()) && Date.now() < deadline) {
       await ingest([
@@ -247,16 +251,16 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await expect(result.textContent()).resolves.toContain('"ARR"');
     await expect(result.textContent()).resolves.toContain('"LHR"');
     await screenshot(page, "ide-subscription");
-  });
+  }, 120_000);
 
   test("the IDE says where the key goes when a subscription is run without one", async () => {
     // A first visit: no stored key, so the Headers tab is empty.
     const subscription = `subscription { awbStatusChanged(awb: "${AWB_A}") { state } }`;
     const page = await openPage(`/graphql?query=${encodeURIComponent(subscription)}`);
-    await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
+    await page.locator(".graphiql-execute-button").waitFor({ timeout: STEP_BOUND_MS });
     await page.click(".graphiql-execute-button");
     const result = page.locator(".result-window");
-    await result.filter({ hasText: "Headers tab" }).waitFor({ timeout: 5_000 });
+    await result.filter({ hasText: "Headers tab" }).waitFor({ timeout: STEP_BOUND_MS });
     const text = (await result.textContent()) ?? "";
     // The result shows the error as JSON, its quotes escaped.
     expect(text).toContain('put it in the Headers tab below, as {\\"Authorization\\": \\"Bearer <key>\\"}');
@@ -270,7 +274,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     const editor = page.locator(".graphiql-query-editor .CodeMirror-scroll").first();
     await page
       .locator(".graphiql-query-editor .CodeMirror-line", { hasText: "Authorization" })
-      .waitFor({ timeout: 10_000 });
+      .waitFor({ timeout: STEP_BOUND_MS });
     const widths = await editor.evaluate((scroll) => ({ content: scroll.scrollWidth, visible: scroll.clientWidth }));
     expect(widths.content).toBeLessThanOrEqual(widths.visible);
   });
@@ -282,11 +286,11 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
       await returningViewer([])(context);
       context.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
     });
-    await page.locator(".graphiql-execute-button").waitFor({ timeout: 10_000 });
+    await page.locator(".graphiql-execute-button").waitFor({ timeout: STEP_BOUND_MS });
     await page.click('button[aria-label="Show Documentation Explorer"]');
     const explorer = page.locator(".graphiql-doc-explorer");
-    await explorer.getByText("Query", { exact: true }).first().waitFor({ timeout: 10_000 });
-    await explorer.getByText("Subscription", { exact: true }).first().waitFor({ timeout: 5_000 });
+    await explorer.getByText("Query", { exact: true }).first().waitFor({ timeout: STEP_BOUND_MS });
+    await explorer.getByText("Subscription", { exact: true }).first().waitFor({ timeout: STEP_BOUND_MS });
     await screenshot(page, "ide-docs");
     const text = (await page.textContent("body")) ?? "";
     expect(text).not.toContain("Error fetching schema");
@@ -302,7 +306,10 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
     page.on("pageerror", (error) => consoleErrors.push(error.message));
     await page.goto(`${url}/docs`);
-    await page.getByText("/carrier/handling/shipment/events", { exact: false }).first().waitFor({ timeout: 10_000 });
+    await page
+      .getByText("/carrier/handling/shipment/events", { exact: false })
+      .first()
+      .waitFor({ timeout: STEP_BOUND_MS });
     await screenshot(page, "rest-docs");
     expect(consoleErrors).toEqual([]);
   });
@@ -315,34 +322,34 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     // here once, unexplained).
     const first = await within(
       "the first start",
-      15_000,
+      30_000,
       startApp("pglite", disposers, { DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "0" }),
     );
     const page = await openPage("/dashboard", returningViewer([awb]), first.url);
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 5_000 });
+    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
     const card = page.locator(`article[data-awb="${awb}"]`);
-    await within("the first ingestion", 5_000, ingest([{ awb, state: "RCS", station: "AMS" }], first.url));
+    await within("the first ingestion", STEP_BOUND_MS, ingest([{ awb, state: "RCS", station: "AMS" }], first.url));
     await card.locator('li[data-state="RCS"]').waitFor({ timeout: LIVE_BOUND_MS });
 
-    await within("the stop", 10_000, first.app.stop());
-    await page.locator('.connection[data-state="reconnecting"]').waitFor({ timeout: 5_000 });
+    await within("the stop", STEP_BOUND_MS, first.app.stop());
+    await page.locator('.connection[data-state="reconnecting"]').waitFor({ timeout: STEP_BOUND_MS });
     await screenshot(page, "dashboard-reconnecting");
 
     // The same gateway again (same port, same data), as after a restart.
     const second = await within(
       "the restart",
-      15_000,
+      30_000,
       startApp("pglite", disposers, {
         DATA_DIR: dataDir,
         PORT: new URL(first.url).port,
         RATE_LIMIT_PER_SECOND: "0",
       }),
     );
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: 20_000 });
-    await within("the second ingestion", 5_000, ingest([{ awb, state: "MAN", station: "AMS" }], second.url));
+    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
+    await within("the second ingestion", STEP_BOUND_MS, ingest([{ awb, state: "MAN", station: "AMS" }], second.url));
     await card.locator('li[data-state="MAN"]').waitFor({ timeout: LIVE_BOUND_MS });
     await expect(card.locator("li.milestone").count()).resolves.toBe(2);
-  });
+  }, 120_000);
 
   test("every page loaded only from the gateway itself, and no script failed", () => {
     expect(requested.length).toBeGreaterThan(10);
