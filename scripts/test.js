@@ -3,13 +3,12 @@
 // Jest in two phases, with the static checks beside them. CONTRIBUTING.md, "The gate and the full suite".
 // - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
 //   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
-// - Phase 1: every test file but the rate and browser tests, three Jest workers, in shards
-//   (test/shards/plan.cjs): files that run one after another in one Jest module registry, so the
-//   gateway's modules load once per shard, not once per file. Three workers, not two: the tests wait
-//   on sockets, processes and timers for about a quarter of their time, and a third worker fills it.
-// - Phase 2: the tests that compare rates measured in the run (test/*.rates.test.ts) and the browser
-//   tests (test/*.browser.test.ts), which hold a 2-second budget with Chromium using a core of its
-//   own: they run after the rest, one file at a time, with no other test beside them.
+// - Phase 1: every test file but the rate tests, three Jest workers, in shards (test/shards/plan.cjs):
+//   files that run one after another in one Jest module registry, so the gateway's modules load once
+//   per shard, not once per file. Three workers, not two: the tests wait on sockets, processes,
+//   Chromium and timers for about a quarter of their time, and a third worker fills it.
+// - Phase 2 (the full suite's only): the tests that compare rates measured in the run
+//   (test/*.rates.test.ts), after the rest, one file at a time, with no other test beside them.
 // - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them)
 //   and tells the tests it is the gate (TEST_SUITE=gate: behaviour tests on one database, a quarter
 //   of each fuzz run; test/support/suite.ts).
@@ -118,18 +117,20 @@ async function main() {
   const first = await node([...jest, "--maxWorkers=3", ...phaseOne({ gate })], {
     env: { ...env, [PLAN_ENV]: JSON.stringify(makeShards({ gate })) },
   });
-  console.log(`npm test: ${suite}, phase 1 (all but the rate and browser tests) took ${seconds(started)}`);
-  started = Date.now();
-  // In band, one file at a time. Not --forceExit, which warns on every run: a handle left open after
-  // the last file fails the run, naming it (test/support/global-teardown.ts), instead of holding it.
-  const second = await node([...jest, "--runInBand", "--testPathPatterns", phaseTwo({ gate })], { env });
-  console.log(
-    `npm test: ${suite}, phase 2 (${gate ? "browser tests" : "rate and browser tests"}, one at a time) took ${seconds(started)}`,
-  );
+  console.log(`npm test: ${suite}, phase 1 (all but the rate tests) took ${seconds(started)}`);
+  let second = 0;
+  const serial = phaseTwo({ gate });
+  if (serial !== "") {
+    started = Date.now();
+    // In band, one file at a time. Not --forceExit, which warns on every run: a handle left open after
+    // the last file fails the run, naming it (test/support/global-teardown.ts), instead of holding it.
+    second = await node([...jest, "--runInBand", "--testPathPatterns", serial], { env });
+    console.log(`npm test: ${suite}, phase 2 (rate tests, one at a time) took ${seconds(started)}`);
+  }
   started = Date.now();
   const failedChecks = await checks;
   if (Date.now() - started >= 1_000)
-    console.log(`npm test: the static checks went on for ${seconds(started)} after phase 2`);
+    console.log(`npm test: the static checks went on for ${seconds(started)} after the tests`);
   for (const { what, output } of failedChecks) {
     process.stderr.write(output);
     console.error(`npm test: ${what} failed (its output is above).`);

@@ -172,7 +172,9 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record notifications received within quot
     describe(`with the default settings: ${ATTACK_COUNT} notifications of 247 KB`, () => {
       let gw: Gateway;
       beforeAll(async () => {
-        const quota = IN_GATE ? { ONE_RECORD_NOTIFICATION_BYTES_PER_DAY: String(BYTES_PER_DAY) } : {};
+        const quota: Record<string, string> = IN_GATE
+          ? { ONE_RECORD_NOTIFICATION_BYTES_PER_DAY: String(BYTES_PER_DAY) }
+          : {};
         gw = await gateway(backend, disposers, quota);
       }, 120_000);
 

@@ -8,11 +8,11 @@ const path = require("node:path");
 const root = path.join(__dirname, "..", "..");
 /**
  * Phase 2 of the full run, one file at a time with no other test beside it: never in a shard. Only tests
- * that compare rates measured in the run (`*.rates.test.ts`) or hold a time budget with a browser
- * (`*.browser.test.ts`); the fault tests (`*.faults.test.ts`) mostly wait on processes and services, and
- * run in the shards.
+ * that compare rates measured in the run (`*.rates.test.ts`), all of them the full suite's; the browser
+ * tests (`*.browser.test.ts`) wait mostly on Chromium, with liveness bounds only, and the fault tests
+ * (`*.faults.test.ts`) on processes and services: both run in the shards.
  */
-const SERIAL = /\.(rates|browser)\.test\.ts$/;
+const SERIAL = /\.rates\.test\.ts$/;
 /**
  * Files that change the module registry for everything loaded after them (`jest.mock` and its kin):
  * they run as files of their own. test/shards.test.ts fails on a test file that does and is not here.
