@@ -30,6 +30,9 @@ const jest = [
   "--no-warnings=ExperimentalWarning",
   // Leak tests compare heap sizes after forced collections.
   "--expose-gc",
+  // Test processes are short-lived: PostgreSQL's WebAssembly left on V8's baseline code costs less CPU
+  // than optimising it (BENCHMARKS.md, "V8's WebAssembly tier-up"), as for the gateways tests spawn.
+  "--wasm-tiering-budget=2000000000",
   bin("jest", "bin/jest.js"),
 ];
 const depcruise = [

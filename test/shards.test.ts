@@ -22,8 +22,15 @@ const plan = require("./shards/plan.cjs") as {
 };
 
 const jestBin = path.join(plan.root, "node_modules", "jest", "bin", "jest.js");
-/** The files Jest selects with `args` (its own discovery, as the run uses it), relative and sorted. */
-async function listTests(args: string[]): Promise<string[]> {
+const listed = new Map<string, Promise<string[]>>();
+/** The files Jest selects with `args` (its own discovery, as the run uses it), relative and sorted; asked once per `args`. */
+function listTests(args: string[]): Promise<string[]> {
+  const key = JSON.stringify(args);
+  if (!listed.has(key)) listed.set(key, askJest(args));
+  return listed.get(key)!;
+}
+
+async function askJest(args: string[]): Promise<string[]> {
   const env = { ...process.env };
   delete env[plan.PLAN_ENV];
   const { stdout } = await promisify(execFile)(process.execPath, [jestBin, "--listTests", ...args], {
