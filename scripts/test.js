@@ -10,7 +10,7 @@
 // - Phase 2 (the full suite's only): the tests that compare rates measured in the run
 //   (test/*.rates.test.ts), after the rest, one file at a time, with no other test beside them.
 // - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them)
-//   and tells the tests it is the gate (TEST_SUITE=gate: behaviour tests on one database, a quarter
+//   and tells the tests it is the gate (TEST_SUITE=gate: behaviour tests on one database, an eighth
 //   of each fuzz run; test/support/suite.ts).
 // - The static checks run from the start to the end, side by side: the type-checks of src/ and
 //   scripts/, test/ and web/ with ESLint in one process (scripts/static-checks.js; the build that
@@ -141,7 +141,7 @@ async function main() {
   if (gate)
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
-        "for the full suite, the behaviour tests' PostgreSQL half, three quarters of each fuzz run and " +
+        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run and " +
         '18 of the live churn test\'s 30 rounds: npm run test:full runs them (CONTRIBUTING.md, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);

@@ -301,6 +301,6 @@ afterAll(() => {
   for (const format of ["FSU", "XFSU"] as const) {
     expect(counts[format].accepted).toBeGreaterThan(runsInSuite(200));
     expect(counts[format].rejected).toBeGreaterThan(runsInSuite(200));
-    expect(counts[format].milestones).toBeGreaterThan(runsInSuite(500));
+    expect(counts[format].milestones).toBeGreaterThan(runsInSuite(400));
   }
 });

@@ -30,6 +30,7 @@ const ISOLATED = ["test/migrations.fast-path.test.ts"];
 const FULL_ONLY = [
   "test/admin-cli.test.ts",
   "test/deployment.test.ts",
+  "test/embedded-pool.test.ts",
   "test/embedded-template.test.ts",
   "test/ingestion.broker-restart.test.ts",
   "test/live.pruned-history.test.ts",

@@ -7,11 +7,11 @@ const { SUITE_ENV } = require("../shards/plan.cjs") as { SUITE_ENV: string };
 export const IN_GATE = process.env[SUITE_ENV] === "gate";
 
 /**
- * A property or fuzz test's run count: a quarter of `full` in the gate, all of it otherwise. Its seed is
+ * A property or fuzz test's run count: an eighth of `full` in the gate, all of it otherwise. Its seed is
  * fixed, so the gate's runs are the first of the full suite's.
  */
 export function runsInSuite(full: number): number {
-  return IN_GATE ? Math.max(1, Math.ceil(full / 4)) : full;
+  return IN_GATE ? Math.max(1, Math.ceil(full / 8)) : full;
 }
 
 /**
