@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-// npm test (the gate, what CI runs) and npm run test:full (everything): the import-direction check, then
-// Jest in two phases, with the static checks beside them. CONTRIBUTING.md, "The gate and the full suite".
-// - `npm run lint:deps` (.dependency-cruiser.cjs) first: an import that points up a layer
-//   (docs/ARCHITECTURE.md, "Layers") fails the run at once.
+// npm test (the gate, what CI runs) and npm run test:full (everything): Jest in two phases, with the
+// static checks beside them. CONTRIBUTING.md, "The gate and the full suite".
 // - Phase 1: every test file but the rate tests, three Jest workers, in shards (test/shards/plan.cjs):
 //   files that run one after another in one Jest module registry, so the gateway's modules load once
 //   per shard, not once per file. Three workers, not two: the tests wait on sockets, processes,
@@ -12,10 +10,11 @@
 // - The gate leaves out the full suite's own files (plan.cjs FULL_ONLY, the rate tests among them)
 //   and tells the tests it is the gate (TEST_SUITE=gate: behaviour tests on one database, an eighth
 //   of each fuzz run; test/support/suite.ts).
-// - The static checks run from the start to the end, side by side: the type-checks of src/ and
-//   scripts/, test/ and web/ with ESLint in one process (scripts/static-checks.js; the build that
-//   `pretest` ran only strips types), and Prettier — the same as `npm run check` — at the lowest
-//   priority (nice 19), so they take only CPU the tests leave.
+// - The static checks run from the start to the end, side by side: the import directions (`npm run
+//   lint:deps`, .dependency-cruiser.cjs: an import that points up a layer, docs/ARCHITECTURE.md
+//   "Layers"), the type-checks of src/ and scripts/, test/ and web/ with ESLint in one process
+//   (scripts/static-checks.js; the build that `pretest` ran only strips types), and Prettier — the
+//   same as `npm run check` — at the lowest priority (nice 19), so they take only CPU the tests leave.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
 // as the full suite runs them.
 "use strict";
@@ -42,6 +41,7 @@ const depcruise = [
   ".dependency-cruiser.cjs",
 ];
 const staticChecks = [
+  ['import directions (npm run lint:deps; docs/ARCHITECTURE.md, "Layers")', depcruise],
   // One process, each TypeScript program built once for both (scripts/static-checks.js).
   [
     "type-check of src/, scripts/, test/ and web/ and lint (npm run typecheck, npm run lint)",
@@ -101,14 +101,16 @@ async function runChecks() {
 async function main() {
   // Every process below runs on this Node (process.execPath): CI's log says which.
   console.log(`npm test: Node ${process.version}`);
-  const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
-  if (lintDeps !== 0) {
-    console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
-    return lintDeps;
-  }
   const full = process.argv[2] === "--full";
   const args = process.argv.slice(full ? 3 : 2);
-  if (args.length > 0) return node([...jest, ...args]);
+  if (args.length > 0) {
+    const lintDeps = spawnSync(process.execPath, depcruise, { stdio: "inherit", cwd: root }).status ?? 1;
+    if (lintDeps !== 0) {
+      console.error('npm run lint:deps failed: an import points up a layer (docs/ARCHITECTURE.md, "Layers").');
+      return lintDeps;
+    }
+    return node([...jest, ...args]);
+  }
   const gate = !full;
   const suite = gate ? "the gate" : "the full suite";
   // Unset, a test runs as in the full suite (as a direct Jest run does).
