@@ -14,7 +14,8 @@
 //   lint:deps`, .dependency-cruiser.cjs: an import that points up a layer, docs/ARCHITECTURE.md
 //   "Layers"), the type-checks of src/ and scripts/, test/ and web/ with ESLint in one process
 //   (scripts/static-checks.js; the build that `pretest` ran only strips types), and Prettier — the
-//   same as `npm run check` — at the lowest priority (nice 19), so they take only CPU the tests leave.
+//   same as `npm run check` — at a low priority (nice 10): the tests have the cores first, and the
+//   checks still take about a tenth of one, enough to end with the tests instead of after them on one core.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
 // as the full suite runs them.
 "use strict";
@@ -51,13 +52,13 @@ const staticChecks = [
 ];
 
 /**
- * Runs node with `args`; resolves its exit status. `quiet` (the static checks): at the lowest priority
- * (nice 19), so the tests beside them, some with time bounds, have the cores first, and the output kept
+ * * Runs node with `args`; resolves its exit status. `quiet` (the static checks): at a low priority
+ * (nice 10, a tenth of a core's share against the tests: see the top of this file), and the output kept
  * in `kept.output` for the caller to print.
  */
 function node(args, { quiet = false, env = process.env, kept = {} } = {}) {
   return new Promise((resolve) => {
-    const [command, commandArgs] = quiet ? ["nice", ["-n", "19", process.execPath, ...args]] : [process.execPath, args];
+    const [command, commandArgs] = quiet ? ["nice", ["-n", "10", process.execPath, ...args]] : [process.execPath, args];
     const child = spawn(command, commandArgs, {
       cwd: root,
       env,
