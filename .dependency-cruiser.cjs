@@ -1,6 +1,6 @@
 // Dependencies point down the layers below (docs/ARCHITECTURE.md "Layers"): a module imports from
 // its own layer and those under it, never from one above. `npm run lint:deps` checks it; `npm test`
-// runs it first. `npm run docs:layers` draws the layers and the imports between them into
+// runs it beside the tests. `npm run docs:layers` draws the layers and the imports between them into
 // docs/ARCHITECTURE.md.
 
 /** The websocket adapter's files in live/; the rest of live/ is the live-events feature. */

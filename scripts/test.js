@@ -52,7 +52,7 @@ const staticChecks = [
 ];
 
 /**
- * * Runs node with `args`; resolves its exit status. `quiet` (the static checks): at a low priority
+ * Runs node with `args`; resolves its exit status. `quiet` (the static checks): at a low priority
  * (nice 10, a tenth of a core's share against the tests: see the top of this file), and the output kept
  * in `kept.output` for the caller to print.
  */
@@ -144,7 +144,7 @@ async function main() {
   if (gate)
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
-        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run and " +
+        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds and " +
         '18 of the live churn test\'s 30 rounds: npm run test:full runs them (CONTRIBUTING.md, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);

@@ -42,8 +42,6 @@ const STATIONS = SAMPLE.stations.length;
 const CODES_50 = SAMPLE.stations.slice(0, 50).map((station) => station.code);
 const fiftyStations = (name?: string) => `{ stations(codes: ${JSON.stringify(CODES_50)}) { ${everyField(name)} } }`;
 
-/** What the victim may wait for one /healthz while the attack runs. */
-const HEALTHZ_WITHIN_MS = 500;
 /** An answer's text is kept for parsing up to this size; past it only its bytes are counted. */
 const KEEP_TEXT_BYTES = 16 * 1024 * 1024;
 
@@ -241,12 +239,14 @@ describe("GraphQL without a key: what one request can make the gateway produce",
     expect(answer.bytes).toBeLessThan(1_000);
   });
 
-  it("answers a burst of 40 of them (an address's whole budget) with 40 refusals while /healthz answers every poll within 500 ms", async () => {
+  it("answers a burst of 40 of them (an address's whole budget) with 40 refusals while /healthz answers every poll promptly", async () => {
+    const victim = watchAsVictim(url);
     const seen = await burst(url, "127.0.0.22", Array(40).fill({ query: ATTACK }));
-    console.log(describeBurst("40 aliased requests", seen));
+    const view = await victim();
+    console.log(`${describeBurst("40 aliased requests", seen)}; ${JSON.stringify(view)}`);
     expect(seen.answers.map((answer) => answer.status)).toEqual(Array(40).fill(400));
     expect(seen.bytes).toBeLessThan(40 * 1_000);
-    expect(seen.waits.filter((wait) => wait > HEALTHZ_WITHIN_MS)).toEqual([]);
+    expectVictimServed(view);
   });
 
   it("answers the dashboard's station queries, station lists and 50 stations of every field without a key", async () => {
@@ -334,8 +334,10 @@ describe("GraphQL without a key: what one request can make the gateway produce",
       `40 reads of every field of 50 stations, sent by another process: ${JSON.stringify({ ...seen, view })}`,
     );
     expect(seen.statuses).toEqual(Array(40).fill(200));
-    // Taking turns, the loop is held for about one execution at a time; run as one drain, for all 40.
+    // Taking turns, the loop is held for about one execution at a time; run as one drain, for all 40
+    // (the client is another process: this process's CPU is mostly the 40 executions).
     expectVictimServed(view, { minPolls: 3 });
+    expect(view.longestHoldCpuMs).toBeLessThan(view.cpuMs / 4);
   });
 
   it("answers no caller without a key from the response cache with what a key was answered", async () => {

@@ -14,7 +14,7 @@ import { parseFsu } from "../src/ingestion/fsu.parse";
 import { parseXfsu } from "../src/ingestion/xfsu.parse";
 import { isStatusCode } from "../src/domain/status";
 import { expectJsonReadsTheSame } from "./support/carrier-messages";
-import { runsInSuite } from "./support/suite";
+import { IN_GATE, runsInSuite } from "./support/suite";
 
 const NOW = new Date("2026-10-20T12:00:00Z");
 const ZONES: Record<string, string> = { FRA: "Europe/Berlin", JFK: "America/New_York", LHR: "Europe/London" };
@@ -301,6 +301,7 @@ afterAll(() => {
   for (const format of ["FSU", "XFSU"] as const) {
     expect(counts[format].accepted).toBeGreaterThan(runsInSuite(200));
     expect(counts[format].rejected).toBeGreaterThan(runsInSuite(200));
-    expect(counts[format].milestones).toBeGreaterThan(runsInSuite(400));
+    // The gate's first eighth of the runs makes 62 (FSU) or more: fewer than an eighth of 500.
+    expect(counts[format].milestones).toBeGreaterThan(IN_GATE ? 50 : 500);
   }
 });

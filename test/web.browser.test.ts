@@ -296,7 +296,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     expect(text).not.toContain("Error fetching schema");
     expect(text).not.toContain("QUERY_TOO_COMPLEX");
     expect(consoleErrors).toEqual([]);
-  });
+  }, 120_000);
 
   test("the REST docs at /docs render the API with no console error (Content-Security-Policy included)", async () => {
     const consoleErrors: string[] = [];
@@ -349,7 +349,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await within("the second ingestion", STEP_BOUND_MS, ingest([{ awb, state: "MAN", station: "AMS" }], second.url));
     await card.locator('li[data-state="MAN"]').waitFor({ timeout: LIVE_BOUND_MS });
     await expect(card.locator("li.milestone").count()).resolves.toBe(2);
-  }, 120_000);
+  }, 240_000);
 
   test("every page loaded only from the gateway itself, and no script failed", () => {
     expect(requested.length).toBeGreaterThan(10);

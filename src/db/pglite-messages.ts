@@ -1,4 +1,9 @@
+import path from "node:path";
 import type { IsolationLevel, SqlQuery, TransactionOptions } from "@prisma/driver-adapter-utils";
+
+/** PostgreSQL compiled to WebAssembly, as PGlite ships it. */
+export const pgliteWasmFile = (): string =>
+  path.join(path.dirname(require.resolve("@electric-sql/pglite")), "pglite.wasm");
 
 /** What the embedded database's thread starts with (pglite-thread.ts). */
 export interface PGliteThreadData {

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import {
@@ -9,12 +10,13 @@ import {
   type SqlResultSet,
   type Transaction,
 } from "@prisma/driver-adapter-utils";
-import type {
-  BegunTransaction,
-  PGliteReply,
-  PGliteRequest,
-  PGliteThreadData,
-  SerializedError,
+import {
+  type BegunTransaction,
+  type PGliteReply,
+  type PGliteRequest,
+  type PGliteThreadData,
+  pgliteWasmFile,
+  type SerializedError,
 } from "./pglite-messages";
 import type { SqlExecutor } from "./sql-executor";
 
@@ -26,8 +28,17 @@ const THREAD_FILE = __filename.endsWith(".ts")
   ? path.resolve(__dirname, "../../dist/src/db/pglite-thread.js")
   : path.join(__dirname, "pglite-thread.js");
 
-/** PostgreSQL's WebAssembly as the first thread compiled it: every later thread starts from it (pglite-thread.ts). */
-let compiledPGlite: WebAssembly.Module | undefined;
+/**
+ * PostgreSQL's WebAssembly as the first thread compiled it, and the file it was read from (path, size,
+ * modification time): later threads start from it while that file is unchanged (pglite-thread.ts).
+ */
+let compiledPGlite: { readonly stamp: string; readonly module: WebAssembly.Module } | undefined;
+
+function wasmStamp(): string {
+  const file = pgliteWasmFile();
+  const { size, mtimeMs } = statSync(file);
+  return `${file}:${size}:${mtimeMs}`;
+}
 
 /** The embedded database's thread stopped without being asked to: nothing more can be read or written. */
 export class EmbeddedDatabaseStopped extends Error {
@@ -60,7 +71,9 @@ export function startPGliteThread(
     }),
   { stuckAfterMs = STUCK_AFTER_MS }: { stuckAfterMs?: number } = {},
 ): { factory: SqlMigrationAwareDriverAdapterFactory; sql: SqlExecutor; thread: Worker; close(): Promise<void> } {
-  const thread = new Worker(THREAD_FILE, { workerData: { ...data, wasmModule: compiledPGlite } });
+  const stamp = wasmStamp();
+  const wasmModule = compiledPGlite?.stamp === stamp ? compiledPGlite.module : undefined;
+  const thread = new Worker(THREAD_FILE, { workerData: { ...data, wasmModule } });
   const waiting = new Map<
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void; since: number }
@@ -96,7 +109,7 @@ export function startPGliteThread(
     if ("ready" in reply) {
       // Waiting for PostgreSQL to start is not being stuck: the clocks start now.
       up = true;
-      compiledPGlite ??= reply.wasmModule;
+      if (wasmModule === undefined) compiledPGlite = { stamp, module: reply.wasmModule };
       foreignValues = !(reply.sample instanceof Date);
       for (const request of waiting.values()) request.since = performance.now();
       return;

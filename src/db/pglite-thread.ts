@@ -1,10 +1,15 @@
 import { readFileSync } from "node:fs";
-import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import type { SqlDriverAdapter, Transaction } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import type { PGliteReply, PGliteRequest, PGliteThreadData, SerializedError } from "./pglite-messages";
+import {
+  type PGliteReply,
+  type PGliteRequest,
+  type PGliteThreadData,
+  pgliteWasmFile,
+  type SerializedError,
+} from "./pglite-messages";
 
 /**
  * The embedded database's own thread (pglite-remote.ts starts it): PGlite and Prisma's PGlite adapter
@@ -17,9 +22,7 @@ const { dataDir, dump, startParams, wasmModule: given } = workerData as PGliteTh
  * handed back with "ready". V8 shares a module's machine code among the threads given it, so only the
  * first thread pays for optimising its 9 MB (about 2 s of CPU on background threads).
  */
-const wasmModule =
-  given ??
-  new WebAssembly.Module(readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "pglite.wasm")));
+const wasmModule = given ?? new WebAssembly.Module(readFileSync(pgliteWasmFile()));
 const pglite = new PGlite(dataDir, {
   ...(dump ? { loadDataDir: dump } : {}),
   pgliteWasmModule: wasmModule,

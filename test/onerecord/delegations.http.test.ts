@@ -7,7 +7,8 @@ import { createPartnerAdmin } from "../../src/onerecord/partners/partner-admin";
 import { lockDelegationObjects } from "../../src/onerecord/sql/delegation-objects-lock.sql";
 import { revokeDelegation } from "../../src/onerecord/sql/delegation-revoke.sql";
 import { withdrawDelegation } from "../../src/onerecord/sql/delegation-withdraw.sql";
-import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { ADMIN_KEY, BACKENDS, describeBackend, Disposers, startApp } from "../support/harness";
+import { itInFullSuite } from "../support/suite";
 import { postJson } from "../support/http";
 import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer";
 import { assertConforms } from "../support/onerecord-conformance";
@@ -25,8 +26,11 @@ const AGENT = "https://1r.gha.example/logistics-objects/organization-gha";
 /** The holder lets the delegate pass the access on (this server's extension of api:AccessDelegation). */
 const PASSABLE = { [MAY_BE_PASSED_ON]: true };
 
-describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backend) => {
+describe.each(BACKENDS)("ONE Record access delegations on %s", (backend) => {
   describeBackend(backend)(`over ${backend}`, () => {
+    // Behaviour over HTTP: on the embedded default in the gate, on PostgreSQL too in the full suite.
+    // The race below runs on PostgreSQL in either suite.
+    const behaviourIt: jest.It = backend === "pglite" ? it : itInFullSuite;
     const disposers = new Disposers();
     let app: App;
     let base: string;
@@ -118,62 +122,72 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       await assertConforms(res.body);
     };
 
-    it("delegates to an Organization that is a logistics object here: whoever authenticates as it reads what it was given", async () => {
-      const company = await oneRecord(`${base}/logistics-objects`, {
-        token: holder,
-        body: { "@context": CONTEXT, "@type": "cargo:Company", "cargo:name": "Handling Partner GmbH" },
-      });
-      expect(company.status).toBe(201);
-      const organization = company.headers.get("location")!;
-      const asIt = await issuer.token({ logistics_agent_uri: organization }, { expiresInSeconds: 3600 });
-      const uri = await piece();
-      expect(await reads(uri, asIt)).toEqual([403, 403, 403]);
-      const request = await delegate(holder, delegation([uri], organization));
-      expect(await statusOf(request)).toBe("api:REQUEST_ACCEPTED");
-      expect(await reads(uri, asIt)).toEqual([200, 200, 200]);
-      // An object of this server that is no Organization is refused, naming the property.
-      const notAnOrganization = await oneRecord(`${base}/access-delegations`, {
-        token: holder,
-        body: delegation([uri], await piece()),
-      });
-      await expectDenied(notAnOrganization, 400);
-      expect(notAnOrganization.text).toContain("is no Organization");
-    });
+    behaviourIt(
+      "delegates to an Organization that is a logistics object here: whoever authenticates as it reads what it was given",
+      async () => {
+        const company = await oneRecord(`${base}/logistics-objects`, {
+          token: holder,
+          body: { "@context": CONTEXT, "@type": "cargo:Company", "cargo:name": "Handling Partner GmbH" },
+        });
+        expect(company.status).toBe(201);
+        const organization = company.headers.get("location")!;
+        const asIt = await issuer.token({ logistics_agent_uri: organization }, { expiresInSeconds: 3600 });
+        const uri = await piece();
+        expect(await reads(uri, asIt)).toEqual([403, 403, 403]);
+        const request = await delegate(holder, delegation([uri], organization));
+        expect(await statusOf(request)).toBe("api:REQUEST_ACCEPTED");
+        expect(await reads(uri, asIt)).toEqual([200, 200, 200]);
+        // An object of this server that is no Organization is refused, naming the property.
+        const notAnOrganization = await oneRecord(`${base}/access-delegations`, {
+          token: holder,
+          body: delegation([uri], await piece()),
+        });
+        await expectDenied(notAnOrganization, 400);
+        expect(notAnOrganization.text).toContain("is no Organization");
+      },
+    );
 
-    it("an accepted delegation lets the delegate read the object, its events and audit trail, as a key or an agent", async () => {
-      const uri = await piece();
-      expect(await reads(uri, airline.key)).toEqual([403, 403, 403]);
-      const request = await delegate(holder, delegation([uri], airline.organization));
-      const body = await requestOf(request);
-      expect(body).toMatchObject({
-        "@id": request,
-        "@type": "api:AccessDelegationRequest",
-        "api:hasRequestStatus": { "@id": "api:REQUEST_ACCEPTED" },
-        "api:isRequestedBy": { "@id": expect.stringMatching(/\/logistics-objects\/organization-/) },
-        "api:hasAccessDelegation": {
-          "@type": "api:AccessDelegation",
-          "api:hasLogisticsObject": { "@id": uri },
-          "api:isRequestedFor": { "@id": airline.organization },
-          "api:hasDescription": "Our GHA requires read access to Piece for handling",
-        },
-        "api:hasRequestStatusHistory": { "api:hasRequestStatus": { "@id": "api:REQUEST_PENDING" } },
-      });
-      expect(await reads(uri, airline.key)).toEqual([200, 200, 200]);
-      // Reading only: its events:write posts no event to the object.
-      const event = { "@context": CONTEXT, "@type": "cargo:LogisticsEvent", "cargo:eventDate": "2026-11-21T08:00:00Z" };
-      await expectDenied(await oneRecord(`${uri}/logistics-events`, { token: airline.key, body: event }), 403);
-      // The delegate sees the request that names it; a stranger does not.
-      expect(await statusOf(request, airline.key)).toBe("api:REQUEST_ACCEPTED");
-      await expectDenied(await oneRecord(request, { token: stranger.key }), 403);
-      await expectDenied(await oneRecord(uri, { token: stranger.key }), 403);
+    behaviourIt(
+      "an accepted delegation lets the delegate read the object, its events and audit trail, as a key or an agent",
+      async () => {
+        const uri = await piece();
+        expect(await reads(uri, airline.key)).toEqual([403, 403, 403]);
+        const request = await delegate(holder, delegation([uri], airline.organization));
+        const body = await requestOf(request);
+        expect(body).toMatchObject({
+          "@id": request,
+          "@type": "api:AccessDelegationRequest",
+          "api:hasRequestStatus": { "@id": "api:REQUEST_ACCEPTED" },
+          "api:isRequestedBy": { "@id": expect.stringMatching(/\/logistics-objects\/organization-/) },
+          "api:hasAccessDelegation": {
+            "@type": "api:AccessDelegation",
+            "api:hasLogisticsObject": { "@id": uri },
+            "api:isRequestedFor": { "@id": airline.organization },
+            "api:hasDescription": "Our GHA requires read access to Piece for handling",
+          },
+          "api:hasRequestStatusHistory": { "api:hasRequestStatus": { "@id": "api:REQUEST_PENDING" } },
+        });
+        expect(await reads(uri, airline.key)).toEqual([200, 200, 200]);
+        // Reading only: its events:write posts no event to the object.
+        const event = {
+          "@context": CONTEXT,
+          "@type": "cargo:LogisticsEvent",
+          "cargo:eventDate": "2026-11-21T08:00:00Z",
+        };
+        await expectDenied(await oneRecord(`${uri}/logistics-events`, { token: airline.key, body: event }), 403);
+        // The delegate sees the request that names it; a stranger does not.
+        expect(await statusOf(request, airline.key)).toBe("api:REQUEST_ACCEPTED");
+        await expectDenied(await oneRecord(request, { token: stranger.key }), 403);
+        await expectDenied(await oneRecord(uri, { token: stranger.key }), 403);
 
-      expect(await reads(uri, gha)).toEqual([403, 403, 403]);
-      await delegate(holder, delegation([uri], AGENT));
-      expect(await reads(uri, gha)).toEqual([200, 200, 200]);
-      expect((await grantsOf(uri)).map((g) => g.delegationId === null)).toEqual([false, false]);
-    });
+        expect(await reads(uri, gha)).toEqual([403, 403, 403]);
+        await delegate(holder, delegation([uri], AGENT));
+        expect(await reads(uri, gha)).toEqual([200, 200, 200]);
+        expect((await grantsOf(uri)).map((g) => g.delegationId === null)).toEqual([false, false]);
+      },
+    );
 
-    it("the specification's example A2 as it is, its Piece made one of ours", async () => {
+    behaviourIt("the specification's example A2 as it is, its Piece made one of ours", async () => {
       const uri = await piece();
       const example = {
         "@context": CONTEXT,
@@ -188,7 +202,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       expect(await reads(uri, gha)).toEqual([200, 200, 200]);
     });
 
-    it("an expired delegation grants nothing; one that expires in the past is refused", async () => {
+    behaviourIt("an expired delegation grants nothing; one that expires in the past is refused", async () => {
       const uri = await piece();
       // Whole seconds: answered in xsd:dateTime's canonical form, which drops the zero fraction.
       const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000).toISOString();
@@ -217,7 +231,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       expect(await app.database.prisma.oneRecordAccessDelegation.count()).toBe(before);
     });
 
-    it("revocation by the requester removes access at once; a second revocation is 422", async () => {
+    behaviourIt("revocation by the requester removes access at once; a second revocation is 422", async () => {
       const uri = await piece();
       const request = await delegate(holder, delegation([uri], airline.organization));
       expect(await reads(uri, airline.key)).toEqual([200, 200, 200]);
@@ -236,24 +250,27 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       await expectDenied(await oneRecord(request, { token: holder, method: "DELETE" }), 422);
     });
 
-    it("the objects' holder revokes a delegation another asked for (PATCH ?status=REQUEST_REVOKED)", async () => {
-      const uri = await piece();
-      await delegate(holder, delegation([uri], airline.organization, PASSABLE));
-      // The airline passes it on to the ground handler; the holder withdraws that.
-      const passedOn = await delegate(airline.key, delegation([uri], AGENT));
-      expect(await reads(uri, gha)).toEqual([200, 200, 200]);
-      await expectDenied(
-        await oneRecord(`${passedOn}?status=REQUEST_REVOKED`, { token: stranger.key, method: "PATCH" }),
-        403,
-      );
-      const res = await oneRecord(`${passedOn}?status=REQUEST_REVOKED`, { token: holder, method: "PATCH" });
-      expect(res.status).toBe(204);
-      expect(res.headers.get("type")).toBe(`${API}AccessDelegationRequest`);
-      expect(await reads(uri, gha)).toEqual([403, 403, 403]);
-      expect(await reads(uri, airline.key)).toEqual([200, 200, 200]);
-    });
+    behaviourIt(
+      "the objects' holder revokes a delegation another asked for (PATCH ?status=REQUEST_REVOKED)",
+      async () => {
+        const uri = await piece();
+        await delegate(holder, delegation([uri], airline.organization, PASSABLE));
+        // The airline passes it on to the ground handler; the holder withdraws that.
+        const passedOn = await delegate(airline.key, delegation([uri], AGENT));
+        expect(await reads(uri, gha)).toEqual([200, 200, 200]);
+        await expectDenied(
+          await oneRecord(`${passedOn}?status=REQUEST_REVOKED`, { token: stranger.key, method: "PATCH" }),
+          403,
+        );
+        const res = await oneRecord(`${passedOn}?status=REQUEST_REVOKED`, { token: holder, method: "PATCH" });
+        expect(res.status).toBe(204);
+        expect(res.headers.get("type")).toBe(`${API}AccessDelegationRequest`);
+        expect(await reads(uri, gha)).toEqual([403, 403, 403]);
+        expect(await reads(uri, airline.key)).toEqual([200, 200, 200]);
+      },
+    );
 
-    it("decided on arrival: accepting or rejecting is 422 for the holder, 403 for the requester", async () => {
+    behaviourIt("decided on arrival: accepting or rejecting is 422 for the holder, 403 for the requester", async () => {
       const uri = await piece();
       await delegate(holder, delegation([uri], airline.organization, PASSABLE));
       const request = await delegate(airline.key, delegation([uri], AGENT));
@@ -267,7 +284,7 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       expect(await statusOf(request)).toBe("api:REQUEST_ACCEPTED");
     });
 
-    it("a stranger cannot delegate: stored rejected with the reason, no grant", async () => {
+    behaviourIt("a stranger cannot delegate: stored rejected with the reason, no grant", async () => {
       const uri = await piece();
       const request = await delegate(stranger.key, delegation([uri], stranger.organization));
       const body = await requestOf(request, stranger.key);
@@ -286,31 +303,34 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       await expectDenied(await oneRecord(request, { token: stranger.key, method: "DELETE" }), 422);
     });
 
-    it("past MAX_REJECTED_DELEGATIONS_PER_DAY rejected in 24 hours, a requester's next refused one is 429, stored nothing", async () => {
-      const requester = await newClient("objects:write", "events:write");
-      const requestedBy = requester.organization.slice(requester.organization.lastIndexOf("/") + 1);
-      const uri = await piece();
-      await app.database.prisma.oneRecordAccessDelegation.createMany({
-        data: Array.from({ length: MAX_REJECTED_DELEGATIONS_PER_DAY }, () => ({
-          status: "REQUEST_REJECTED",
-          requestedBy,
-          delegation: {},
-          objects: ["piece-x"],
-          organizations: [requester.organization],
-          permissions: ["GET_LOGISTICS_OBJECT"],
-        })),
-      });
-      const before = await app.database.prisma.oneRecordAccessDelegation.count();
-      const res = await oneRecord(`${base}/access-delegations`, {
-        token: requester.key,
-        body: delegation([uri], requester.organization),
-      });
-      expect(res.status).toBe(429);
-      expect(res.body["@type"]).toBe("api:Error");
-      expect(await app.database.prisma.oneRecordAccessDelegation.count()).toBe(before);
-    });
+    behaviourIt(
+      "past MAX_REJECTED_DELEGATIONS_PER_DAY rejected in 24 hours, a requester's next refused one is 429, stored nothing",
+      async () => {
+        const requester = await newClient("objects:write", "events:write");
+        const requestedBy = requester.organization.slice(requester.organization.lastIndexOf("/") + 1);
+        const uri = await piece();
+        await app.database.prisma.oneRecordAccessDelegation.createMany({
+          data: Array.from({ length: MAX_REJECTED_DELEGATIONS_PER_DAY }, () => ({
+            status: "REQUEST_REJECTED",
+            requestedBy,
+            delegation: {},
+            objects: ["piece-x"],
+            organizations: [requester.organization],
+            permissions: ["GET_LOGISTICS_OBJECT"],
+          })),
+        });
+        const before = await app.database.prisma.oneRecordAccessDelegation.count();
+        const res = await oneRecord(`${base}/access-delegations`, {
+          token: requester.key,
+          body: delegation([uri], requester.organization),
+        });
+        expect(res.status).toBe(429);
+        expect(res.body["@type"]).toBe("api:Error");
+        expect(await app.database.prisma.oneRecordAccessDelegation.count()).toBe(before);
+      },
+    );
 
-    it("write permissions are rejected: this server delegates reading only", async () => {
+    behaviourIt("write permissions are rejected: this server delegates reading only", async () => {
       const uri = await piece();
       for (const permission of ["api:PATCH_LOGISTICS_OBJECT", "api:POST_LOGISTICS_EVENT"]) {
         const request = await delegate(
@@ -327,46 +347,52 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       expect(await reads(uri, airline.key)).toEqual([403, 403, 403]);
     });
 
-    it("trust chain: a delegate passes read access on; withdrawing its own withdraws what it passed on", async () => {
-      const uri = await piece();
-      const expiresAt = new Date(Date.now() + 3_600_000);
-      const toAirline = await delegate(
-        holder,
-        delegation([uri], airline.organization, {
-          "api:expiresAt": { "@type": "xsd:dateTime", "@value": expiresAt.toISOString() },
-          ...PASSABLE,
-        }),
-      );
-      const toGha = await delegate(airline.key, delegation([uri], AGENT));
-      expect(await statusOf(toGha, airline.key)).toBe("api:REQUEST_ACCEPTED");
-      expect(await reads(uri, gha)).toEqual([200, 200, 200]);
-      // The ground handler's grant lasts no longer than the airline's.
-      const ghaGrant = (await grantsOf(uri)).find((g) => g.organizationId === AGENT);
-      expect(ghaGrant?.expiresAt).toEqual(expiresAt);
+    behaviourIt(
+      "trust chain: a delegate passes read access on; withdrawing its own withdraws what it passed on",
+      async () => {
+        const uri = await piece();
+        const expiresAt = new Date(Date.now() + 3_600_000);
+        const toAirline = await delegate(
+          holder,
+          delegation([uri], airline.organization, {
+            "api:expiresAt": { "@type": "xsd:dateTime", "@value": expiresAt.toISOString() },
+            ...PASSABLE,
+          }),
+        );
+        const toGha = await delegate(airline.key, delegation([uri], AGENT));
+        expect(await statusOf(toGha, airline.key)).toBe("api:REQUEST_ACCEPTED");
+        expect(await reads(uri, gha)).toEqual([200, 200, 200]);
+        // The ground handler's grant lasts no longer than the airline's.
+        const ghaGrant = (await grantsOf(uri)).find((g) => g.organizationId === AGENT);
+        expect(ghaGrant?.expiresAt).toEqual(expiresAt);
 
-      expect((await oneRecord(toAirline, { token: holder, method: "DELETE" })).status).toBe(204);
-      expect(await reads(uri, airline.key)).toEqual([403, 403, 403]);
-      expect(await reads(uri, gha)).toEqual([403, 403, 403]);
-      const passedOn = await requestOf(toGha, airline.key);
-      expect(passedOn).toMatchObject({
-        "api:hasRequestStatus": { "@id": "api:REQUEST_REVOKED" },
-        "api:isRevokedBy": { "@id": expect.stringMatching(/organization-/) },
-      });
-      // Without its access, the airline can pass nothing on any more.
-      const again = await delegate(airline.key, delegation([uri], AGENT));
-      expect(await statusOf(again, airline.key)).toBe("api:REQUEST_REJECTED");
-    });
+        expect((await oneRecord(toAirline, { token: holder, method: "DELETE" })).status).toBe(204);
+        expect(await reads(uri, airline.key)).toEqual([403, 403, 403]);
+        expect(await reads(uri, gha)).toEqual([403, 403, 403]);
+        const passedOn = await requestOf(toGha, airline.key);
+        expect(passedOn).toMatchObject({
+          "api:hasRequestStatus": { "@id": "api:REQUEST_REVOKED" },
+          "api:isRevokedBy": { "@id": expect.stringMatching(/organization-/) },
+        });
+        // Without its access, the airline can pass nothing on any more.
+        const again = await delegate(airline.key, delegation([uri], AGENT));
+        expect(await statusOf(again, airline.key)).toBe("api:REQUEST_REJECTED");
+      },
+    );
 
-    it("the operator's object:revoke withdraws what the grantee passed on, and revokes that delegation", async () => {
-      const uri = await piece();
-      const grants = createOperatorGrants(app.database.prisma, base);
-      await grants.grant(idOf(uri), airline.organization, { mayPassOn: true });
-      const passedOn = await delegate(airline.key, delegation([uri], AGENT));
-      expect(await reads(uri, gha)).toEqual([200, 200, 200]);
-      await grants.revoke(idOf(uri), airline.organization);
-      expect(await reads(uri, gha)).toEqual([403, 403, 403]);
-      expect(await statusOf(passedOn, airline.key)).toBe("api:REQUEST_REVOKED");
-    });
+    behaviourIt(
+      "the operator's object:revoke withdraws what the grantee passed on, and revokes that delegation",
+      async () => {
+        const uri = await piece();
+        const grants = createOperatorGrants(app.database.prisma, base);
+        await grants.grant(idOf(uri), airline.organization, { mayPassOn: true });
+        const passedOn = await delegate(airline.key, delegation([uri], AGENT));
+        expect(await reads(uri, gha)).toEqual([200, 200, 200]);
+        await grants.revoke(idOf(uri), airline.organization);
+        expect(await reads(uri, gha)).toEqual([403, 403, 403]);
+        expect(await statusOf(passedOn, airline.key)).toBe("api:REQUEST_REVOKED");
+      },
+    );
 
     (backend === "postgres" ? it : it.skip)(
       "a delegation asked while the requester's own access is being revoked waits for it, and is rejected",
@@ -407,28 +433,37 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       },
     );
 
-    it("an AWB's Shipment: a reader of the AWB delegates it to an Organization without events:read", async () => {
-      const milestone = { awb: AWB, state: "DEP", timestamp: "2026-11-21T08:00:00Z", station: "FRA", flight: "LH8160" };
-      const ingested = await postJson(`${app.url()}/carrier/handling/shipment/events`, milestone, {
-        authorization: `Bearer ${ADMIN_KEY}`,
-      });
-      expect(ingested.status).toBe(202);
-      const shipment = `${base}/logistics-objects/shipment-${AWB}`;
-      expect((await oneRecord(shipment, { token: airline.key })).status).toBe(403);
-      expect((await oneRecord(`${shipment}/logistics-events`, { token: airline.key })).status).toBe(403);
-      const forwarder = await newClient("events:read");
-      await delegate(forwarder.key, delegation([shipment], airline.organization));
-      expect((await oneRecord(shipment, { token: airline.key })).status).toBe(200);
-      const events = await oneRecord(`${shipment}/logistics-events`, { token: airline.key });
-      expect(events.status).toBe(200);
-      expect(events.body["api:hasTotalItems"]).toBeGreaterThanOrEqual(1);
-      // Whose scopes do not open an AWB learns nothing of whether another AWB exists: 403, not 404.
-      const unknown = `${base}/logistics-objects/shipment-020-00000011/logistics-events`;
-      await expectDenied(await oneRecord(unknown, { token: airline.key }), 403);
-      await expectDenied(await oneRecord(unknown, { token: forwarder.key }), 404);
-    });
+    behaviourIt(
+      "an AWB's Shipment: a reader of the AWB delegates it to an Organization without events:read",
+      async () => {
+        const milestone = {
+          awb: AWB,
+          state: "DEP",
+          timestamp: "2026-11-21T08:00:00Z",
+          station: "FRA",
+          flight: "LH8160",
+        };
+        const ingested = await postJson(`${app.url()}/carrier/handling/shipment/events`, milestone, {
+          authorization: `Bearer ${ADMIN_KEY}`,
+        });
+        expect(ingested.status).toBe(202);
+        const shipment = `${base}/logistics-objects/shipment-${AWB}`;
+        expect((await oneRecord(shipment, { token: airline.key })).status).toBe(403);
+        expect((await oneRecord(`${shipment}/logistics-events`, { token: airline.key })).status).toBe(403);
+        const forwarder = await newClient("events:read");
+        await delegate(forwarder.key, delegation([shipment], airline.organization));
+        expect((await oneRecord(shipment, { token: airline.key })).status).toBe(200);
+        const events = await oneRecord(`${shipment}/logistics-events`, { token: airline.key });
+        expect(events.status).toBe(200);
+        expect(events.body["api:hasTotalItems"]).toBeGreaterThanOrEqual(1);
+        // Whose scopes do not open an AWB learns nothing of whether another AWB exists: 403, not 404.
+        const unknown = `${base}/logistics-objects/shipment-020-00000011/logistics-events`;
+        await expectDenied(await oneRecord(unknown, { token: airline.key }), 403);
+        await expectDenied(await oneRecord(unknown, { token: forwarder.key }), 404);
+      },
+    );
 
-    it("a malformed delegation is refused (400) and stores nothing", async () => {
+    behaviourIt("a malformed delegation is refused (400) and stores nothing", async () => {
       const uri = await piece();
       const other = "https://1r.elsewhere.example/logistics-objects/1a8ded38-1804-467c-a369-81a411416b7c";
       const without = (key: string) => {
@@ -499,47 +534,50 @@ describe.each(BEHAVIOUR_BACKENDS)("ONE Record access delegations on %s", (backen
       expect(await grantsOf(uri)).toEqual([]);
     });
 
-    it("notifyRequestStatusChange queues the requester's ACCESS_DELEGATION_REQUEST_* notifications to its registered server only", async () => {
-      // An agent of another server: its notifications go to its registered server's /notifications, and
-      // without one nowhere (not to the server its URI names).
-      const forwarder = "https://1r.forwarder.example/logistics-objects/organization-forwarder";
-      const token = await issuer.token({ logistics_agent_uri: forwarder, scope: "objects:write" });
-      const created = await oneRecord(`${base}/logistics-objects`, {
-        token,
-        body: { "@context": CONTEXT, "@type": "cargo:Piece" },
-      });
-      const uri = created.headers.get("location")!;
-      const unregistered = await delegate(token, delegation([uri], AGENT, { "api:notifyRequestStatusChange": true }));
-      expect((await oneRecord(unregistered, { token, method: "DELETE" })).status).toBe(204);
-      expect(
-        await app.database.prisma.delivery.count({
-          where: { kind: "ONE_RECORD", payload: { contains: unregistered } },
-        }),
-      ).toBe(0);
-      await createPartnerAdmin(app.database.prisma, base).add({
-        serverUrl: "https://notify.forwarder.example/1r",
-        agentUri: forwarder,
-      });
-      const request = await delegate(token, delegation([uri], AGENT, { "api:notifyRequestStatusChange": true }));
-      expect((await oneRecord(request, { token, method: "DELETE" })).status).toBe(204);
-      const queued = await app.database.prisma.delivery.findMany({
-        where: { kind: "ONE_RECORD", callback: "https://notify.forwarder.example/1r/notifications" },
-        orderBy: { createdAt: "asc" },
-      });
-      const bodies = queued.map((d) => JSON.parse(d.payload));
-      expect(bodies.map((b) => b["api:hasEventType"]["@id"])).toEqual([
-        "api:ACCESS_DELEGATION_REQUEST_ACCEPTED",
-        "api:ACCESS_DELEGATION_REQUEST_REVOKED",
-      ]);
-      for (const body of bodies) {
-        expect(body).toMatchObject({
-          "api:hasLogisticsObject": { "@id": uri },
-          "api:hasLogisticsObjectType": { "@value": "https://onerecord.iata.org/ns/cargo#Piece" },
-          "api:isTriggeredBy": { "@id": request },
+    behaviourIt(
+      "notifyRequestStatusChange queues the requester's ACCESS_DELEGATION_REQUEST_* notifications to its registered server only",
+      async () => {
+        // An agent of another server: its notifications go to its registered server's /notifications, and
+        // without one nowhere (not to the server its URI names).
+        const forwarder = "https://1r.forwarder.example/logistics-objects/organization-forwarder";
+        const token = await issuer.token({ logistics_agent_uri: forwarder, scope: "objects:write" });
+        const created = await oneRecord(`${base}/logistics-objects`, {
+          token,
+          body: { "@context": CONTEXT, "@type": "cargo:Piece" },
         });
-        await assertConforms(body);
-      }
-      expect(queued.every((d) => d.oneRecordSubscriptionId === null && d.clientId === null)).toBe(true);
-    });
+        const uri = created.headers.get("location")!;
+        const unregistered = await delegate(token, delegation([uri], AGENT, { "api:notifyRequestStatusChange": true }));
+        expect((await oneRecord(unregistered, { token, method: "DELETE" })).status).toBe(204);
+        expect(
+          await app.database.prisma.delivery.count({
+            where: { kind: "ONE_RECORD", payload: { contains: unregistered } },
+          }),
+        ).toBe(0);
+        await createPartnerAdmin(app.database.prisma, base).add({
+          serverUrl: "https://notify.forwarder.example/1r",
+          agentUri: forwarder,
+        });
+        const request = await delegate(token, delegation([uri], AGENT, { "api:notifyRequestStatusChange": true }));
+        expect((await oneRecord(request, { token, method: "DELETE" })).status).toBe(204);
+        const queued = await app.database.prisma.delivery.findMany({
+          where: { kind: "ONE_RECORD", callback: "https://notify.forwarder.example/1r/notifications" },
+          orderBy: { createdAt: "asc" },
+        });
+        const bodies = queued.map((d) => JSON.parse(d.payload));
+        expect(bodies.map((b) => b["api:hasEventType"]["@id"])).toEqual([
+          "api:ACCESS_DELEGATION_REQUEST_ACCEPTED",
+          "api:ACCESS_DELEGATION_REQUEST_REVOKED",
+        ]);
+        for (const body of bodies) {
+          expect(body).toMatchObject({
+            "api:hasLogisticsObject": { "@id": uri },
+            "api:hasLogisticsObjectType": { "@value": "https://onerecord.iata.org/ns/cargo#Piece" },
+            "api:isTriggeredBy": { "@id": request },
+          });
+          await assertConforms(body);
+        }
+        expect(queued.every((d) => d.oneRecordSubscriptionId === null && d.clientId === null)).toBe(true);
+      },
+    );
   });
 });

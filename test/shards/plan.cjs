@@ -94,7 +94,7 @@ const phaseOne = ({ gate = false } = {}) => [
   "**/test/shards/*.shard.ts",
   ...ISOLATED.filter((file) => !(gate && fullOnly(file))).map((file) => `**/${file}`),
 ];
-/** The serial files of phase 2 (the gate's only), as a Jest path pattern. */
+/** The serial files of phase 2 (the full suite's only: "" in the gate), as a Jest path pattern. */
 const phaseTwo = ({ gate = false } = {}) =>
   testFiles()
     .filter((file) => SERIAL.test(file) && !(gate && fullOnly(file)))
