@@ -13,9 +13,10 @@
 // - The static checks run from the start to the end, side by side: the import directions (`npm run
 //   lint:deps`, .dependency-cruiser.cjs: an import that points up a layer, docs/ARCHITECTURE.md
 //   "Layers"), the type-checks of src/ and scripts/, test/ and web/ with ESLint in one process
-//   (scripts/static-checks.js; the build that `pretest` ran only strips types), and Prettier — the
-//   same as `npm run check` — at a low priority (nice 10): the tests have the cores first, and the
-//   checks still take about a tenth of one, enough to end with the tests instead of after them on one core.
+//   (scripts/static-checks.js; the build that `pretest` ran only strips types), and in the full suite
+//   Prettier — together the same as `npm run check` — at a low priority (nice 10): the tests have the
+//   cores first, and the checks still take about a tenth of one, enough to end with the tests instead
+//   of after them on one core.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
 // as the full suite runs them.
 "use strict";
@@ -48,7 +49,11 @@ const staticChecks = [
     "type-check of src/, scripts/, test/ and web/ and lint (npm run typecheck, npm run lint)",
     [path.join(root, "scripts", "static-checks.js")],
   ],
-  ["formatting (npm run format:check; npm run format fixes it)", [bin("prettier", "bin/prettier.cjs"), "--check", "."]],
+];
+/** Formatting: the full suite's and `npm run check`'s; the gate leaves it out (about 15 s of CPU, no behaviour). */
+const formatCheck = [
+  "formatting (npm run format:check; npm run format fixes it)",
+  [bin("prettier", "bin/prettier.cjs"), "--check", "."],
 ];
 
 /**
@@ -86,9 +91,9 @@ const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
  * The static checks side by side: each is one thread, and once the tests are done, the last of them
  * would otherwise leave a core idle. Resolves with the ones that failed and what they printed.
  */
-async function runChecks() {
+async function runChecks({ gate }) {
   const outcomes = await Promise.all(
-    staticChecks.map(async ([what, command]) => {
+    [...staticChecks, ...(gate ? [] : [formatCheck])].map(async ([what, command]) => {
       const started = Date.now();
       const kept = { output: "" };
       const status = await node(command, { quiet: true, kept });
@@ -117,7 +122,7 @@ async function main() {
   // Unset, a test runs as in the full suite (as a direct Jest run does).
   const env = { ...process.env, [SUITE_ENV]: gate ? "gate" : "" };
 
-  const checks = runChecks();
+  const checks = runChecks({ gate });
   let started = Date.now();
   // The plan is made once, here (never one left in the environment): every worker's shards hold the same files.
   const first = await node([...jest, "--maxWorkers=3", ...phaseOne({ gate })], {
@@ -144,7 +149,7 @@ async function main() {
   if (gate)
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
-        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds and " +
+        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds, the formatting check and " +
         '18 of the live churn test\'s 30 rounds: npm run test:full runs them (CONTRIBUTING.md, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);

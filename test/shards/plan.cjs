@@ -41,6 +41,7 @@ const FULL_ONLY = [
   "test/process-watchdog.test.ts",
   "test/process.test.ts",
   "test/request-log.process.test.ts",
+  "test/start-logs.process.test.ts",
   "test/start-steps.test.ts",
 ];
 /** The fault tests and the rate comparisons over gateway processes, also the full suite's alone. */
