@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// npm test (the gate, what CI runs) and npm run test:full (everything): Jest in two phases, with the
-// static checks beside them. CONTRIBUTING.md, "The gate and the full suite".
+// npm test (the gate, what CI runs) and npm run test:full (everything): Jest in one phase (the full
+// suite: two), with the static checks beside them. CONTRIBUTING.md, "The gate and the full suite".
 // - Phase 1: every test file but the rate tests, three Jest workers, in shards (test/shards/plan.cjs):
 //   files that run one after another in one Jest module registry, so the gateway's modules load once
 //   per shard, not once per file. Three workers, not two: the tests wait on sockets, processes,

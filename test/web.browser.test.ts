@@ -151,7 +151,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"]`).waitFor({ timeout: STEP_BOUND_MS });
     await expect(page.locator("article.card").count()).resolves.toBe(2);
     await screenshot(page, "dashboard-live");
-  }, 120_000);
+  }, 240_000);
 
   test("typing mistakes in an AWB are caught before anything is sent; a wrong check digit warns first", async () => {
     const page = await openPage("/dashboard", (context) => context.addInitScript(() => localStorage.clear()));

@@ -23,7 +23,8 @@ const ISOLATED = ["test/migrations.fast-path.test.ts"];
  * whole processes and of the start (started, signalled, killed, failed at each step, their exit codes
  * and stop deadlines), of the admin commands run as processes, of services and receivers failing under
  * gateway processes (`*.faults`, `*.rates`), and of the schema's history (migrations replayed and
- * diffed, the embedded template made). Most start processes of their own, each costing about a second
+ * diffed, the embedded template made), and of the tests' own embedded-database pool. Most start
+ * processes of their own, each costing about a second
  * or more of CPU. CONTRIBUTING.md, "The gate and the full suite", lists the same files (test/shards.test.ts
  * holds the two equal); single tests and describes elsewhere are marked with test/support/suite.ts.
  */

@@ -25,7 +25,10 @@ export function inFullSuite(describer: jest.Describe = describe): jest.Describe 
     describe.skip(`${name} — in the full suite (npm run test:full)`, fn)) as unknown as jest.Describe;
 }
 
-/** `it` for one test that runs a gateway, a worker or a command as a process of its own (as `inFullSuite`). */
+/**
+ * `it` for one test the gate leaves to the full suite (as `inFullSuite`): one that runs a gateway, a
+ * worker or a command as a process of its own, a CPU threshold, a behaviour test's PostgreSQL half.
+ */
 export const itInFullSuite: jest.It = IN_GATE
   ? (((name: string, fn: jest.ProvidesCallback, timeout?: number) =>
       it.skip(`${name} — in the full suite (npm run test:full)`, fn, timeout)) as unknown as jest.It)
