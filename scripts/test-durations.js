@@ -1,26 +1,43 @@
 #!/usr/bin/env node
-// Records how long each test file took (test/shards/durations.json), from a Jest report of a run file by
-// file: `npm test -- --json --outputFile=/tmp/jest.json`, then `node scripts/test-durations.js /tmp/jest.json`.
-// The full run's shards are balanced by these times (test/shards/plan.cjs).
+// Records how long each test file takes in the gate (`node scripts/test-durations.js`) or in the full
+// suite (`--full`): runs that suite as `npm test` does, each shard writing its files' wall-clock
+// seconds (test/shards/shard.ts), and keeps them in test/shards/durations.json under "gate" or "full".
+// The shards are balanced by these times, and Jest starts the longest first (test/shards/plan.cjs,
+// sequencer.cjs). Times are recorded only from a run that passed.
 "use strict";
-const { readFileSync, writeFileSync } = require("node:fs");
+const { spawnSync } = require("node:child_process");
+const { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } = require("node:fs");
+const os = require("node:os");
 const path = require("node:path");
+const { DURATIONS_ENV } = require("../test/shards/plan.cjs");
 
 const root = path.join(__dirname, "..");
-const report = process.argv[2];
-if (!report) {
-  console.error("usage: node scripts/test-durations.js <jest --json report of a run file by file>");
-  process.exit(2);
-}
-const durations = {};
-for (const { name, startTime, endTime } of JSON.parse(readFileSync(report, "utf8")).testResults) {
-  const file = path.relative(root, name).split(path.sep).join("/");
-  if (file.startsWith("test/shards/")) {
-    console.error(`${report} is a sharded run's report: run the files one by one (npm test -- --json …)`);
-    process.exit(1);
+const full = process.argv.includes("--full");
+const folder = mkdtempSync(path.join(os.tmpdir(), "cgw-durations-"));
+try {
+  const run = spawnSync(process.execPath, [path.join(__dirname, "test.js"), ...(full ? ["--full"] : [])], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, [DURATIONS_ENV]: folder },
+  });
+  if (run.status !== 0) {
+    console.error("test-durations: the run failed; durations.json is unchanged");
+    process.exit(run.status ?? 1);
   }
-  durations[file] = Math.round((endTime - startTime) / 100) / 10;
+  const seconds = {};
+  for (const name of readdirSync(folder))
+    for (const line of readFileSync(path.join(folder, name), "utf8").split("\n").filter(Boolean)) {
+      const { file, seconds: taken } = JSON.parse(line);
+      seconds[file] = Math.round(taken * 10) / 10;
+    }
+  const target = path.join(root, "test", "shards", "durations.json");
+  const durations = JSON.parse(readFileSync(target, "utf8"));
+  const suite = full ? "full" : "gate";
+  durations[suite] = Object.fromEntries(Object.entries(seconds).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(target, `${JSON.stringify(durations, null, 2)}\n`);
+  console.log(
+    `test/shards/durations.json: ${Object.keys(seconds).length} files of the ${suite === "gate" ? "gate" : "full suite"}`,
+  );
+} finally {
+  rmSync(folder, { recursive: true, force: true });
 }
-const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => a.localeCompare(b)));
-writeFileSync(path.join(root, "test", "shards", "durations.json"), `${JSON.stringify(sorted, null, 2)}\n`);
-console.log(`test/shards/durations.json: ${Object.keys(sorted).length} files`);

@@ -14,11 +14,19 @@ const plan = require("./shards/plan.cjs") as {
   FULL_ONLY_PATTERN: RegExp;
   SHARDS: number;
   PLAN_ENV: string;
+  SUITE_ENV: string;
+  DURATIONS_ENV: string;
+  weights(suite?: { gate: boolean }): (file: string) => number;
   fullOnly(file: string): boolean;
   phaseOne(suite?: { gate: boolean }): string[];
   phaseTwo(suite?: { gate: boolean }): string;
   testFiles(): string[];
   makeShards(suite?: { gate: boolean }): string[][];
+};
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- Jest's sequencer is CommonJS (jest.config.js)
+const LongestFirst = require("./shards/sequencer.cjs") as new (options: object) => {
+  sort(tests: Array<{ path: string }>): Array<{ path: string }>;
 };
 
 const jestBin = path.join(plan.root, "node_modules", "jest", "bin", "jest.js");
@@ -133,15 +141,64 @@ describe("the full run's shards (test/shards/plan.cjs)", () => {
     expect(focused).toEqual([]);
   });
 
-  it("run their files in one registry, each under its own describe; a file that fails to load fails alone", async () => {
+  it.each([true, false])(
+    "are balanced by the recorded seconds of their suite (gate: %s), and Jest starts the longest first",
+    (gate) => {
+      const weight = plan.weights({ gate });
+      const shards = plan.makeShards({ gate });
+      const sums = shards.map((files) => files.reduce((sum, file) => sum + weight(file), 0));
+      expect(sums).toEqual([...sums].sort((a, b) => b - a));
+      // Each file went to the lightest shard so far: no two shards differ by more than the heaviest file.
+      const heaviest = Math.max(...shards.flat().map(weight));
+      expect(sums[0]! - sums.at(-1)!).toBeLessThanOrEqual(heaviest);
+      const recorded = shards.flat().filter((file) => weight(file) !== weight("test/not-recorded.test.ts"));
+      expect(recorded.length).toBeGreaterThan(shards.flat().length / 2);
+
+      const saved = { plan: process.env[plan.PLAN_ENV], suite: process.env[plan.SUITE_ENV] };
+      const byWeight = [...shards.flat()].sort((a, b) => weight(a) - weight(b));
+      const [light, middle, heavy] = [byWeight[0]!, byWeight[Math.floor(byWeight.length / 2)]!, byWeight.at(-1)!];
+      try {
+        process.env[plan.PLAN_ENV] = JSON.stringify([[light], [heavy], [middle]]);
+        process.env[plan.SUITE_ENV] = gate ? "gate" : "";
+        const test = (file: string) => ({ path: path.join(plan.root, file) });
+        const sorted = new LongestFirst({}).sort(
+          ["test/shards/1.shard.ts", "test/shards/2.shard.ts", "test/shards/3.shard.ts"].map(test),
+        );
+        expect(sorted.map((entry) => path.basename(entry.path))).toEqual(["2.shard.ts", "3.shard.ts", "1.shard.ts"]);
+      } finally {
+        for (const [name, value] of [
+          [plan.PLAN_ENV, saved.plan],
+          [plan.SUITE_ENV, saved.suite],
+        ] as const)
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+      }
+    },
+  );
+
+  it("run their files in one registry, each under its own describe; a file that fails to load fails alone, and each file that ran records its duration", async () => {
     const scratch = await mkdtemp(path.join(os.tmpdir(), "gw-shard-"));
     try {
       const report = path.join(scratch, "report.json");
+      const durations = await mkdtemp(path.join(scratch, "durations-"));
       await promisify(execFile)(
         process.execPath,
         [jestBin, "--testMatch", "**/test/fixtures/shards/*.shard.ts", "--json", "--outputFile", report],
-        { cwd: plan.root },
+        { cwd: plan.root, env: { ...process.env, [plan.DURATIONS_ENV]: durations } },
       ).catch(() => {}); // it exits 1: the broken fixtures fail
+      const recorded = (
+        await Promise.all(readdirSync(durations).map((name) => readFile(path.join(durations, name), "utf8")))
+      )
+        .join("")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { file: string; seconds: number });
+      expect(recorded.map(({ file }) => file)).toEqual([
+        "test/fixtures/shards/first.ts",
+        "test/fixtures/shards/second.ts",
+      ]);
+      expect(recorded[0]!.seconds).toBeGreaterThanOrEqual(0.2); // its afterAll's wait included
+      expect(recorded[1]!.seconds).toBeGreaterThanOrEqual(0);
       const { testResults } = JSON.parse(await readFile(report, "utf8")) as {
         testResults: Array<{
           assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }>;

@@ -63,18 +63,30 @@ function testFiles() {
     .sort();
 }
 
+/** Where scripts/test-durations.js asks the shards to record each file's duration (shard.ts). */
+const DURATIONS_ENV = "TEST_DURATIONS_DIR";
+
 /**
- * The files of each shard: the ones neither serial nor isolated, spread by their recorded wall-clock
- * seconds (durations.json, scripts/test-durations.js; a file not recorded counts as the median) — the
- * heaviest first, each into the lightest shard so far.
+ * Each file's recorded wall-clock seconds in the gate or in the full suite (durations.json, written by
+ * scripts/test-durations.js from a sharded run of that suite); a file not recorded counts as the median.
+ */
+function weights({ gate = false } = {}) {
+  const recorded = require("./durations.json")[gate ? "gate" : "full"] ?? {};
+  const sorted = Object.values(recorded).sort((a, b) => a - b);
+  const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)] : 1;
+  return (file) => recorded[file] ?? median;
+}
+
+/**
+ * The files of each shard: the ones neither serial nor isolated, spread by their recorded durations —
+ * the heaviest first, each into the lightest shard so far — and the heaviest shard first: Jest starts
+ * them in this order (sequencer.cjs), so the last to start are the lightest.
  */
 function makeShards({ gate = false } = {}) {
-  const durations = require("./durations.json");
-  const recorded = Object.values(durations).sort((a, b) => a - b);
-  const median = recorded.length > 0 ? recorded[Math.floor(recorded.length / 2)] : 1;
+  const weight = weights({ gate });
   const files = testFiles()
     .filter((file) => !SERIAL.test(file) && !ISOLATED.includes(file) && !(gate && fullOnly(file)))
-    .map((file) => ({ file, weight: durations[file] ?? median }))
+    .map((file) => ({ file, weight: weight(file) }))
     .sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file));
   const plan = Array.from({ length: SHARDS }, () => ({ weight: 0, files: [] }));
   for (const { file, weight } of files) {
@@ -82,7 +94,7 @@ function makeShards({ gate = false } = {}) {
     lightest.weight += weight;
     lightest.files.push(file);
   }
-  return plan.map((shard) => shard.files);
+  return plan.sort((a, b) => b.weight - a.weight).map((shard) => shard.files);
 }
 
 /** The plan scripts/test.js handed down (made once for every worker), or a new one. */
@@ -112,7 +124,9 @@ module.exports = {
   SHARDS,
   PLAN_ENV,
   SUITE_ENV,
+  DURATIONS_ENV,
   fullOnly,
+  weights,
   phaseOne,
   phaseTwo,
   testFiles,

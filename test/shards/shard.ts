@@ -1,7 +1,8 @@
+import { appendFileSync } from "node:fs";
 import path from "node:path";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the plan is shared with scripts/test.js (CommonJS)
-const plan = require("./plan.cjs") as { root: string; shards(): string[][] };
+const plan = require("./plan.cjs") as { root: string; DURATIONS_ENV: string; shards(): string[][] };
 
 /** Registers the test files of shard `index` (plan.cjs). */
 export function defineShard(index: number): void {
@@ -20,6 +21,7 @@ export function defineShard(index: number): void {
 export function registerFiles(files: string[]): void {
   for (const file of files) {
     describe(file, () => {
+      const recorded = recordDuration(file);
       const state = circusState();
       const own = state?.currentDescribeBlock;
       const focused = state?.hasFocusedTests;
@@ -41,9 +43,30 @@ export function registerFiles(files: string[]): void {
         it("loads", () => {
           throw error;
         });
+        return;
       }
+      recorded?.();
     });
   }
+}
+
+/**
+ * With DURATIONS_ENV set (scripts/test-durations.js), records how long a file's tests took, its own
+ * hooks included, in a file of this process's in that folder: the shards are balanced by these times.
+ * Called before the file registers its hooks; what it returns, after (afterAll hooks run in order).
+ */
+function recordDuration(file: string): (() => void) | undefined {
+  const folder = process.env[plan.DURATIONS_ENV];
+  if (!folder) return undefined;
+  let started = 0;
+  beforeAll(() => {
+    started = Date.now();
+  });
+  return () =>
+    afterAll(() => {
+      const seconds = (Date.now() - started) / 1000;
+      appendFileSync(path.join(folder, `${process.pid}.jsonl`), `${JSON.stringify({ file, seconds })}\n`);
+    });
 }
 
 /** The part of jest-circus's collection state this needs: where new tests and hooks go. */
