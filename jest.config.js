@@ -5,7 +5,7 @@
 const swc = ["@swc/jest"];
 
 module.exports = {
-  testEnvironment: "node",
+  testEnvironment: "<rootDir>/test/support/environment.cjs",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.(t|j)s$": swc },
