@@ -12,9 +12,9 @@
 //   of each fuzz run; test/support/suite.ts).
 // - The static checks run from the start to the end, side by side: the import directions (`npm run
 //   lint:deps`, .dependency-cruiser.cjs: an import that points up a layer, docs/ARCHITECTURE.md
-//   "Layers"), the type-checks of src/ and scripts/, test/ and web/ with ESLint in one process
-//   (scripts/static-checks.js; the build that `pretest` ran only strips types), and in the full suite
-//   Prettier — together the same as `npm run check` — at a low priority (nice 10): the tests have the
+//   "Layers") and the type-checks of src/ and scripts/, test/ and web/ (scripts/static-checks.js; the
+//   build that `pretest` ran only strips types); in the full suite, ESLint in the type-check's process
+//   and Prettier too — together the same as `npm run check` — at a low priority (nice 10): the tests have the
 //   cores first, and the checks still take about a tenth of one, enough to end with the tests instead
 //   of after them on one core.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
@@ -42,13 +42,17 @@ const depcruise = [
   "--config",
   ".dependency-cruiser.cjs",
 ];
-const staticChecks = [
-  ['import directions (npm run lint:deps; docs/ARCHITECTURE.md, "Layers")', depcruise],
-  // One process, each TypeScript program built once for both (scripts/static-checks.js).
-  [
-    "type-check of src/, scripts/, test/ and web/ and lint (npm run typecheck, npm run lint)",
-    [path.join(root, "scripts", "static-checks.js")],
-  ],
+const importCheck = ['import directions (npm run lint:deps; docs/ARCHITECTURE.md, "Layers")', depcruise];
+// The full suite's: one process, each TypeScript program built once for the type-check and ESLint's
+// type-aware rules (scripts/static-checks.js).
+const typeCheckAndLint = [
+  "type-check of src/, scripts/, test/ and web/ and lint (npm run typecheck, npm run lint)",
+  [path.join(root, "scripts", "static-checks.js")],
+];
+/** The gate's: the type-check alone. ESLint's half (about 24 s of CPU) is the full suite's and `npm run check`'s. */
+const typeCheck = [
+  "type-check of src/, scripts/, test/ and web/ (npm run typecheck)",
+  [path.join(root, "scripts", "static-checks.js"), "--types"],
 ];
 /** Formatting: the full suite's and `npm run check`'s; the gate leaves it out (about 15 s of CPU, no behaviour). */
 const formatCheck = [
@@ -93,7 +97,7 @@ const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
  */
 async function runChecks({ gate }) {
   const outcomes = await Promise.all(
-    [...staticChecks, ...(gate ? [] : [formatCheck])].map(async ([what, command]) => {
+    (gate ? [importCheck, typeCheck] : [importCheck, typeCheckAndLint, formatCheck]).map(async ([what, command]) => {
       const started = Date.now();
       const kept = { output: "" };
       const status = await node(command, { quiet: true, kept });

@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ADMIN_KEY, Disposers, startApp } from "./support/harness";
 import { getJson, postJson } from "./support/http";
 import { describeWithBrowser, launchChromium, screenshot } from "./support/browser";
+import { itInFullSuite } from "./support/suite";
 import { within } from "./support/webhooks";
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -153,39 +154,42 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "dashboard-live");
   }, 240_000);
 
-  test("typing mistakes in an AWB are caught before anything is sent; a wrong check digit warns first", async () => {
-    const page = await openPage("/dashboard", (context) => context.addInitScript(() => localStorage.clear()));
-    await connectWithKey(page, ADMIN_KEY);
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
-    const sentBodies: string[] = [];
-    page.on("request", (request) => sentBodies.push(request.postData() ?? ""));
+  itInFullSuite(
+    "typing mistakes in an AWB are caught before anything is sent; a wrong check digit warns first",
+    async () => {
+      const page = await openPage("/dashboard", (context) => context.addInitScript(() => localStorage.clear()));
+      await connectWithKey(page, ADMIN_KEY);
+      await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
+      const sentBodies: string[] = [];
+      page.on("request", (request) => sentBodies.push(request.postData() ?? ""));
 
-    await page.fill("#awb-input", "020-1234567");
-    await expect(page.locator("#awb-message").textContent()).resolves.toContain("this has 10");
-    await expect(page.locator("#awb-input").getAttribute("aria-invalid")).resolves.toBe("true");
-    await page.press("#awb-input", "Enter");
-    await page.fill("#awb-input", "02O-12345675"); // a letter O for a zero
-    await expect(page.locator("#awb-message").textContent()).resolves.toContain("only digits");
-    await page.press("#awb-input", "Enter");
-    await expect(page.locator("article.card").count()).resolves.toBe(0);
+      await page.fill("#awb-input", "020-1234567");
+      await expect(page.locator("#awb-message").textContent()).resolves.toContain("this has 10");
+      await expect(page.locator("#awb-input").getAttribute("aria-invalid")).resolves.toBe("true");
+      await page.press("#awb-input", "Enter");
+      await page.fill("#awb-input", "02O-12345675"); // a letter O for a zero
+      await expect(page.locator("#awb-message").textContent()).resolves.toContain("only digits");
+      await page.press("#awb-input", "Enter");
+      await expect(page.locator("article.card").count()).resolves.toBe(0);
 
-    await page.fill("#awb-input", AWB_TYPO_CHECK_DIGIT);
-    await page.press("#awb-input", "Enter");
-    await expect(page.locator("#awb-message").textContent()).resolves.toContain("should be 5");
-    await expect(page.locator(".awb-form button").textContent()).resolves.toBe("Watch anyway");
-    await expect(page.locator("article.card").count()).resolves.toBe(0);
-    await screenshot(page, "dashboard-check-digit-warning");
-    expect(sentBodies.filter((body) => body.includes("1234567"))).toEqual([]);
+      await page.fill("#awb-input", AWB_TYPO_CHECK_DIGIT);
+      await page.press("#awb-input", "Enter");
+      await expect(page.locator("#awb-message").textContent()).resolves.toContain("should be 5");
+      await expect(page.locator(".awb-form button").textContent()).resolves.toBe("Watch anyway");
+      await expect(page.locator("article.card").count()).resolves.toBe(0);
+      await screenshot(page, "dashboard-check-digit-warning");
+      expect(sentBodies.filter((body) => body.includes("1234567"))).toEqual([]);
 
-    // Confirmed: now it is watched (the gateway accepts it, as AWB_CHECK_DIGIT=off does).
-    await page.click(".awb-form button");
-    await page
-      .locator(`article[data-awb="${AWB_TYPO_CHECK_DIGIT}"] .card-status`)
-      .filter({ hasText: "No milestones yet" })
-      .waitFor({ timeout: STEP_BOUND_MS });
-  });
+      // Confirmed: now it is watched (the gateway accepts it, as AWB_CHECK_DIGIT=off does).
+      await page.click(".awb-form button");
+      await page
+        .locator(`article[data-awb="${AWB_TYPO_CHECK_DIGIT}"] .card-status`)
+        .filter({ hasText: "No milestones yet" })
+        .waitFor({ timeout: STEP_BOUND_MS });
+    },
+  );
 
-  test("a wrong key shows a refusal", async () => {
+  itInFullSuite("a wrong key shows a refusal", async () => {
     const page = await openPage("/dashboard", (context) => context.addInitScript(() => localStorage.clear()));
     await connectWithKey(page, "cgw_this-key-does-not-exist");
     const badge = page.locator('.connection[data-state="refused"]');
@@ -194,7 +198,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "dashboard-key-refused");
   });
 
-  test("a station in a timeline opens its details", async () => {
+  itInFullSuite("a station in a timeline opens its details", async () => {
     const page = await openPage("/dashboard", returningViewer([AWB_A]));
     await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"]`).waitFor({ timeout: STEP_BOUND_MS });
     await page.locator(`article[data-awb="${AWB_A}"] li[data-state="DEP"] .station-link`).click();
@@ -268,7 +272,7 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     await screenshot(page, "ide-subscription-without-key");
   });
 
-  test("the IDE's example fits its editor at 1280 px: no line runs past the visible width", async () => {
+  itInFullSuite("the IDE's example fits its editor at 1280 px: no line runs past the visible width", async () => {
     // A first visit: no stored key, so the editor shows the example and its comments.
     const page = await openPage("/graphql");
     const editor = page.locator(".graphiql-query-editor .CodeMirror-scroll").first();
@@ -279,77 +283,88 @@ describeWithBrowser("dashboard and IDE in Chromium", () => {
     expect(widths.content).toBeLessThanOrEqual(widths.visible);
   });
 
-  test("the IDE loads the schema (standard introspection passes the limits): its docs explorer shows the types", async () => {
-    const consoleErrors: string[] = [];
-    // Listening from before the page loads: the schema is fetched as it starts.
-    const page = await openPage("/graphql", async (context) => {
-      await returningViewer([])(context);
-      context.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
-    });
-    await page.locator(".graphiql-execute-button").waitFor({ timeout: STEP_BOUND_MS });
-    await page.click('button[aria-label="Show Documentation Explorer"]');
-    const explorer = page.locator(".graphiql-doc-explorer");
-    await explorer.getByText("Query", { exact: true }).first().waitFor({ timeout: STEP_BOUND_MS });
-    await explorer.getByText("Subscription", { exact: true }).first().waitFor({ timeout: STEP_BOUND_MS });
-    await screenshot(page, "ide-docs");
-    const text = (await page.textContent("body")) ?? "";
-    expect(text).not.toContain("Error fetching schema");
-    expect(text).not.toContain("QUERY_TOO_COMPLEX");
-    expect(consoleErrors).toEqual([]);
-  }, 120_000);
+  itInFullSuite(
+    "the IDE loads the schema (standard introspection passes the limits): its docs explorer shows the types",
+    async () => {
+      const consoleErrors: string[] = [];
+      // Listening from before the page loads: the schema is fetched as it starts.
+      const page = await openPage("/graphql", async (context) => {
+        await returningViewer([])(context);
+        context.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+      });
+      await page.locator(".graphiql-execute-button").waitFor({ timeout: STEP_BOUND_MS });
+      await page.click('button[aria-label="Show Documentation Explorer"]');
+      const explorer = page.locator(".graphiql-doc-explorer");
+      await explorer.getByText("Query", { exact: true }).first().waitFor({ timeout: STEP_BOUND_MS });
+      await explorer.getByText("Subscription", { exact: true }).first().waitFor({ timeout: STEP_BOUND_MS });
+      await screenshot(page, "ide-docs");
+      const text = (await page.textContent("body")) ?? "";
+      expect(text).not.toContain("Error fetching schema");
+      expect(text).not.toContain("QUERY_TOO_COMPLEX");
+      expect(consoleErrors).toEqual([]);
+    },
+    120_000,
+  );
 
-  test("the REST docs at /docs render the API with no console error (Content-Security-Policy included)", async () => {
-    const consoleErrors: string[] = [];
-    const context = await browser.newContext();
-    disposers.add(() => context.close());
-    const page = await context.newPage();
-    page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
-    page.on("pageerror", (error) => consoleErrors.push(error.message));
-    await page.goto(`${url}/docs`);
-    await page
-      .getByText("/carrier/handling/shipment/events", { exact: false })
-      .first()
-      .waitFor({ timeout: STEP_BOUND_MS });
-    await screenshot(page, "rest-docs");
-    expect(consoleErrors).toEqual([]);
-  });
+  itInFullSuite(
+    "the REST docs at /docs render the API with no console error (Content-Security-Policy included)",
+    async () => {
+      const consoleErrors: string[] = [];
+      const context = await browser.newContext();
+      disposers.add(() => context.close());
+      const page = await context.newPage();
+      page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+      page.on("pageerror", (error) => consoleErrors.push(error.message));
+      await page.goto(`${url}/docs`);
+      await page
+        .getByText("/carrier/handling/shipment/events", { exact: false })
+        .first()
+        .waitFor({ timeout: STEP_BOUND_MS });
+      await screenshot(page, "rest-docs");
+      expect(consoleErrors).toEqual([]);
+    },
+  );
 
-  test("the connection state follows the gateway going away and coming back, and the timeline resumes", async () => {
-    const awb = "618-10000011";
-    const dataDir = mkdtempSync(path.join(tmpdir(), "cgw-dashboard-"));
-    disposers.add(() => rmSync(dataDir, { recursive: true, force: true }));
-    // Each step that has no timeout of its own gets one: a hang names its step (one CI run timed out
-    // here once, unexplained).
-    const first = await within(
-      "the first start",
-      30_000,
-      startApp("pglite", disposers, { DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "0" }),
-    );
-    const page = await openPage("/dashboard", returningViewer([awb]), first.url);
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
-    const card = page.locator(`article[data-awb="${awb}"]`);
-    await within("the first ingestion", STEP_BOUND_MS, ingest([{ awb, state: "RCS", station: "AMS" }], first.url));
-    await card.locator('li[data-state="RCS"]').waitFor({ timeout: LIVE_BOUND_MS });
+  itInFullSuite(
+    "the connection state follows the gateway going away and coming back, and the timeline resumes",
+    async () => {
+      const awb = "618-10000011";
+      const dataDir = mkdtempSync(path.join(tmpdir(), "cgw-dashboard-"));
+      disposers.add(() => rmSync(dataDir, { recursive: true, force: true }));
+      // Each step that has no timeout of its own gets one: a hang names its step (one CI run timed out
+      // here once, unexplained).
+      const first = await within(
+        "the first start",
+        30_000,
+        startApp("pglite", disposers, { DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "0" }),
+      );
+      const page = await openPage("/dashboard", returningViewer([awb]), first.url);
+      await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
+      const card = page.locator(`article[data-awb="${awb}"]`);
+      await within("the first ingestion", STEP_BOUND_MS, ingest([{ awb, state: "RCS", station: "AMS" }], first.url));
+      await card.locator('li[data-state="RCS"]').waitFor({ timeout: LIVE_BOUND_MS });
 
-    await within("the stop", STEP_BOUND_MS, first.app.stop());
-    await page.locator('.connection[data-state="reconnecting"]').waitFor({ timeout: STEP_BOUND_MS });
-    await screenshot(page, "dashboard-reconnecting");
+      await within("the stop", STEP_BOUND_MS, first.app.stop());
+      await page.locator('.connection[data-state="reconnecting"]').waitFor({ timeout: STEP_BOUND_MS });
+      await screenshot(page, "dashboard-reconnecting");
 
-    // The same gateway again (same port, same data), as after a restart.
-    const second = await within(
-      "the restart",
-      30_000,
-      startApp("pglite", disposers, {
-        DATA_DIR: dataDir,
-        PORT: new URL(first.url).port,
-        RATE_LIMIT_PER_SECOND: "0",
-      }),
-    );
-    await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
-    await within("the second ingestion", STEP_BOUND_MS, ingest([{ awb, state: "MAN", station: "AMS" }], second.url));
-    await card.locator('li[data-state="MAN"]').waitFor({ timeout: LIVE_BOUND_MS });
-    await expect(card.locator("li.milestone").count()).resolves.toBe(2);
-  }, 240_000);
+      // The same gateway again (same port, same data), as after a restart.
+      const second = await within(
+        "the restart",
+        30_000,
+        startApp("pglite", disposers, {
+          DATA_DIR: dataDir,
+          PORT: new URL(first.url).port,
+          RATE_LIMIT_PER_SECOND: "0",
+        }),
+      );
+      await page.locator('.connection[data-state="connected"]').waitFor({ timeout: STEP_BOUND_MS });
+      await within("the second ingestion", STEP_BOUND_MS, ingest([{ awb, state: "MAN", station: "AMS" }], second.url));
+      await card.locator('li[data-state="MAN"]').waitFor({ timeout: LIVE_BOUND_MS });
+      await expect(card.locator("li.milestone").count()).resolves.toBe(2);
+    },
+    240_000,
+  );
 
   test("every page loaded only from the gateway itself, and no script failed", () => {
     expect(requested.length).toBeGreaterThan(10);
