@@ -153,7 +153,7 @@ async function main() {
   if (gate)
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
-        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds, the formatting check and " +
+        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds, the lint, the formatting check and " +
         '18 of the live churn test\'s 30 rounds: npm run test:full runs them (CONTRIBUTING.md, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);

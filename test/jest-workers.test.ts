@@ -1,22 +1,27 @@
-import { fork } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import path from "node:path";
 
 const environment = path.join(__dirname, "support", "environment.cjs");
 
 /**
- * Runs a process as Jest runs a worker (forked, with JEST_WORKER_ID), which loads the tests'
+ * Runs a process as Jest runs a worker (forked, with JEST_WORKER_ID; `ipc: false`, as Jest's own
+ * process), which loads the tests'
  * environment module, then lets its event loop run dry; what it printed and its exit code.
  */
 async function workerRunningDry(
   env: Record<string, string | undefined>,
+  { ipc = true }: { ipc?: boolean } = {},
 ): Promise<{ code: number | null; output: string }> {
   const script = `
     require(${JSON.stringify(environment)});
     // What Node's own teardown would still run after a loop ran dry: here, one more turn of the loop.
     process.once("beforeExit", () => setImmediate(() => process.stdout.write("torn down piece by piece\\n")));
-    process.disconnect();
+    if (process.send) process.disconnect();
   `;
-  const child = fork("-e", [script], { execArgv: [], env: { ...process.env, ...env }, silent: true });
+  const options = { env: { ...process.env, ...env }, stdio: "pipe" as const };
+  const child = ipc
+    ? fork("-e", [script], { ...options, execArgv: [], silent: true })
+    : spawn(process.execPath, ["-e", script], options);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -40,5 +45,8 @@ describe("Jest's worker processes (test/support/environment.cjs)", () => {
   it("leave any other process that loads the module to end as Node ends it", async () => {
     const notAWorker = await workerRunningDry({ JEST_WORKER_ID: undefined });
     expect(notAWorker).toEqual({ code: 0, output: "torn down piece by piece\n" });
+    // Jest's own process when it runs tests in band: JEST_WORKER_ID set, no IPC channel.
+    const inBand = await workerRunningDry({ JEST_WORKER_ID: "1" }, { ipc: false });
+    expect(inBand).toEqual({ code: 0, output: "torn down piece by piece\n" });
   });
 });
