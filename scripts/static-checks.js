@@ -2,8 +2,9 @@
 // The type-check of src/ and scripts/, test/ and web/ and the lint, in one process that builds each
 // TypeScript program once: ESLint's type-aware rules are given the same programs (typescript-eslint's
 // `programs` option) instead of building their own, so the type-checker's work is shared by both (the
-// build only strips types: scripts/build.js). `--types` or `--lint` runs one half. Exit code 1 on any
-// diagnostic or lint error.
+// build only strips types: scripts/build.js). `--types` or `--lint` runs one half; `--types
+// --lint-src` (the gate's) type-checks everything and lints the product's own code (src/ and scripts/).
+// Exit code 1 on any diagnostic or lint error.
 "use strict";
 const path = require("node:path");
 const ts = require("typescript");
@@ -11,7 +12,8 @@ const { ESLint } = require("eslint");
 
 const root = path.join(__dirname, "..");
 const args = new Set(process.argv.slice(2));
-const both = !args.has("--types") && !args.has("--lint");
+const lintSrc = args.has("--lint-src");
+const both = !args.has("--types") && !args.has("--lint") && !lintSrc;
 
 /** The program a tsconfig describes (as `tsc -p` builds it, without emitting), plus `extra` root files. */
 function program(config, extra = []) {
@@ -70,7 +72,7 @@ async function main() {
       console.error(`type-check (${name}): ${found.length} error${found.length === 1 ? "" : "s"}`);
     }
   }
-  if (both || args.has("--lint")) {
+  if (both || args.has("--lint") || lintSrc) {
     const eslint = new ESLint({
       cwd: root,
       // The TypeScript files only: the JavaScript ones are linted without types (eslint.config.mjs).
@@ -83,7 +85,7 @@ async function main() {
         },
       ],
     });
-    const results = await eslint.lintFiles(["."]);
+    const results = await eslint.lintFiles(lintSrc ? ["src", "scripts"] : ["."]);
     const formatted = (await eslint.loadFormatter("stylish")).format(results);
     if (formatted !== "") process.stdout.write(formatted);
     if (results.some((result) => result.errorCount > 0 || result.fatalErrorCount > 0)) failed = true;

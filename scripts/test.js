@@ -12,9 +12,9 @@
 //   of each fuzz run; test/support/suite.ts).
 // - The static checks run from the start to the end, side by side: the import directions (`npm run
 //   lint:deps`, .dependency-cruiser.cjs: an import that points up a layer, docs/ARCHITECTURE.md
-//   "Layers") and the type-checks of src/ and scripts/, test/ and web/ (scripts/static-checks.js; the
-//   build that `pretest` ran only strips types); in the full suite, ESLint in the type-check's process
-//   and Prettier too — together the same as `npm run check` — at a low priority (nice 10): the tests have the
+//   "Layers"), the type-checks of src/ and scripts/, test/ and web/ with ESLint in one process
+//   (scripts/static-checks.js; the build that `pretest` ran only strips types; the gate lints src/ and
+//   scripts/ only), and in the full suite Prettier — together the same as `npm run check` — at a low priority (nice 10): the tests have the
 //   cores first, and the checks still take about a tenth of one, enough to end with the tests instead
 //   of after them on one core.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
@@ -49,10 +49,14 @@ const typeCheckAndLint = [
   "type-check of src/, scripts/, test/ and web/ and lint (npm run typecheck, npm run lint)",
   [path.join(root, "scripts", "static-checks.js")],
 ];
-/** The gate's: the type-check alone. ESLint's half (about 24 s of CPU) is the full suite's and `npm run check`'s. */
+/**
+ * The gate's: the type-check, and the lint of the product's own code (src/ and scripts/: a floating
+ * promise there can end the process). The tests' lint (about 20 s of CPU) is the full suite's and
+ * `npm run check`'s.
+ */
 const typeCheck = [
-  "type-check of src/, scripts/, test/ and web/ (npm run typecheck)",
-  [path.join(root, "scripts", "static-checks.js"), "--types"],
+  "type-check of src/, scripts/, test/ and web/ and lint of src/ and scripts/ (npm run typecheck, npm run lint)",
+  [path.join(root, "scripts", "static-checks.js"), "--types", "--lint-src"],
 ];
 /** Formatting: the full suite's and `npm run check`'s; the gate leaves it out (about 15 s of CPU, no behaviour). */
 const formatCheck = [
@@ -153,7 +157,7 @@ async function main() {
   if (gate)
     console.log(
       `npm test: the gate left out ${testFiles().filter(fullOnly).length} files, the tests it reported as skipped ` +
-        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds, the lint, the formatting check and " +
+        "for the full suite, the behaviour tests' PostgreSQL half, seven eighths of each fuzz run, smaller floods against the same bounds, the tests' lint, the formatting check and " +
         '18 of the live churn test\'s 30 rounds: npm run test:full runs them (CONTRIBUTING.md, "The gate and the full suite").',
     );
   return first || second || (failedChecks.length > 0 ? 1 : 0);
