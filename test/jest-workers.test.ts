@@ -1,6 +1,7 @@
 import { fork, spawn } from "node:child_process";
 import path from "node:path";
 
+const root = path.join(__dirname, "..");
 const environment = path.join(__dirname, "support", "environment.cjs");
 
 /**
@@ -11,9 +12,10 @@ const environment = path.join(__dirname, "support", "environment.cjs");
 async function workerRunningDry(
   env: Record<string, string | undefined>,
   { ipc = true }: { ipc?: boolean } = {},
-): Promise<{ code: number | null; output: string }> {
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   const script = `
     require(${JSON.stringify(environment)});
+    process.stdout.write("written before\\n");
     // What Node's own teardown would still run after a loop ran dry: here, one more turn of the loop.
     process.once("beforeExit", () => setImmediate(() => process.stdout.write("torn down piece by piece\\n")));
     if (process.send) process.disconnect();
@@ -25,8 +27,10 @@ async function workerRunningDry(
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  return { code, output };
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on("close", (...ended) => resolve(ended)),
+  );
+  return { code, signal, output };
 }
 
 describe("Jest's worker processes (test/support/environment.cjs)", () => {
@@ -37,16 +41,45 @@ describe("Jest's worker processes (test/support/environment.cjs)", () => {
   });
 
   // Jest kills a worker that has not exited half a second after it was told to end, and warns that it
-  // "failed to exit gracefully": a worker with gigabytes of heap took longer to tear it down.
-  it("exit as soon as their event loop runs dry, skipping the teardown of their heap", async () => {
-    expect(await workerRunningDry({ JEST_WORKER_ID: "1" })).toEqual({ code: 0, output: "" });
+  // "failed to exit gracefully": Node's own exit of a worker with gigabytes of heap took longer.
+  it("end themselves as soon as their event loop runs dry, with what they wrote written", async () => {
+    expect(await workerRunningDry({ JEST_WORKER_ID: "1" })).toEqual({
+      code: null,
+      signal: "SIGKILL",
+      output: "written before\n",
+    });
   });
+
+  it("so ended, leave Jest's run passing, with no warning", async () => {
+    const jest = spawn(
+      process.execPath,
+      [
+        path.join(root, "node_modules", "jest", "bin", "jest.js"),
+        "--testMatch",
+        "**/test/fixtures/worker-exit/*.fixture.ts",
+        // No timings from an earlier run: with them Jest would run two quick files in its own process.
+        "--no-cache",
+        "--maxWorkers=2",
+      ],
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    jest.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    jest.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const status = await new Promise<number | null>((resolve) => jest.on("close", resolve));
+    expect({ status, passed: output.includes("Tests:       2 passed, 2 total") }).toEqual({ status: 0, passed: true });
+    // Both ran in workers, not in Jest's own process.
+    const ranIn = [...output.matchAll(/fixture ran in process (\d+)/g)].map((match) => Number(match[1]));
+    expect(ranIn).toHaveLength(2);
+    expect(ranIn).not.toContain(jest.pid);
+    expect(output).not.toMatch(/failed to exit gracefully|crashed|restart/i);
+  }, 60_000);
 
   it("leave any other process that loads the module to end as Node ends it", async () => {
     const notAWorker = await workerRunningDry({ JEST_WORKER_ID: undefined });
-    expect(notAWorker).toEqual({ code: 0, output: "torn down piece by piece\n" });
+    expect(notAWorker).toEqual({ code: 0, signal: null, output: "written before\ntorn down piece by piece\n" });
     // Jest's own process when it runs tests in band: JEST_WORKER_ID set, no IPC channel.
     const inBand = await workerRunningDry({ JEST_WORKER_ID: "1" }, { ipc: false });
-    expect(inBand).toEqual({ code: 0, output: "torn down piece by piece\n" });
+    expect(inBand).toEqual({ code: 0, signal: null, output: "written before\ntorn down piece by piece\n" });
   });
 });

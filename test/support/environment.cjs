@@ -3,13 +3,15 @@
 "use strict";
 const { TestEnvironment } = require("jest-environment-node");
 
-// A worker whose tests stopped all they started has an empty event loop once Jest is done with it, and
-// would then tear its heap down piece by piece: gigabytes, after the embedded databases' WebAssembly,
-// longer than the half second Jest waits before it kills the worker and warns that it "failed to exit
-// gracefully" (jest.config.js could only wait longer). Exiting there skips that teardown; a worker
-// still holding a handle never gets here, and Jest still warns. Jest's own process (in-band runs also
-// set JEST_WORKER_ID) has no IPC channel and ends as Node ends it.
+// A worker whose tests stopped all they started has an empty event loop once Jest is done with it, its
+// results already sent. Node's own exit from there took over the half second Jest waits before it
+// kills the worker and warns that it "failed to exit gracefully" — even `process.exit()`, whose exit
+// listeners ran within milliseconds: after them Node waits for its thread pool and V8's background
+// threads, busy with a heap of gigabytes. So the worker ends itself at once, as Jest would a moment
+// later. Stdout and stderr are pipes, written synchronously: nothing is left unwritten. A worker still
+// holding a handle never gets here, and Jest still warns. Jest's own process (in-band runs also set
+// JEST_WORKER_ID) has no IPC channel and ends as Node ends it.
 if (typeof process.send === "function" && process.env.JEST_WORKER_ID !== undefined)
-  process.once("beforeExit", () => process.exit());
+  process.once("beforeExit", () => process.kill(process.pid, "SIGKILL"));
 
 module.exports = TestEnvironment;
