@@ -6,6 +6,11 @@ const swc = ["@swc/jest"];
 
 module.exports = {
   testEnvironment: "<rootDir>/test/support/environment.cjs",
+  // How long a worker told to end may take before Jest kills it and warns that it "failed to exit
+  // gracefully" (500 ms by default). A worker ends itself once its loop runs dry (environment.cjs), but
+  // on a loaded machine getting there can take longer than half a second; a worker that leaked a
+  // handle still never ends by itself, and is still killed and warned about.
+  workerGracefulExitTimeout: 5_000,
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.(t|j)s$": swc },

@@ -34,10 +34,12 @@ async function workerRunningDry(
 }
 
 describe("Jest's worker processes (test/support/environment.cjs)", () => {
-  it("load the module: it is the tests' environment", () => {
+  it("load the module: it is the tests' environment; and are given seconds, not half of one, to end", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- Jest's configuration is CommonJS
-    const config = require("../jest.config.js") as { testEnvironment: string };
+    const config = require("../jest.config.js") as { testEnvironment: string; workerGracefulExitTimeout: number };
     expect(config.testEnvironment).toBe("<rootDir>/test/support/environment.cjs");
+    // A worker starved of CPU by the others can take over 500 ms (Jest's default) to reach its end.
+    expect(config.workerGracefulExitTimeout).toBeGreaterThanOrEqual(5_000);
   });
 
   // Jest kills a worker that has not exited half a second after it was told to end, and warns that it
