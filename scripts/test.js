@@ -14,9 +14,9 @@
 //   lint:deps`, .dependency-cruiser.cjs: an import that points up a layer, docs/ARCHITECTURE.md
 //   "Layers"), the type-checks of src/ and scripts/, test/ and web/ with ESLint in one process
 //   (scripts/static-checks.js; the build that `pretest` ran only strips types; the gate lints src/ and
-//   scripts/ only), and in the full suite Prettier — together the same as `npm run check` — at a low priority (nice 10): the tests have the
-//   cores first, and the checks still take about a tenth of one, enough to end with the tests instead
-//   of after them on one core.
+//   scripts/ only), and in the full suite Prettier — together the same as `npm run check` — at a low
+//   priority (nice 10): the tests have the cores first, and the checks still take about a tenth of
+//   one, enough to end with the tests instead of after them on one core.
 // With arguments (`npm test -- test/live.test.ts`), Jest runs once with them, after the import check,
 // as the full suite runs them.
 "use strict";
@@ -54,7 +54,7 @@ const typeCheckAndLint = [
  * promise there can end the process). The tests' lint (about 20 s of CPU) is the full suite's and
  * `npm run check`'s.
  */
-const typeCheck = [
+const typeCheckAndSrcLint = [
   "type-check of src/, scripts/, test/ and web/ and lint of src/ and scripts/ (npm run typecheck, npm run lint)",
   [path.join(root, "scripts", "static-checks.js"), "--types", "--lint-src"],
 ];
@@ -101,13 +101,15 @@ const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
  */
 async function runChecks({ gate }) {
   const outcomes = await Promise.all(
-    (gate ? [importCheck, typeCheck] : [importCheck, typeCheckAndLint, formatCheck]).map(async ([what, command]) => {
-      const started = Date.now();
-      const kept = { output: "" };
-      const status = await node(command, { quiet: true, kept });
-      console.log(`npm test: ${what}: ${status === 0 ? "passed" : "FAILED"} in ${seconds(started)}`);
-      return { what, status, output: kept.output };
-    }),
+    (gate ? [importCheck, typeCheckAndSrcLint] : [importCheck, typeCheckAndLint, formatCheck]).map(
+      async ([what, command]) => {
+        const started = Date.now();
+        const kept = { output: "" };
+        const status = await node(command, { quiet: true, kept });
+        console.log(`npm test: ${what}: ${status === 0 ? "passed" : "FAILED"} in ${seconds(started)}`);
+        return { what, status, output: kept.output };
+      },
+    ),
   );
   return outcomes.filter((outcome) => outcome.status !== 0);
 }

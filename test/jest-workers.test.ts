@@ -1,18 +1,30 @@
-import { fork, spawn } from "node:child_process";
+import { type ChildProcess, fork, spawn } from "node:child_process";
 import path from "node:path";
 
 const root = path.join(__dirname, "..");
 const environment = path.join(__dirname, "support", "environment.cjs");
 
+/** How a child process ended, and what it wrote to stdout and stderr. */
+async function ended(
+  child: ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on("close", (...end) => resolve(end)),
+  );
+  return { code, signal, output };
+}
+
 /**
- * Runs a process as Jest runs a worker (forked, with JEST_WORKER_ID; `ipc: false`, as Jest's own
- * process), which loads the tests'
- * environment module, then lets its event loop run dry; what it printed and its exit code.
+ * Runs a process as Jest runs a worker (forked, with JEST_WORKER_ID; with `ipc: false`, as Jest's own
+ * process), which loads the tests' environment module, then lets its event loop run dry.
  */
 async function workerRunningDry(
   env: Record<string, string | undefined>,
   { ipc = true }: { ipc?: boolean } = {},
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+): ReturnType<typeof ended> {
   const script = `
     require(${JSON.stringify(environment)});
     process.stdout.write("written before\\n");
@@ -24,13 +36,7 @@ async function workerRunningDry(
   const child = ipc
     ? fork("-e", [script], { ...options, execArgv: [], silent: true })
     : spawn(process.execPath, ["-e", script], options);
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.on("close", (...ended) => resolve(ended)),
-  );
-  return { code, signal, output };
+  return ended(child);
 }
 
 describe("Jest's worker processes (test/support/environment.cjs)", () => {
@@ -65,10 +71,7 @@ describe("Jest's worker processes (test/support/environment.cjs)", () => {
       ],
       { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
     );
-    let output = "";
-    jest.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    jest.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const status = await new Promise<number | null>((resolve) => jest.on("close", resolve));
+    const { code: status, output } = await ended(jest);
     expect({ status, passed: output.includes("Tests:       2 passed, 2 total") }).toEqual({ status: 0, passed: true });
     // Both ran in workers, not in Jest's own process.
     const ranIn = [...output.matchAll(/fixture ran in process (\d+)/g)].map((match) => Number(match[1]));
