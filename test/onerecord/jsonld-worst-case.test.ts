@@ -15,6 +15,7 @@ import { EX, type Json, WORST_SHAPES, worstBody } from "../support/jsonld-worst-
 import { type ServerProcess, spawnServer } from "../support/process";
 import { processCpuMs } from "../support/process-cpu";
 import { itInFullSuite } from "../support/suite";
+import { HEALTHZ_WITHIN_MS } from "../support/victim";
 import { API, CARGO, XSD } from "../support/onerecord-vocabulary";
 
 /**
@@ -27,8 +28,6 @@ import { API, CARGO, XSD } from "../support/onerecord-vocabulary";
 const AWB = "020-12345675";
 /** The bound every body inside the limits must stay within (docs/SECURITY.md). */
 const WORST_REQUEST_CPU_MS = 100;
-/** What a victim must see while the costliest bodies are read. */
-const HEALTHZ_WITHIN_MS = 500;
 /**
  * Requests measured per body, after one that warms the code up. The least of them is the body's cost:
  * what else runs on the machine only adds to a request's CPU (and on a virtual machine, time the host
@@ -170,7 +169,7 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
     } finally {
       await setup.disposeAll();
     }
-    server = await spawnServer({ ...env, ...quotas, LOG_LEVEL: "info" }, 90_000);
+    server = await spawnServer({ ...env, ...quotas, LOG_LEVEL: "info" }, 90_000, { watchLoop: true });
     disposers.add(async () => {
       server.child.kill("SIGTERM");
       await server.exited;
@@ -459,20 +458,21 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
         heldRequest(route.method, route.url(100 + i), route.token(), (route.vary ?? withNonce)(text, 100 + i)),
       ),
     );
-    // Each poll's wait is read as the gateway's CPU while it waited (a loaded machine stretches the
-    // wall clock, not that), its wall-clock time kept beside it.
-    const polls: Array<{ cpuMs: number; wallMs: number }> = [];
+    // What another caller waits for is the longest the gateway held its event loop, in its main thread's
+    // CPU (a loaded machine stretches the wall clock, not that); /healthz is polled throughout, each
+    // poll's wall-clock time reported beside it.
+    await server.loop!.reset();
+    const polls: number[] = [];
     let polling = true;
     let firstPolled!: () => void;
     const polledOnce = new Promise<void>((resolve) => (firstPolled = resolve));
     const poller = (async () => {
       while (polling) {
-        const cpu = processCpuMs(server.child.pid!);
         const started = performance.now();
         const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(15_000) });
         await res.arrayBuffer();
         expect(res.status).toBe(200);
-        polls.push({ cpuMs: processCpuMs(server.child.pid!) - cpu, wallMs: performance.now() - started });
+        polls.push(performance.now() - started);
         firstPolled();
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
@@ -483,12 +483,12 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
     const statuses = await Promise.all(requests.map((request) => request.status));
     polling = false;
     await poller;
+    const held = await server.loop!.read();
     expect(statuses.filter((status) => !(status >= 200 && status < 500))).toEqual([]);
     expect(polls.length).toBeGreaterThan(1);
-    const slowest = polls.reduce((a, b) => (b.cpuMs > a.cpuMs ? b : a));
     console.log(
-      `/healthz, ${polls.length} polls: the longest wait ${slowest.cpuMs.toFixed(0)} ms of the gateway's CPU, ${slowest.wallMs.toFixed(0)} ms of wall clock`,
+      `/healthz, ${polls.length} polls: the loop held at most ${held.cpuMs} ms of the gateway's CPU (${held.wallMs} ms of wall clock); the slowest poll ${Math.max(...polls).toFixed(0)} ms of wall clock`,
     );
-    expect({ ...slowest, under: slowest.cpuMs < HEALTHZ_WITHIN_MS }).toEqual({ ...slowest, under: true });
+    expect({ ...held, under: held.cpuMs < HEALTHZ_WITHIN_MS }).toEqual({ ...held, under: true });
   }, 120_000);
 });

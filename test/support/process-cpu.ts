@@ -18,3 +18,12 @@ export function processCpuMs(pid: number): number {
   }
   return nanoseconds / 1e6;
 }
+
+/**
+ * The CPU the calling thread has spent so far, in ms: the event loop's own, without the embedded
+ * database's thread or the collector's helpers (process.threadCpuUsage, Node 23.9+; the types are Node 20's).
+ */
+export function threadCpuMs(): number {
+  const used = (process as NodeJS.Process & { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage();
+  return (used.user + used.system) / 1000;
+}

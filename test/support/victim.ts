@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { threadCpuMs } from "./process-cpu";
 
 /**
  * What a victim must see while an attack runs: /healthz answering within this. Asserted as the CPU
@@ -18,7 +19,7 @@ export interface VictimView {
   readonly slowestMs: number;
   /** The longest the event loop went without a turn, in ms of wall clock. */
   readonly longestStallMs: number;
-  /** What held the loop: the most CPU spent between two turns of a 10 ms timer, at most the wall time between them, in ms. */
+  /** What held the loop: the most CPU its thread spent between two turns of a 10 ms timer, at most the wall time between them, in ms. */
   readonly longestHoldCpuMs: number;
 }
 
@@ -38,15 +39,15 @@ export function watchAsVictim(url: string, everyMs = 25): () => Promise<VictimVi
   stalls.enable();
   const cpu = process.cpuUsage();
   let longestHoldCpuMs = 0;
-  let lastTick = process.cpuUsage();
+  let lastTick = threadCpuMs();
   let lastTickAt = performance.now();
   const ticker = setInterval(() => {
-    const now = process.cpuUsage();
+    const now = threadCpuMs();
     const at = performance.now();
-    // The loop was held no longer than the wall time between two turns (other threads' CPU, the
-    // collector's helpers among them, can exceed it), nor than the CPU spent meanwhile (a loaded
-    // machine stretches the wall time, not that).
-    const cpuMs = (now.user - lastTick.user + now.system - lastTick.system) / 1000;
+    // The loop was held no longer than the CPU its thread spent between two turns (a loaded machine
+    // stretches the wall time, not that; the embedded database's thread and the collector's helpers
+    // do not count), nor than the wall time between them.
+    const cpuMs = now - lastTick;
     longestHoldCpuMs = Math.max(longestHoldCpuMs, Math.min(cpuMs, at - lastTickAt));
     lastTick = now;
     lastTickAt = at;
