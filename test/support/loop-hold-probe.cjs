@@ -7,8 +7,8 @@
  * threads and libuv's pool do not count. Read and reset over the IPC channel the test opened.
  */
 const threadCpuMs = () => {
-  // process.threadCpuUsage: the calling thread only (Node 23.9+); process.cpuUsage counts every thread.
-  const used = (process.threadCpuUsage ?? process.cpuUsage)();
+  // The calling thread only (Node 23.9+); process.cpuUsage would count every thread.
+  const used = process.threadCpuUsage();
   return (used.user + used.system) / 1000;
 };
 

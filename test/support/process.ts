@@ -32,10 +32,10 @@ export interface LoopWatch {
   read(): Promise<LoopHold>;
 }
 
-const LOOP_HOLD_PROBE = path.resolve(__dirname, "loop-hold-probe.cjs");
+export const LOOP_HOLD_PROBE = path.resolve(__dirname, "loop-hold-probe.cjs");
 
 /** Asks the probe in `child` over its IPC channel, and waits for its answer. */
-function watchLoopOf(child: ChildProcess): LoopWatch {
+export function watchLoopOf(child: ChildProcess): LoopWatch {
   const ask = (question: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const answer = (message: Record<string, unknown>) => {
