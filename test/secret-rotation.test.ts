@@ -35,6 +35,19 @@ describe("the webhook-signature header", () => {
     expect(webhookSignatures([current], id, seconds, body)).toBe(new Webhook(current).sign(id, at, body));
   });
 
+  it("signs with each secret's own key however many secrets take turns (its keys are made once and kept)", () => {
+    // More secrets than the signer keeps keys for, each signing twice, the second time after all the
+    // others: a key kept for the wrong secret, or one lost when the keys start again, signs wrongly.
+    const many = Array.from({ length: 1_100 }, newSecret);
+    const signed = (secret: string) => webhookSignatures([secret], id, seconds, body);
+    const first = many.map(signed);
+    const second = many.map(signed);
+    const library = many.map((secret) => new Webhook(secret).sign(id, at, body));
+    expect(new Set(first).size).toBe(many.length);
+    expect(first).toEqual(library);
+    expect(second).toEqual(library);
+  });
+
   it("signs with the previous secret only before its end time", () => {
     const keys = { current, previous: { secret: previous, expiresAt: new Date(at.getTime() + 1000) } };
     expect(secretsValidAt(keys, at)).toEqual([current, previous]);
