@@ -1,6 +1,6 @@
 // The baseline for bench:delivery, as its own process: signs and POSTs the given notification bodies
 // with undici at a fixed concurrency, as the delivery worker does for one origin, and prints the time
-// it took. Input (a JSON file): { url, secret, concurrency, deliveries: [{ id, payload }] }.
+// it took and the CPU it used. Input (a JSON file): { url, secret, concurrency, deliveries: [{ id, payload }] }.
 import { readFileSync } from "node:fs";
 import { Pool } from "undici";
 import { signWebhook } from "../../src/delivery/notification";
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   let next = 0;
   let failed = 0;
   const started = performance.now();
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < deliveries.length) {
@@ -39,8 +40,10 @@ async function main(): Promise<void> {
     }),
   );
   const elapsedMs = performance.now() - started;
+  const spent = process.cpuUsage(cpu);
+  const cpuMs = (spent.user + spent.system) / 1000;
   await pool.close();
-  console.log(JSON.stringify({ msg: "bare sender done", url, elapsedMs, sent: deliveries.length, failed }));
+  console.log(JSON.stringify({ msg: "bare sender done", url, elapsedMs, cpuMs, sent: deliveries.length, failed }));
 }
 
 main().catch((error: unknown) => {

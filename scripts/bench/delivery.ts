@@ -7,7 +7,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { request } from "undici";
 import { notificationBody } from "../../src/delivery/notification";
-import { metricsOf, startGateway, startProcess } from "./harness";
+import { metricsOf, processCpuMsOf, startGateway, startProcess } from "./harness";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const RECEIVER = path.resolve(__dirname, "receiver.js");
@@ -40,8 +40,17 @@ const percentile = (values: number[], q: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The bare loop in its own process: the time it takes to sign and POST these bodies. */
-export async function bareRate(callback: string, deliveries: Array<{ id: string; payload: string }>): Promise<number> {
+/** A loop's deliveries per second, and the CPU its process spent per delivery (all its threads), in µs. */
+export interface DeliveryRate {
+  readonly rate: number;
+  readonly cpuUsPerDelivery: number;
+}
+
+/** The bare loop in its own process: the time it takes to sign and POST these bodies, and its CPU. */
+export async function bareRate(
+  callback: string,
+  deliveries: Array<{ id: string; payload: string }>,
+): Promise<DeliveryRate> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "cgw-bench-"));
   const input = path.join(dir, "input.json");
   writeFileSync(input, JSON.stringify({ url: callback, secret: SECRET, concurrency: PER_ORIGIN, deliveries }));
@@ -51,21 +60,25 @@ export async function bareRate(callback: string, deliveries: Array<{ id: string;
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   await new Promise((r) => child.once("exit", r));
   rmSync(dir, { recursive: true, force: true });
-  const result = JSON.parse(out.trim().split("\n").pop()!) as { elapsedMs: number; failed: number };
+  const result = JSON.parse(out.trim().split("\n").pop()!) as { elapsedMs: number; cpuMs: number; failed: number };
   if (result.failed > 0) throw new Error(`bare sender: ${result.failed} failed POSTs`);
-  return deliveries.length / (result.elapsedMs / 1000);
+  return {
+    rate: deliveries.length / (result.elapsedMs / 1000),
+    cpuUsPerDelivery: (result.cpuMs * 1000) / deliveries.length,
+  };
 }
 
 /**
  * From the first ingestion call until the gateway's worker (already running, default settings) has
  * recorded the outcome of every delivery: EVENTS events in calls of BATCH, each matching one
- * subscription (50 AWBs, one callback origin).
+ * subscription (50 AWBs, one callback origin). Its CPU is the gateway process's over that window,
+ * ingestion included (on PostgreSQL, not the database server's).
  */
 export async function gatewayRate(
   env: Record<string, string>,
   callback: string,
   label: string,
-): Promise<{ rate: number; ingestedMs: number; latency?: { p50: number; p99: number } }> {
+): Promise<DeliveryRate & { ingestedMs: number }> {
   const gateway = await startGateway(GATEWAY, env);
   try {
     const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
@@ -90,6 +103,7 @@ export async function gatewayRate(
     );
     await sleep(1_000);
     const started = performance.now();
+    const cpuAtStart = processCpuMsOf(gateway.child.pid!);
     for (const body of batches) {
       const res = await request(`${gateway.url}/carrier/handling/shipment/events`, {
         method: "POST",
@@ -110,10 +124,11 @@ export async function gatewayRate(
       await sleep(50);
     }
     const rate = EVENTS / ((performance.now() - started) / 1000);
+    const cpuUsPerDelivery = ((processCpuMsOf(gateway.child.pid!) - cpuAtStart) * 1000) / EVENTS;
     console.log(
-      `${label}: ${EVENTS} events ingested in ${(ingestedAfter / 1000).toFixed(2)} s and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s`,
+      `${label}: ${EVENTS} events ingested in ${(ingestedAfter / 1000).toFixed(2)} s and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s, ${cpuUsPerDelivery.toFixed(0)} µs of CPU per delivery`,
     );
-    return { rate, ingestedMs: ingestedAfter };
+    return { rate, cpuUsPerDelivery, ingestedMs: ingestedAfter };
   } finally {
     gateway.child.kill("SIGTERM");
     await new Promise((r) => gateway.child.once("exit", r));
@@ -152,9 +167,11 @@ async function main(): Promise<void> {
       } else env = { ...base, DATA_DIR: dataDir };
       const gateway = await gatewayRate(env, callback, `gateway on ${backend}`);
       const bare = await bareRate(callback, bodies);
-      console.log(`bare undici loop: ${bare.toFixed(0)} deliveries/s`);
+      console.log(
+        `bare undici loop: ${bare.rate.toFixed(0)} deliveries/s, ${bare.cpuUsPerDelivery.toFixed(0)} µs of CPU per delivery`,
+      );
       rows.push(
-        `${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.toFixed(0)}/s → ${(gateway.rate / bare).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.4"})`,
+        `${backend}: gateway ${gateway.rate.toFixed(0)}/s, bare ${bare.rate.toFixed(0)}/s → ${(gateway.rate / bare.rate).toFixed(2)}x (target >= ${backend === "postgres" ? "0.5" : "0.4"}); CPU per delivery ${gateway.cpuUsPerDelivery.toFixed(0)} µs vs ${bare.cpuUsPerDelivery.toFixed(0)} µs → ${(gateway.cpuUsPerDelivery / bare.cpuUsPerDelivery).toFixed(1)}x`,
       );
     }
     for (const row of rows) console.log(row);

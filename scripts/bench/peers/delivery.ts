@@ -116,12 +116,12 @@ export async function deliveryRows(receiverUrl: string): Promise<string[]> {
     const graphile = await graphileRate(admin, callback, "default");
     const batched = await graphileRate(admin, callback, "batched");
     const bare = await bareRate(callback, sameShapedBodies());
-    console.log(`bare undici loop: ${bare.toFixed(0)} deliveries/s`);
+    console.log(`bare undici loop: ${bare.rate.toFixed(0)} deliveries/s`);
     const per = (rate: number) => `${rate.toFixed(0)}/s`;
     return [
       `delivery vs graphile-worker (defaults): gateway ${per(gateway.rate)} (ingestion ${(gateway.ingestedMs / 1000).toFixed(2)} s), graphile-worker ${per(graphile.rate)} (inserts ${(graphile.insertedMs / 1000).toFixed(2)} s) → ${(gateway.rate / graphile.rate).toFixed(2)}x`,
       `delivery vs graphile-worker (local queue, batched completions): ${per(batched.rate)} (inserts ${(batched.insertedMs / 1000).toFixed(2)} s) → ${(gateway.rate / batched.rate).toFixed(2)}x`,
-      `bare undici loop (for scale): ${per(bare)} → gateway ${(gateway.rate / bare).toFixed(2)}x, graphile-worker ${(graphile.rate / bare).toFixed(2)}x`,
+      `bare undici loop (for scale): ${per(bare.rate)} → gateway ${(gateway.rate / bare.rate).toFixed(2)}x, graphile-worker ${(graphile.rate / bare.rate).toFixed(2)}x`,
     ];
   } finally {
     await admin.query('DROP DATABASE IF EXISTS "gw_bench_delivery" WITH (FORCE)');
