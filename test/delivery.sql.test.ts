@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Client } from "pg";
 import type { Database } from "../src/db/database";
+import { jsonColumn } from "../src/db/sql-statement";
 import { claimDue } from "../src/delivery/sql/claim-due.sql";
 import { deferOrigin } from "../src/delivery/sql/defer-origin.sql";
 import { parkPending } from "../src/delivery/sql/park-pending.sql";
@@ -38,16 +39,16 @@ describe.each(BACKENDS)("delivery statements on %s", (backend) => {
       const [leasedId, freeId] = [randomUUID(), randomUUID()];
       const token = randomUUID();
       const values = (ids: string[], subscriptionIds: string[], notify: boolean) => ({
-        ids,
-        kinds: ids.map(() => "WEBHOOK"),
-        eventIds: ids.map(() => eventId),
-        subscriptionIds,
-        oneRecordSubscriptionIds: ids.map(() => null),
-        clientIds: ids.map(() => clientId),
-        callbacks: ids.map((id) => `http://receiver.test/${id}`),
-        origins: ids.map(() => "http://receiver.test"),
-        payloads: ids.map((id) => `{"for":"${id}"}`),
-        leased: ids.map((id) => id === leasedId),
+        ids: jsonColumn(ids),
+        kinds: jsonColumn(ids.map(() => "WEBHOOK")),
+        eventIds: jsonColumn(ids.map(() => eventId)),
+        subscriptionIds: jsonColumn(subscriptionIds),
+        oneRecordSubscriptionIds: jsonColumn(ids.map(() => null)),
+        clientIds: jsonColumn(ids.map(() => clientId)),
+        callbacks: jsonColumn(ids.map((id) => `http://receiver.test/${id}`)),
+        origins: jsonColumn(ids.map(() => "http://receiver.test")),
+        payloads: jsonColumn(ids.map((id) => `{"for":"${id}"}`)),
+        leased: jsonColumn(ids.map((id) => id === leasedId)),
         leaseMs: 60_000,
         leaseToken: token,
         notify,

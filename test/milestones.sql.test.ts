@@ -1,4 +1,5 @@
 import type { Database } from "../src/db/database";
+import { jsonColumn } from "../src/db/sql-statement";
 import { carrierStatusesOf } from "../src/milestones/sql/carrier-statuses-of.sql";
 import { insertNumbered } from "../src/milestones/sql/insert-numbered.sql";
 import { lockStreams } from "../src/milestones/sql/lock-streams.sql";
@@ -63,17 +64,18 @@ describe.each(BACKENDS)("milestone statements on %s", (backend) => {
         event("k4", a, "RCS", "legacy-1"), // stored before under its legacy key, same AWB and state
         event("k5", a, "RCS", "legacy-1-other"),
         event(storedKey, a, "DEP"), // stored already
+        event("k6\ud800", b, "DEP"), // half of a surrogate pair: stored with U+FFFD in its place
       ];
       const values = (list: typeof events) => ({
-        dedupeKeys: list.map((e) => e.dedupeKey),
-        awbs: list.map((e) => e.awb),
-        states: list.map((e) => e.state),
-        occurredAt: list.map((e) => e.occurredAt),
+        dedupeKeys: jsonColumn(list.map((e) => e.dedupeKey)),
+        awbs: jsonColumn(list.map((e) => e.awb)),
+        states: jsonColumn(list.map((e) => e.state)),
+        occurredAt: jsonColumn(list.map((e) => e.occurredAt)),
         receivedAt: receivedAt.toISOString(),
-        toaTimestamps: list.map((e) => e.toaTimestamp),
-        stations: list.map((e) => e.station),
-        flights: list.map((e) => e.flight),
-        legacyKeys: list.map((e) => e.legacyKey),
+        toaTimestamps: jsonColumn(list.map((e) => e.toaTimestamp)),
+        stations: jsonColumn(list.map((e) => e.station)),
+        flights: jsonColumn(list.map((e) => e.flight)),
+        legacyKeys: jsonColumn(list.map((e) => e.legacyKey)),
       });
       const created = await db.prisma.$transaction(async (tx) => {
         await lockStreams.rows(tx, { awbs: [a, b].sort() });
@@ -85,6 +87,7 @@ describe.each(BACKENDS)("milestone statements on %s", (backend) => {
         ["k2", a, "ARR", 3],
         ["k3", b, "RCS", 1],
         ["k5", a, "RCS", 4],
+        ["k6\ufffd", b, "DEP", 2],
       ]);
       expect(byKey[1]).toMatchObject({
         station: "FRA",
@@ -94,7 +97,7 @@ describe.each(BACKENDS)("milestone statements on %s", (backend) => {
       });
       expect(byKey[1]!.occurredAt).toEqual(new Date("2026-03-04T01:00:00.000Z"));
       expect(await stored("k2")).toMatchObject({ position: 3n, receivedAt });
-      expect(await heads([a, b])).toEqual({ [a]: 4, [b]: 1 });
+      expect(await heads([a, b])).toEqual({ [a]: 4, [b]: 2 });
     });
 
     it("originals-of finds what each event repeats, by its dedupe key or its legacy key with the same AWB and state", async () => {

@@ -50,6 +50,23 @@ export function sqlText(text: string): SqlFragment {
   return new SqlFragment([text]);
 }
 
+/**
+ * A column of a statement's rows sent as one parameter, a JSON array, read in the text with
+ * `json_array_elements_text(${param("x")}::json)` (in `ROWS FROM (…) WITH ORDINALITY`, as `unnest`).
+ * Through Prisma an array parameter is converted value by value: a statement of nine 500-value
+ * arrays cost 4.6 ms of the gateway's thread that way, 1.9 ms as nine JSON arrays.
+ */
+export type JsonColumn = string & { readonly __jsonColumn: true };
+
+export function jsonColumn(values: ReadonlyArray<string | number | boolean | null>): JsonColumn {
+  // PostgreSQL refuses a lone UTF-16 surrogate in JSON text; sent as text it became U+FFFD (the
+  // driver's UTF-8), and so it does here.
+  return JSON.stringify(values.map((value) => (typeof value === "string" ? toWellFormed(value) : value))) as JsonColumn;
+}
+
+/** String.prototype.toWellFormed (ES2024; Node 20+), which this project's TypeScript library (ES2023) does not declare. */
+const toWellFormed = (text: string): string => (text as string & { toWellFormed(): string }).toWellFormed();
+
 /** Where a statement runs: the raw driver, or Prisma (a transaction's client included). */
 export type SqlRunner = Pick<SqlExecutor, "query"> | Pick<Prisma, "$queryRawUnsafe">;
 

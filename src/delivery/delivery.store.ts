@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Prisma, SqlExecutor } from "../db/database";
+import { jsonColumn } from "../db/sql-statement";
 import { claimDue } from "./sql/claim-due.sql";
 import { deferOrigin } from "./sql/defer-origin.sql";
 import { parkPending } from "./sql/park-pending.sql";
@@ -94,16 +95,16 @@ export async function queueDeliveries(
   for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
     const chunk = deliveries.slice(i, i + INSERT_CHUNK);
     await queueDeliveriesSql.rows(tx, {
-      ids: chunk.map((d) => d.id),
-      kinds: chunk.map((d) => d.kind ?? "WEBHOOK"),
-      eventIds: chunk.map((d) => d.eventId),
-      subscriptionIds: chunk.map((d) => d.subscriptionId),
-      oneRecordSubscriptionIds: chunk.map((d) => d.oneRecordSubscriptionId ?? null),
-      clientIds: chunk.map((d) => d.clientId),
-      callbacks: chunk.map((d) => d.callback),
-      origins: chunk.map((d) => d.origin),
-      payloads: chunk.map((d) => d.payload),
-      leased: chunk.map((d) => d.leased),
+      ids: jsonColumn(chunk.map((d) => d.id)),
+      kinds: jsonColumn(chunk.map((d) => d.kind ?? "WEBHOOK")),
+      eventIds: jsonColumn(chunk.map((d) => d.eventId)),
+      subscriptionIds: jsonColumn(chunk.map((d) => d.subscriptionId)),
+      oneRecordSubscriptionIds: jsonColumn(chunk.map((d) => d.oneRecordSubscriptionId ?? null)),
+      clientIds: jsonColumn(chunk.map((d) => d.clientId)),
+      callbacks: jsonColumn(chunk.map((d) => d.callback)),
+      origins: jsonColumn(chunk.map((d) => d.origin)),
+      payloads: jsonColumn(chunk.map((d) => d.payload)),
+      leased: jsonColumn(chunk.map((d) => d.leased)),
       leaseMs: lease.ms,
       leaseToken: lease.token,
       notify: chunk.some((d) => !d.leased),

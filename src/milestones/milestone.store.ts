@@ -1,4 +1,5 @@
 import type { Prisma } from "../db/database";
+import { jsonColumn } from "../db/sql-statement";
 import { groupBy } from "../domain/group-by";
 import { insertNumbered } from "./sql/insert-numbered.sql";
 import { lockStreams } from "./sql/lock-streams.sql";
@@ -89,15 +90,15 @@ export function createMilestoneStore(prisma: Prisma) {
       heads: ReadonlyMap<string, bigint>,
     ): Promise<StoredMilestone[]> {
       const created = await insertNumbered.rows(tx, {
-        dedupeKeys: events.map((e) => e.dedupeKey),
-        awbs: events.map((e) => e.awb),
-        states: events.map((e) => e.state),
-        occurredAt: events.map((e) => e.occurredAt.toISOString()),
+        dedupeKeys: jsonColumn(events.map((e) => e.dedupeKey)),
+        awbs: jsonColumn(events.map((e) => e.awb)),
+        states: jsonColumn(events.map((e) => e.state)),
+        occurredAt: jsonColumn(events.map((e) => e.occurredAt.toISOString())),
         receivedAt: receivedAt.toISOString(),
-        toaTimestamps: events.map((e) => e.toaTimestamp?.toISOString() ?? null),
-        stations: events.map((e) => e.station),
-        flights: events.map((e) => e.flight),
-        legacyKeys: events.map((e) => e.legacyKey),
+        toaTimestamps: jsonColumn(events.map((e) => e.toaTimestamp?.toISOString() ?? null)),
+        stations: jsonColumn(events.map((e) => e.station)),
+        flights: jsonColumn(events.map((e) => e.flight)),
+        legacyKeys: jsonColumn(events.map((e) => e.legacyKey)),
       });
       // ON CONFLICT skips a row whose key another transaction (on another AWB, so not serialised
       // with this one by the stream lock) stored after this statement's snapshot. That would leave a

@@ -1,4 +1,4 @@
-import { param, sql, sqlText, statement } from "../../db/sql-statement";
+import { type JsonColumn, param, sql, sqlText, statement } from "../../db/sql-statement";
 import { HELD_CALLBACK_PATTERN, HELD_REASON } from "../held-callback";
 
 /** PostgreSQL NOTIFY channel: told at commit when an ingestion queued deliveries for any worker. */
@@ -11,16 +11,17 @@ export const DELIVERY_CHANNEL = "cgw_deliveries";
  * is written PARKED: nothing claims it until its callback names a receiver.
  */
 export const queueDeliveries = statement<{
-  ids: string[];
-  kinds: string[];
-  eventIds: Array<string | null>;
-  subscriptionIds: Array<string | null>;
-  oneRecordSubscriptionIds: Array<string | null>;
-  clientIds: Array<string | null>;
-  callbacks: string[];
-  origins: string[];
-  payloads: string[];
-  leased: boolean[];
+  /** One value per delivery, in the same order (jsonColumn). */
+  ids: JsonColumn;
+  kinds: JsonColumn;
+  eventIds: JsonColumn;
+  subscriptionIds: JsonColumn;
+  oneRecordSubscriptionIds: JsonColumn;
+  clientIds: JsonColumn;
+  callbacks: JsonColumn;
+  origins: JsonColumn;
+  payloads: JsonColumn;
+  leased: JsonColumn;
   leaseMs: number;
   leaseToken: string;
   notify: boolean;
@@ -33,13 +34,18 @@ export const queueDeliveries = statement<{
        SELECT i::uuid, k, e::uuid, s::uuid, os::uuid, c::uuid, cb, o, p,
               CASE WHEN h.held THEN 'PARKED' ELSE 'PENDING' END::delivery_status,
               CASE WHEN h.held THEN ${sqlText(`'${HELD_REASON}'`)} END,
-              CASE WHEN l AND NOT h.held THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
-              CASE WHEN l AND NOT h.held THEN ${param("leaseToken")}::uuid END,
+              CASE WHEN l::boolean AND NOT h.held THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
+              CASE WHEN l::boolean AND NOT h.held THEN ${param("leaseToken")}::uuid END,
               ${param("traceParent")}::text
-       FROM unnest(${param("ids")}::text[], ${param("kinds")}::text[], ${param("eventIds")}::text[],
-                   ${param("subscriptionIds")}::text[], ${param("oneRecordSubscriptionIds")}::text[],
-                   ${param("clientIds")}::text[], ${param("callbacks")}::text[], ${param("origins")}::text[],
-                   ${param("payloads")}::text[], ${param("leased")}::boolean[]) AS v(i, k, e, s, os, c, cb, o, p, l)
+       FROM ROWS FROM (json_array_elements_text(${param("ids")}::json), json_array_elements_text(${param("kinds")}::json),
+                       json_array_elements_text(${param("eventIds")}::json),
+                       json_array_elements_text(${param("subscriptionIds")}::json),
+                       json_array_elements_text(${param("oneRecordSubscriptionIds")}::json),
+                       json_array_elements_text(${param("clientIds")}::json),
+                       json_array_elements_text(${param("callbacks")}::json),
+                       json_array_elements_text(${param("origins")}::json),
+                       json_array_elements_text(${param("payloads")}::json),
+                       json_array_elements_text(${param("leased")}::json)) AS v(i, k, e, s, os, c, cb, o, p, l)
             CROSS JOIN LATERAL (SELECT cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} AS held) h
        RETURNING 1
      ), notified AS (

@@ -1,4 +1,4 @@
-import { param, sql, statement } from "../../db/sql-statement";
+import { type JsonColumn, param, sql, statement } from "../../db/sql-statement";
 import { COLUMNS, type StoredMilestone } from "./milestone-columns";
 
 /**
@@ -9,23 +9,26 @@ import { COLUMNS, type StoredMilestone } from "./milestone-columns";
  */
 export const insertNumbered = statement<
   {
-    dedupeKeys: string[];
-    awbs: string[];
-    states: string[];
-    occurredAt: string[];
+    /** One value per event, in the events' order (jsonColumn). */
+    dedupeKeys: JsonColumn;
+    awbs: JsonColumn;
+    states: JsonColumn;
+    occurredAt: JsonColumn;
     receivedAt: string;
-    toaTimestamps: Array<string | null>;
-    stations: Array<string | null>;
-    flights: Array<string | null>;
-    legacyKeys: Array<string | null>;
+    toaTimestamps: JsonColumn;
+    stations: JsonColumn;
+    flights: JsonColumn;
+    legacyKeys: JsonColumn;
   },
   StoredMilestone
 >(
   "milestones/insert-numbered",
   sql`WITH v AS (
-        SELECT * FROM unnest(${param("dedupeKeys")}::text[], ${param("awbs")}::text[], ${param("states")}::text[],
-                             ${param("occurredAt")}::text[], ${param("toaTimestamps")}::text[], ${param("stations")}::text[],
-                             ${param("flights")}::text[], ${param("legacyKeys")}::text[])
+        SELECT * FROM ROWS FROM (
+            json_array_elements_text(${param("dedupeKeys")}::json), json_array_elements_text(${param("awbs")}::json),
+            json_array_elements_text(${param("states")}::json), json_array_elements_text(${param("occurredAt")}::json),
+            json_array_elements_text(${param("toaTimestamps")}::json), json_array_elements_text(${param("stations")}::json),
+            json_array_elements_text(${param("flights")}::json), json_array_elements_text(${param("legacyKeys")}::json))
           WITH ORDINALITY AS v(k, a, s, o, t, st, f, l, i)
       ), fresh AS (
         SELECT DISTINCT ON (k) * FROM v
