@@ -11,7 +11,10 @@ const HOLD_MS = 300;
 /** A node process with the probe preloaded; each message names what its loop then does. */
 const TARGET = `
 const { Worker } = require("node:worker_threads");
-const cpuMs = () => { const used = process.threadCpuUsage(); return (used.user + used.system) / 1000; };
+// The main thread's CPU, as the probe reads it (Node 23.9+, else Linux's /proc).
+const cpuMs = process.threadCpuUsage
+  ? () => { const used = process.threadCpuUsage(); return (used.user + used.system) / 1000; }
+  : () => Number(require("node:fs").readFileSync("/proc/self/task/" + process.pid + "/schedstat", "utf8").split(" ")[0]) / 1e6;
 // The probe leaves the IPC channel unreferenced, as a gateway's server keeps it alive: so does this.
 const alive = setInterval(() => {}, 1000);
 const SPIN = "for (const end = cpuMs() + ${HOLD_MS}; cpuMs() < end; );";
@@ -23,9 +26,11 @@ process.on("message", (what) => {
   // Asleep while another thread does HOLD_MS of work, until that thread wakes it.
   if (what === "spin elsewhere") {
     const flag = new Int32Array(new SharedArrayBuffer(4));
+    // The worker spins for HOLD_MS of wall clock: the main thread's CPU, which it would read, stands still.
     const worker = new Worker(
       "const { workerData: flag } = require('node:worker_threads');" +
-        "const cpuMs = " + cpuMs + ";" + SPIN + "Atomics.store(flag, 0, 1); Atomics.notify(flag, 0);",
+        "for (const end = performance.now() + ${HOLD_MS}; performance.now() < end; );" +
+        "Atomics.store(flag, 0, 1); Atomics.notify(flag, 0);",
       { eval: true, workerData: flag },
     );
     worker.on("online", () => {

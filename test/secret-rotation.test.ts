@@ -12,7 +12,12 @@ import {
   MAX_GRACE_SECONDS,
   secretsValidAt,
 } from "../src/clients/signing-secrets";
-import { webhookSignatures } from "../src/delivery/notification";
+import {
+  MAX_SIGNING_KEYS,
+  SIGNING_KEY_IDLE_MS,
+  signingKeysKept,
+  webhookSignatures,
+} from "../src/delivery/notification";
 import { ADMIN_KEY, BEHAVIOUR_BACKENDS, describeBackend, Disposers, startApp } from "./support/harness";
 import { graphql, postJson } from "./support/http";
 import { type ReceivedPost, startReceiver } from "./support/receiver";
@@ -46,6 +51,21 @@ describe("the webhook-signature header", () => {
     expect(new Set(first).size).toBe(many.length);
     expect(first).toEqual(library);
     expect(second).toEqual(library);
+    expect(signingKeysKept()).toBe(MAX_SIGNING_KEYS);
+  });
+
+  it("forgets a secret's key once it has gone unused for SIGNING_KEY_IDLE_MS", () => {
+    jest.useFakeTimers({ now: Date.now() });
+    try {
+      webhookSignatures([current, previous], id, seconds, body);
+      expect(signingKeysKept()).toBeGreaterThanOrEqual(2);
+      // The previous secret rotated out: only the current one signs from now on.
+      jest.setSystemTime(Date.now() + SIGNING_KEY_IDLE_MS + 1);
+      expect(webhookSignatures([current], id, seconds, body)).toBe(new Webhook(current).sign(id, at, body));
+      expect(signingKeysKept()).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("signs with the previous secret only before its end time", () => {

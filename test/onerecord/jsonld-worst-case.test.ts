@@ -487,8 +487,12 @@ describe("the costliest JSON-LD bodies the bounds admit", () => {
     expect(statuses.filter((status) => !(status >= 200 && status < 500))).toEqual([]);
     expect(polls.length).toBeGreaterThan(1);
     console.log(
-      `/healthz, ${polls.length} polls: the loop held at most ${held.cpuMs} ms of the gateway's CPU (${held.wallMs} ms of wall clock); the slowest poll ${Math.max(...polls).toFixed(0)} ms of wall clock`,
+      `/healthz, ${polls.length} polls: the loop held at most ${held.cpuMs} ms of the gateway's CPU (${held.wallMs} ms of wall clock) of the ${held.spentCpuMs} ms it spent; the slowest poll ${Math.max(...polls).toFixed(0)} ms of wall clock`,
     );
     expect({ ...held, under: held.cpuMs < HEALTHZ_WITHIN_MS }).toEqual({ ...held, under: true });
+    // And the bodies were worked through a few at a time (onerecord/body-gate.ts), other requests
+    // answered between them: the longest hold is a small part of the burst's work on the loop (6-9 %
+    // measured; let in all at once, 38-40 %), a share a loaded machine does not change.
+    expect({ ...held, share: held.cpuMs / held.spentCpuMs < 1 / 6 }).toEqual({ ...held, share: true });
   }, 120_000);
 });

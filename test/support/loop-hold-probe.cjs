@@ -4,17 +4,26 @@
  * longest the gateway's event loop was held, as the CPU its main thread spent between two turns of a
  * 10 ms timer, at most the wall time between them. Every request the gateway serves waits that long;
  * a loaded machine stretches the wall time, not the main thread's CPU, and the collector's helper
- * threads and libuv's pool do not count. Read and reset over the IPC channel the test opened.
+ * threads and libuv's pool do not count. Read and reset over the IPC channel the test opened; a read
+ * also answers the main thread's CPU since the reset.
  */
-const threadCpuMs = () => {
-  // The calling thread only (Node 23.9+); process.cpuUsage would count every thread.
-  const used = process.threadCpuUsage();
-  return (used.user + used.system) / 1000;
-};
+const { readFileSync } = require("node:fs");
+
+// The main thread's CPU in ms, not the process's (process.cpuUsage would count every thread):
+// process.threadCpuUsage from Node 23.9; before it, on Linux, the main thread's schedstat (its
+// thread id is the process id), whose first field is its time on a CPU in nanoseconds.
+const threadCpuMs = process.threadCpuUsage
+  ? () => {
+      const used = process.threadCpuUsage();
+      return (used.user + used.system) / 1000;
+    }
+  : () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
 
 let lastCpu = threadCpuMs();
 let lastAt = performance.now();
 let longest = { cpuMs: 0, wallMs: 0 };
+/** The main thread's CPU at the last reset: a read answers what it spent since, beside the longest hold. */
+let cpuAtReset = lastCpu;
 
 /** The stretch since the last turn, counted into the longest. */
 const turn = () => {
@@ -32,11 +41,17 @@ process.on("message", (message) => {
   if (message === "loop-hold:reset") {
     turn();
     longest = { cpuMs: 0, wallMs: 0 };
+    cpuAtReset = lastCpu;
     process.send({ loopHold: "reset" });
   } else if (message === "loop-hold:read") {
     // A hold that ended with this message is counted here: its timer turn may not have come yet.
     turn();
-    process.send({ loopHold: "read", cpuMs: Math.round(longest.cpuMs), wallMs: Math.round(longest.wallMs) });
+    process.send({
+      loopHold: "read",
+      cpuMs: Math.round(longest.cpuMs),
+      wallMs: Math.round(longest.wallMs),
+      spentCpuMs: Math.round(lastCpu - cpuAtReset),
+    });
   }
 });
 // The channel must not keep the gateway alive: it ends on SIGTERM as `npm start` does.

@@ -20,10 +20,15 @@ export function processCpuMs(pid: number): number {
 }
 
 /**
- * The CPU the calling thread has spent so far, in ms: the event loop's own, without the embedded
- * database's thread or the collector's helpers (process.threadCpuUsage, Node 23.9+; the types are Node 20's).
+ * The CPU the main thread has spent so far, in ms: the event loop's own, without the embedded
+ * database's thread or the collector's helpers. process.threadCpuUsage from Node 23.9 (the types are
+ * Node 20's); before it, on Linux, the main thread's schedstat (its thread id is the process id).
+ * Called on the main thread only.
  */
 export function threadCpuMs(): number {
-  const used = (process as NodeJS.Process & { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage();
+  const { threadCpuUsage } = process as NodeJS.Process & { threadCpuUsage?: () => NodeJS.CpuUsage };
+  if (threadCpuUsage === undefined)
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+  const used = threadCpuUsage.call(process);
   return (used.user + used.system) / 1000;
 }

@@ -23,6 +23,8 @@ export interface LoopHold {
   readonly cpuMs: number;
   /** The wall time of that stretch. */
   readonly wallMs: number;
+  /** All the main thread's CPU since the reset: what the longest hold is a part of. */
+  readonly spentCpuMs: number;
 }
 
 export interface LoopWatch {
@@ -49,8 +51,8 @@ export function watchLoopOf(child: ChildProcess): LoopWatch {
   return {
     reset: async () => void (await ask("loop-hold:reset")),
     read: async () => {
-      const { cpuMs, wallMs } = await ask("loop-hold:read");
-      return { cpuMs: Number(cpuMs), wallMs: Number(wallMs) };
+      const { cpuMs, wallMs, spentCpuMs } = await ask("loop-hold:read");
+      return { cpuMs: Number(cpuMs), wallMs: Number(wallMs), spentCpuMs: Number(spentCpuMs) };
     },
   };
 }

@@ -10,8 +10,10 @@ export const HEALTHZ_WITHIN_MS = 500;
 
 /** What another caller saw while an attack ran. */
 export interface VictimView {
-  /** The CPU this process used meanwhile, in ms (the gateway runs in it: startApp). */
+  /** The CPU this process used meanwhile, every thread, in ms (the gateway runs in it: startApp). */
   readonly cpuMs: number;
+  /** The CPU the event loop's thread used meanwhile, in ms: what the longest hold is a part of. */
+  readonly loopCpuMs: number;
   readonly polls: number;
   /** Polls that failed or answered other than 200. */
   readonly failures: readonly string[];
@@ -38,6 +40,7 @@ export function watchAsVictim(url: string, everyMs = 25): () => Promise<VictimVi
   const stalls = monitorEventLoopDelay({ resolution: 10 });
   stalls.enable();
   const cpu = process.cpuUsage();
+  const loopCpu = threadCpuMs();
   let longestHoldCpuMs = 0;
   let lastTick = threadCpuMs();
   let lastTickAt = performance.now();
@@ -75,6 +78,7 @@ export function watchAsVictim(url: string, everyMs = 25): () => Promise<VictimVi
     const spent = process.cpuUsage(cpu);
     return {
       cpuMs: Math.round((spent.user + spent.system) / 1000),
+      loopCpuMs: Math.round(threadCpuMs() - loopCpu),
       polls: durations.length,
       failures,
       slowestMs: Math.round(Math.max(0, ...durations)),
