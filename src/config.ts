@@ -92,6 +92,8 @@ export interface Config {
   readonly liveKeyRecheckMs: number;
   /** Operations one websocket may run at once. */
   readonly liveMaxSubscriptionsPerSocket: number;
+  /** How often each websocket is pinged; one that left the previous ping unanswered is dropped. */
+  readonly liveKeepAliveMs: number;
   /** Run the delivery worker in this process (`npm run worker` runs one on its own). */
   readonly deliveryWorker: boolean;
   readonly delivery: {
@@ -562,6 +564,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     liveConnectionLeaseMs: integer(env, "LIVE_CONNECTION_LEASE_MS", 30_000, 1_000, 3_600_000),
     liveKeyRecheckMs: integer(env, "LIVE_KEY_RECHECK_MS", 5_000, 100, 3_600_000),
     liveMaxSubscriptionsPerSocket: integer(env, "LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1, 100_000),
+    liveKeepAliveMs: integer(env, "LIVE_KEEP_ALIVE_MS", 12_000, 1_000, 3_600_000),
     deliveryWorker: boolean(env, "DELIVERY_WORKER", true),
     delivery: Object.freeze({
       concurrency: deliveryConcurrency,

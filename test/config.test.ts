@@ -57,6 +57,7 @@ describe("configuration", () => {
       liveMaxConnectionsPerKey: 50,
       liveConnectionLeaseMs: 30_000,
       liveKeyRecheckMs: 5_000,
+      liveKeepAliveMs: 12_000,
       liveMaxSubscriptionsPerSocket: 100,
       deliveryWorker: true,
       embeddedVacuumRows: 20_000,
@@ -161,6 +162,7 @@ describe("configuration", () => {
     ["DELIVERY_LEASE_MS", "14999", /DELIVERY_LEASE_MS must be between 15000/],
     ["DELIVERY_PER_ORIGIN", "65", /DELIVERY_PER_ORIGIN is 65, more than DELIVERY_CONCURRENCY \(64\)/],
     ["LIVE_KEY_RECHECK_MS", "50", /LIVE_KEY_RECHECK_MS must be between 100/],
+    ["LIVE_KEEP_ALIVE_MS", "999", /LIVE_KEEP_ALIVE_MS must be between 1000/],
     ["AUTH_FAILURE_LIMIT_BURST", "0", /AUTH_FAILURE_LIMIT_BURST must be between 1/],
     ["EMBEDDED_VACUUM_ROWS", "10000001", /EMBEDDED_VACUUM_ROWS must be between 0 and 10000000/],
   ])("fails fast naming %s when it is %p", (variable, value, message) => {

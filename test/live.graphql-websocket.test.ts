@@ -66,6 +66,7 @@ describe("the graphql-ws adapter", () => {
       addressOf: (request) => request.socket.remoteAddress,
       recheck: async () => (revoked ? REVOKED : "valid"),
       recheckMs: 20,
+      keepAliveMs: 12_000,
       live: { streams, readAfter: async () => [], maxQueuedEvents: 100 },
       limits: {
         connections: createConnectionCap({ max: 1 }),

@@ -178,6 +178,7 @@ export async function mountTransports(
     addressOf: clientAddress.addressOf,
     recheck: keys.recheck,
     recheckMs: config.liveKeyRecheckMs,
+    keepAliveMs: config.liveKeepAliveMs,
     live: { streams, readAfter, maxQueuedEvents: config.liveMaxQueuedEvents },
   });
   stack.defer("websocket", () => websocket.dispose());

@@ -45,6 +45,8 @@ export function attachGraphQLWebsocket(
     recheck: (keyId: string) => Promise<"valid" | KeyVerdict>;
     /** How often the key behind every socket is looked up again. */
     recheckMs: number;
+    /** How often every socket is pinged (keep-alive.ts). */
+    keepAliveMs: number;
     /** Per key and per socket (docs/API.md "Limits"); over a limit the socket closes with 4429 or the operation gets RATE_LIMITED. */
     limits: {
       /** Open sockets per key (connection-cap.ts: this instance's, or shared through Redis). */
@@ -55,7 +57,7 @@ export function attachGraphQLWebsocket(
     };
   },
 ): GraphQLWebsocket {
-  const { httpServer, addressOf, recheck, recheckMs, limits, log } = options;
+  const { httpServer, addressOf, recheck, recheckMs, keepAliveMs, limits, log } = options;
   const server = createGraphQLWsServer({
     ...options,
     connections: limits.connections,
@@ -68,7 +70,7 @@ export function attachGraphQLWebsocket(
     handleProtocols,
     clientTracking: true,
   });
-  const keepAlive = startKeepAlive();
+  const keepAlive = startKeepAlive(keepAliveMs);
   const keyRecheck = startKeyRecheck({
     intervalMs: recheckMs,
     connected: function* () {

@@ -1,8 +1,5 @@
 import type { WebSocket } from "ws";
 
-/** Every socket is pinged this often; one that has not answered the previous ping is dropped. */
-export const KEEP_ALIVE_MS = 12_000;
-
 /** One timer pinging every watched socket, however many there are. */
 export interface KeepAlive {
   /** Pings `socket` from the next tick until it closes. */
@@ -12,7 +9,8 @@ export interface KeepAlive {
   stop(): void;
 }
 
-export function startKeepAlive(intervalMs = KEEP_ALIVE_MS): KeepAlive {
+/** Every socket is pinged each `intervalMs` (LIVE_KEEP_ALIVE_MS); one that has not answered the previous ping is dropped. */
+export function startKeepAlive(intervalMs: number): KeepAlive {
   /** Per socket: whether it answered since the last ping. */
   const answered = new Map<WebSocket, boolean>();
   const timer = setInterval(() => {
