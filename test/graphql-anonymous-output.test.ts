@@ -335,7 +335,8 @@ describe("GraphQL without a key: what one request can make the gateway produce",
     );
     expect(seen.statuses).toEqual(Array(40).fill(200));
     // Taking turns, the loop is held for about one execution at a time; run as one drain, for all 40
-    // (the client is another process: the loop's CPU is mostly the 40 executions).
+    // (the client is another process: the loop's CPU is mostly the 40 executions). Measured: 58 of
+    // 1,638 ms (3.5 %).
     expectVictimServed(view, { minPolls: 3 });
     expect(view.longestHoldCpuMs).toBeLessThan(view.loopCpuMs / 4);
   });
@@ -396,6 +397,7 @@ describe("GraphQL with a read key: what one request can make the gateway produce
     // batch (run as one, it was nearly all ten), and polls are answered between them.
     expect(view.failures).toEqual([]);
     expect(view.polls).toBeGreaterThanOrEqual(3);
+    // Measured: 335 of 3,028 ms (11 %), the client's reading of ten answers counted in the loop's CPU.
     expect(view.longestHoldCpuMs).toBeLessThan(view.loopCpuMs / 3);
   });
 });

@@ -79,6 +79,7 @@ describe("the loop-hold probe", () => {
     const held = await holdWhile("spin");
     expect(held.wallMs).toBeGreaterThanOrEqual(HOLD_MS);
     expect(held.cpuMs).toBeGreaterThanOrEqual(HOLD_MS);
+    expect(held.spentCpuMs).toBeGreaterThanOrEqual(HOLD_MS);
   });
 
   it("does not count a loop that waited without work, nor other threads' work", async () => {
@@ -86,5 +87,7 @@ describe("the loop-hold probe", () => {
     expect(asleep.cpuMs).toBeLessThan(HOLD_MS / 3);
     const elsewhere = await holdWhile("spin elsewhere");
     expect(elsewhere.cpuMs).toBeLessThan(HOLD_MS / 3);
+    // Nor in what the main thread spent since the reset, which the burst tests divide by.
+    expect(elsewhere.spentCpuMs).toBeLessThan(HOLD_MS / 3);
   });
 });

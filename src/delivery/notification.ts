@@ -29,7 +29,7 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
 const signingKeys = new Map<string, { readonly key: KeyObject; usedAt: number }>();
 /** Secrets signed with at once are far fewer; past this the least recently used key is forgotten. */
 export const MAX_SIGNING_KEYS = 1_000;
-/** A key unused this long is forgotten: a secret rotated out leaves memory soon after its last use. */
+/** A key unused this long is forgotten at the next signature: a secret rotated out does not stay in memory. */
 export const SIGNING_KEY_IDLE_MS = 10 * 60_000;
 
 function signingKey(secret: string): KeyObject {
