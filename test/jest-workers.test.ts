@@ -48,7 +48,7 @@ describe("Jest's worker processes (test/support/environment.cjs)", () => {
     expect(config.workerGracefulExitTimeout).toBeGreaterThanOrEqual(5_000);
   });
 
-  // Jest kills a worker that has not exited half a second after it was told to end, and warns that it
+  // Jest kills a worker that has not exited in time after it was told to end, and warns that it
   // "failed to exit gracefully": Node's own exit of a worker with gigabytes of heap took longer.
   it("end themselves as soon as their event loop runs dry, with what they wrote written", async () => {
     expect(await workerRunningDry({ JEST_WORKER_ID: "1" })).toEqual({

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
 import { LOOP_HOLD_PROBE, watchLoopOf } from "./support/process";
 
 /**
@@ -11,16 +12,13 @@ const HOLD_MS = 300;
 /** A node process with the probe preloaded; each message names what its loop then does. */
 const TARGET = `
 const { Worker } = require("node:worker_threads");
-// The main thread's CPU, as the probe reads it (Node 23.9+, else Linux's /proc).
-const cpuMs = process.threadCpuUsage
-  ? () => { const used = process.threadCpuUsage(); return (used.user + used.system) / 1000; }
-  : () => Number(require("node:fs").readFileSync("/proc/self/task/" + process.pid + "/schedstat", "utf8").split(" ")[0]) / 1e6;
+// The main thread's CPU, as the probe reads it.
+const { threadCpuMs: cpuMs } = require(${JSON.stringify(path.join(__dirname, "support", "thread-cpu.cjs"))});
 // The probe leaves the IPC channel unreferenced, as a gateway's server keeps it alive: so does this.
 const alive = setInterval(() => {}, 1000);
-const SPIN = "for (const end = cpuMs() + ${HOLD_MS}; cpuMs() < end; );";
 process.on("message", (what) => {
   // Work: HOLD_MS of this thread's CPU, however long the machine makes that take.
-  if (what === "spin") eval(SPIN);
+  if (what === "spin") for (const end = cpuMs() + ${HOLD_MS}; cpuMs() < end; );
   // No work: HOLD_MS of wall clock asleep.
   if (what === "sleep") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${HOLD_MS});
   // Asleep while another thread does HOLD_MS of work, until that thread wakes it.

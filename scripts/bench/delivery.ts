@@ -7,7 +7,8 @@ import path from "node:path";
 import { Client } from "pg";
 import { request } from "undici";
 import { notificationBody } from "../../src/delivery/notification";
-import { metricsOf, processCpuMsOf, startGateway, startProcess } from "./harness";
+import { metricsOf, startGateway, startProcess } from "./harness";
+import { processCpuMs } from "./process-cpu";
 
 const GATEWAY = path.resolve(__dirname, "../../src/main.js");
 const RECEIVER = path.resolve(__dirname, "receiver.js");
@@ -103,7 +104,7 @@ export async function gatewayRate(
     );
     await sleep(1_000);
     const started = performance.now();
-    const cpuAtStart = processCpuMsOf(gateway.child.pid!);
+    const cpuAtStart = processCpuMs(gateway.child.pid!);
     for (const body of batches) {
       const res = await request(`${gateway.url}/carrier/handling/shipment/events`, {
         method: "POST",
@@ -124,7 +125,7 @@ export async function gatewayRate(
       await sleep(50);
     }
     const rate = EVENTS / ((performance.now() - started) / 1000);
-    const cpuUsPerDelivery = ((processCpuMsOf(gateway.child.pid!) - cpuAtStart) * 1000) / EVENTS;
+    const cpuUsPerDelivery = ((processCpuMs(gateway.child.pid!) - cpuAtStart) * 1000) / EVENTS;
     console.log(
       `${label}: ${EVENTS} events ingested in ${(ingestedAfter / 1000).toFixed(2)} s and delivered in ${((performance.now() - started) / 1000).toFixed(2)} s → ${rate.toFixed(0)} deliveries/s, ${cpuUsPerDelivery.toFixed(0)} µs of CPU per delivery`,
     );

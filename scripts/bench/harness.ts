@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import net from "node:net";
 import readline from "node:readline";
 import autocannon from "autocannon";
@@ -235,14 +234,4 @@ export async function plannerStatistics(databaseUrl: string): Promise<string> {
   } finally {
     await client.end();
   }
-}
-
-/**
- * The CPU a process has used so far, all its threads, in ms (Linux: /proc/<pid>/stat's utime and
- * stime, in clock ticks of 10 ms: fine over a run of seconds).
- */
-export function processCpuMsOf(pid: number): number {
-  // The fields after the command's closing parenthesis: utime and stime are its 12th and 13th.
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

@@ -7,17 +7,7 @@
  * threads and libuv's pool do not count. Read and reset over the IPC channel the test opened; a read
  * also answers the main thread's CPU since the reset.
  */
-const { readFileSync } = require("node:fs");
-
-// The main thread's CPU in ms, not the process's (process.cpuUsage would count every thread):
-// process.threadCpuUsage from Node 23.9; before it, on Linux, the main thread's schedstat (its
-// thread id is the process id), whose first field is its time on a CPU in nanoseconds.
-const threadCpuMs = process.threadCpuUsage
-  ? () => {
-      const used = process.threadCpuUsage();
-      return (used.user + used.system) / 1000;
-    }
-  : () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+const { threadCpuMs } = require("./thread-cpu.cjs");
 
 let lastCpu = threadCpuMs();
 let lastAt = performance.now();

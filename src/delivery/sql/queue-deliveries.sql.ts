@@ -1,4 +1,4 @@
-import { type JsonColumn, param, sql, sqlText, statement } from "../../db/sql-statement";
+import { type JsonColumn, jsonRows, param, sql, sqlText, statement } from "../../db/sql-statement";
 import { HELD_CALLBACK_PATTERN, HELD_REASON } from "../held-callback";
 
 /** PostgreSQL NOTIFY channel: told at commit when an ingestion queued deliveries for any worker. */
@@ -37,15 +37,8 @@ export const queueDeliveries = statement<{
               CASE WHEN l::boolean AND NOT h.held THEN now() + (${param("leaseMs")}::int * interval '1 millisecond') END,
               CASE WHEN l::boolean AND NOT h.held THEN ${param("leaseToken")}::uuid END,
               ${param("traceParent")}::text
-       FROM ROWS FROM (json_array_elements_text(${param("ids")}::json), json_array_elements_text(${param("kinds")}::json),
-                       json_array_elements_text(${param("eventIds")}::json),
-                       json_array_elements_text(${param("subscriptionIds")}::json),
-                       json_array_elements_text(${param("oneRecordSubscriptionIds")}::json),
-                       json_array_elements_text(${param("clientIds")}::json),
-                       json_array_elements_text(${param("callbacks")}::json),
-                       json_array_elements_text(${param("origins")}::json),
-                       json_array_elements_text(${param("payloads")}::json),
-                       json_array_elements_text(${param("leased")}::json)) AS v(i, k, e, s, os, c, cb, o, p, l)
+       FROM ${jsonRows("ids", "kinds", "eventIds", "subscriptionIds", "oneRecordSubscriptionIds", "clientIds", "callbacks", "origins", "payloads", "leased")}
+              AS v(i, k, e, s, os, c, cb, o, p, l)
             CROSS JOIN LATERAL (SELECT cb LIKE ${sqlText(`'${HELD_CALLBACK_PATTERN}'`)} AS held) h
        RETURNING 1
      ), notified AS (

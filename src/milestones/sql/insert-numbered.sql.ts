@@ -1,4 +1,4 @@
-import { type JsonColumn, param, sql, statement } from "../../db/sql-statement";
+import { type JsonColumn, jsonRows, param, sql, statement } from "../../db/sql-statement";
 import { COLUMNS, type StoredMilestone } from "./milestone-columns";
 
 /**
@@ -24,11 +24,7 @@ export const insertNumbered = statement<
 >(
   "milestones/insert-numbered",
   sql`WITH v AS (
-        SELECT * FROM ROWS FROM (
-            json_array_elements_text(${param("dedupeKeys")}::json), json_array_elements_text(${param("awbs")}::json),
-            json_array_elements_text(${param("states")}::json), json_array_elements_text(${param("occurredAt")}::json),
-            json_array_elements_text(${param("toaTimestamps")}::json), json_array_elements_text(${param("stations")}::json),
-            json_array_elements_text(${param("flights")}::json), json_array_elements_text(${param("legacyKeys")}::json))
+        SELECT * FROM ${jsonRows("dedupeKeys", "awbs", "states", "occurredAt", "toaTimestamps", "stations", "flights", "legacyKeys")}
           WITH ORDINALITY AS v(k, a, s, o, t, st, f, l, i)
       ), fresh AS (
         SELECT DISTINCT ON (k) * FROM v
